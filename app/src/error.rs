@@ -1,0 +1,108 @@
+//! [`AppError`]: the one error type of the UI's server functions and of the REST API.
+//!
+//! Policy: every refusal a user can cause has its own variant, a stable `code` (the REST
+//! `error` field), an HTTP status and a sentence for people. Anything else is `Internal`: the
+//! cause is logged on the server with its chain and a reference, and the user sees only the
+//! reference.
+
+use leptos::server_fn::{
+    codec::JsonEncoding,
+    error::{FromServerFnError, ServerFnErrorErr},
+};
+use serde::{Deserialize, Serialize};
+
+use crate::wire::FieldMessage;
+
+/// A refusal, or an opaque failure, as users and clients see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+pub enum AppError {
+    #[error("Please sign in first.")]
+    Unauthenticated,
+    #[error("You are not allowed to do that.")]
+    Forbidden,
+    #[error("Not found.")]
+    NotFound,
+    #[error("Sold out: every unit has been sold.")]
+    SoldOut,
+    #[error("You have already bought this voucher.")]
+    AlreadyBought,
+    #[error("The sale has not started yet.")]
+    NotStarted,
+    #[error("The sale has ended.")]
+    Ended,
+    #[error("Too many requests; wait a moment and try again.")]
+    RateLimited,
+    #[error("Enter a phone number of 7 to 15 digits, optionally starting with +.")]
+    InvalidPhone,
+    #[error("The code is wrong or has expired.")]
+    InvalidCode,
+    #[error("Some fields need attention.")]
+    Invalid(Vec<FieldMessage>),
+    #[error("The request was malformed: {0}")]
+    BadRequest(String),
+    #[error("The service is busy; try again shortly.")]
+    Unavailable,
+    #[error("Something went wrong on our side (reference {0}).")]
+    Internal(String),
+    #[error("The request did not get through: {0}")]
+    Transport(String),
+}
+
+impl AppError {
+    /// The stable machine code (REST `error` field).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Unauthenticated => "unauthenticated",
+            Self::Forbidden => "forbidden",
+            Self::NotFound => "not_found",
+            Self::SoldOut => "sold_out",
+            Self::AlreadyBought => "already_bought",
+            Self::NotStarted => "not_started",
+            Self::Ended => "ended",
+            Self::RateLimited => "rate_limited",
+            Self::InvalidPhone => "invalid_phone",
+            Self::InvalidCode => "invalid_code",
+            Self::Invalid(_) => "invalid",
+            Self::BadRequest(_) => "bad_request",
+            Self::Unavailable => "unavailable",
+            Self::Internal(_) => "internal",
+            Self::Transport(_) => "transport",
+        }
+    }
+
+    /// The HTTP status (design.md §5).
+    pub fn status(&self) -> u16 {
+        match self {
+            Self::Unauthenticated => 401,
+            Self::Forbidden | Self::NotStarted | Self::Ended => 403,
+            Self::NotFound => 404,
+            Self::SoldOut | Self::AlreadyBought => 409,
+            Self::RateLimited => 429,
+            Self::InvalidPhone | Self::InvalidCode | Self::Invalid(_) | Self::BadRequest(_) => 400,
+            Self::Unavailable => 503,
+            Self::Internal(_) | Self::Transport(_) => 500,
+        }
+    }
+
+    /// The message of one field, for forms.
+    pub fn field(&self, name: &str) -> Option<String> {
+        match self {
+            Self::Invalid(fields) => fields
+                .iter()
+                .find(|f| f.field == name)
+                .map(|f| f.message.clone()),
+            _ => None,
+        }
+    }
+}
+
+impl FromServerFnError for AppError {
+    type Encoder = JsonEncoding;
+
+    fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
+        match value {
+            ServerFnErrorErr::Args(m) | ServerFnErrorErr::Deserialization(m) => Self::BadRequest(m),
+            other => Self::Transport(other.to_string()),
+        }
+    }
+}

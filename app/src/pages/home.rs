@@ -1,0 +1,107 @@
+//! The home page: every voucher, filterable by the state of its sale.
+
+use leptos::prelude::*;
+
+use crate::{
+    api::list_vouchers,
+    wire::{format_price, VoucherView},
+};
+
+const FILTERS: [(&str, &str); 5] = [
+    ("all", "All"),
+    ("on_sale", "On sale"),
+    ("upcoming", "Upcoming"),
+    ("sold_out", "Sold out"),
+    ("ended", "Ended"),
+];
+
+#[component]
+pub fn HomePage() -> impl IntoView {
+    let vouchers = Resource::new(|| (), |_| list_vouchers());
+    let (filter, set_filter) = signal("all");
+    view! {
+        <h1>"Flash sales"</h1>
+        <div class="filters" role="group" aria-label="Show vouchers that are">
+            {FILTERS
+                .into_iter()
+                .map(|(key, label)| {
+                    view! {
+                        <button
+                            type="button"
+                            data-testid=format!("filter-{key}")
+                            class:active=move || filter.get() == key
+                            aria-pressed=move || (filter.get() == key).to_string()
+                            on:click=move |_| set_filter.set(key)
+                        >
+                            {label}
+                        </button>
+                    }
+                })
+                .collect_view()}
+        </div>
+        <Suspense fallback=|| view! { <p class="loading">"Loading vouchers…"</p> }>
+            <ErrorBoundary fallback=|_| {
+                view! { <p class="error" role="alert">"The vouchers could not be loaded. Reload the page to try again."</p> }
+            }>
+                {move || Suspend::new(async move {
+                    vouchers
+                        .await
+                        .map(|list| {
+                            let list = StoredValue::new(list);
+                            let shown = move || {
+                                let f = filter.get();
+                                list.get_value()
+                                    .into_iter()
+                                    .filter(|v| f == "all" || v.status == f)
+                                    .collect::<Vec<_>>()
+                            };
+                            view! {
+                                <ul class="voucher-list" data-testid="voucher-list">
+                                    <For each=shown key=|v| v.id let:v>
+                                        <VoucherCard v/>
+                                    </For>
+                                </ul>
+                                <Show when=move || shown().is_empty()>
+                                    <p class="empty" data-testid="no-vouchers">"No vouchers here yet."</p>
+                                </Show>
+                            }
+                        })
+                })}
+            </ErrorBoundary>
+        </Suspense>
+    }
+}
+
+/// One voucher in a list.
+#[component]
+pub fn VoucherCard(v: VoucherView) -> impl IntoView {
+    let sold = v.stock - v.remaining;
+    let percent_left = if v.stock > 0 {
+        v.remaining * 100 / v.stock
+    } else {
+        0
+    };
+    let status_label = status_label(&v.status);
+    view! {
+        <li class="voucher-card" data-testid="voucher-card" data-status=v.status.clone()>
+            <a href=format!("/vouchers/{}", v.id) class="voucher-title">{v.title.clone()}</a>
+            <span class=format!("badge badge-{}", v.status)>{status_label}</span>
+            <p class="price">{format_price(v.price_cents)}</p>
+            <div class="stock-bar" role="img" aria-label=format!("{} of {} left", v.remaining, v.stock)>
+                <div class="stock-fill" style=format!("width: {percent_left}%")></div>
+            </div>
+            <p class="stock-text" data-testid="remaining">{format!("{} left · {} sold", v.remaining, sold)}</p>
+        </li>
+    }
+}
+
+/// Words for a sale's state.
+pub fn status_label(status: &str) -> &'static str {
+    match status {
+        "on_sale" => "On sale",
+        "upcoming" => "Upcoming",
+        "sold_out" => "Sold out",
+        "ended" => "Ended",
+        _ => "Unknown",
+    }
+}

@@ -1,0 +1,24 @@
+//! One module per page.
+
+pub mod home;
+pub mod login;
+pub mod voucher;
+
+use leptos::prelude::*;
+
+/// Any unknown path.
+#[component]
+pub fn NotFound() -> impl IntoView {
+    #[cfg(feature = "ssr")]
+    {
+        if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
+            resp.set_status(http::StatusCode::NOT_FOUND);
+        }
+    }
+    view! {
+        <section class="panel" data-testid="not-found">
+            <h1>"Page not found"</h1>
+            <p><a href="/">"Back to the vouchers"</a></p>
+        </section>
+    }
+}

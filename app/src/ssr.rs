@@ -1,0 +1,132 @@
+//! Server-side glue shared by the server functions and the REST handlers: the session cookie,
+//! the current principal, and the mapping of core errors into [`AppError`].
+
+use http::{header, HeaderMap, HeaderValue};
+use leptos::prelude::*;
+use seckill::{
+    auth::{self, LoginError, Principal},
+    catalog::{CatalogError, CreateVoucherError},
+    sale::{BuyError, StatusError},
+    Core,
+};
+
+use crate::{error::AppError, wire::FieldMessage};
+
+/// The session cookie's name.
+pub const SESSION_COOKIE: &str = "seckill_session";
+
+/// The session token in a request's `Cookie` headers.
+pub fn session_token(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == SESSION_COOKIE)
+        .map(|(_, value)| value.to_owned())
+}
+
+/// `Set-Cookie` opening a session: HttpOnly, SameSite=Lax, whole site.
+pub fn session_cookie(token: &str, max_age_secs: u64) -> HeaderValue {
+    let v =
+        format!("{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age_secs}");
+    HeaderValue::from_str(&v).unwrap_or_else(|_| HeaderValue::from_static(""))
+}
+
+/// `Set-Cookie` ending the session.
+pub fn clear_session_cookie() -> HeaderValue {
+    HeaderValue::from_static("seckill_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0")
+}
+
+/// The principal of a request, if signed in.
+pub async fn principal(core: &Core, headers: &HeaderMap) -> Result<Option<Principal>, AppError> {
+    match session_token(headers) {
+        Some(token) => auth::session(core, &token).await.map_err(internal),
+        None => Ok(None),
+    }
+}
+
+/// Inside a server function: the core handles.
+pub fn core() -> Result<Core, AppError> {
+    use_context::<Core>().ok_or_else(|| internal("the core is missing from the context"))
+}
+
+/// Inside a server function: the request's principal, or `Unauthenticated`.
+pub async fn signed_in(core: &Core) -> Result<Principal, AppError> {
+    let parts =
+        use_context::<http::request::Parts>().ok_or_else(|| internal("no request parts"))?;
+    principal(core, &parts.headers)
+        .await?
+        .ok_or(AppError::Unauthenticated)
+}
+
+/// Logs an unexpected failure with a reference and returns the opaque error.
+pub fn internal(cause: impl std::fmt::Display) -> AppError {
+    let reference = uuid::Uuid::new_v4().simple().to_string();
+    let reference = reference.get(..12).unwrap_or(&reference).to_owned();
+    tracing::error!(%reference, error = %cause, "internal error");
+    AppError::Internal(reference)
+}
+
+impl From<BuyError> for AppError {
+    fn from(e: BuyError) -> Self {
+        match e {
+            BuyError::NotFound => Self::NotFound,
+            BuyError::SoldOut => Self::SoldOut,
+            BuyError::AlreadyBought => Self::AlreadyBought,
+            BuyError::NotStarted => Self::NotStarted,
+            BuyError::Ended => Self::Ended,
+            BuyError::RateLimited => Self::RateLimited,
+            BuyError::IdsExhausted => {
+                tracing::error!("order IDs exhausted for the day");
+                Self::Unavailable
+            }
+            e @ (BuyError::Redis(_)
+            | BuyError::Script(_)
+            | BuyError::Store(_)
+            | BuyError::Preload(_)) => internal(e),
+        }
+    }
+}
+
+impl From<LoginError> for AppError {
+    fn from(e: LoginError) -> Self {
+        match e {
+            LoginError::InvalidPhone(_) => Self::InvalidPhone,
+            LoginError::RateLimited => Self::RateLimited,
+            LoginError::InvalidCode => Self::InvalidCode,
+            LoginError::Internal(e) => internal(e),
+        }
+    }
+}
+
+impl From<CreateVoucherError> for AppError {
+    fn from(e: CreateVoucherError) -> Self {
+        match e {
+            CreateVoucherError::Invalid(fields) => Self::Invalid(
+                fields
+                    .0
+                    .into_iter()
+                    .map(|f| FieldMessage {
+                        field: f.field,
+                        message: f.message,
+                    })
+                    .collect(),
+            ),
+            e @ (CreateVoucherError::Store(_) | CreateVoucherError::Preload(..)) => internal(e),
+        }
+    }
+}
+
+impl From<CatalogError> for AppError {
+    fn from(e: CatalogError) -> Self {
+        internal(e)
+    }
+}
+
+impl From<StatusError> for AppError {
+    fn from(e: StatusError) -> Self {
+        internal(e)
+    }
+}

@@ -1,0 +1,42 @@
+import { APIRequestContext, expect, Page } from "@playwright/test";
+
+export const ADMIN_PHONE = "13800000000";
+
+/** A phone nobody else in this run uses. */
+export function freshPhone(): string {
+  return "139" + String(Date.now() % 100_000_000).padStart(8, "0");
+}
+
+/** Signs a request context in through the REST API (dev login returns the code). */
+export async function apiSignIn(request: APIRequestContext, phone: string): Promise<void> {
+  const sent = await request.post("/api/login/code", { data: { phone } });
+  expect(sent.status()).toBe(200);
+  const { code } = await sent.json();
+  const login = await request.post("/api/login", { data: { phone, code } });
+  expect(login.status()).toBe(200);
+}
+
+/** Creates a voucher as admin; returns its ID. */
+export async function createVoucher(
+  request: APIRequestContext,
+  v: { title: string; stock: number; beginsInSec: number; endsInSec?: number },
+): Promise<number> {
+  const now = Date.now();
+  const res = await request.post("/api/admin/vouchers", {
+    data: {
+      title: v.title,
+      description: "Playwright voucher",
+      price_cents: 990,
+      stock: v.stock,
+      begins_at: new Date(now + v.beginsInSec * 1000).toISOString(),
+      ends_at: new Date(now + (v.endsInSec ?? 3600) * 1000).toISOString(),
+    },
+  });
+  expect(res.status(), await res.text()).toBe(201);
+  return (await res.json()).id;
+}
+
+/** Waits until the wasm has hydrated the page. */
+export async function hydrated(page: Page): Promise<void> {
+  await expect(page.getByTestId("site-header")).toHaveAttribute("data-hydrated", "true");
+}

@@ -1,0 +1,33 @@
+-- Decides one purchase atomically, in one round trip (prepended with order_id.lua).
+--
+-- KEYS[1] sale hash (begins_ms, ends_ms)   KEYS[2] stock   KEYS[3] buyers set
+-- KEYS[4] queued hash (order -> user)      KEYS[5] order stream
+-- ARGV[1] user id   ARGV[2] order-ID day-counter prefix   ARGV[3] voucher id
+--
+-- Return codes (decoded once, in src/scripts.rs, AdmissionOutcome):
+--   {0, seconds, sequence} admitted     {1} sold out     {2} already bought
+--   {3} not started    {4} ended    {5} voucher not loaded    {6} order IDs exhausted
+--
+-- Order of checks: window, buyer, stock; the stock is decremented only after every check passed,
+-- in the same step that records the buyer and enqueues the order.
+local now = redis.call('TIME')
+local now_sec = tonumber(now[1])
+local now_ms = now_sec * 1000 + math.floor(tonumber(now[2]) / 1000)
+
+local window = redis.call('HMGET', KEYS[1], 'begins_ms', 'ends_ms')
+local stock = redis.call('GET', KEYS[2])
+if not window[1] or not window[2] or not stock then return {5} end
+if now_ms < tonumber(window[1]) then return {3} end
+if now_ms >= tonumber(window[2]) then return {4} end
+if redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 1 then return {2} end
+if tonumber(stock) <= 0 then return {1} end
+
+local secs, seq = next_order_id(ARGV[2], now_sec)
+if not secs then return {6} end
+local order = string.format('%08x%08x', secs, seq)
+
+redis.call('DECR', KEYS[2])
+redis.call('SADD', KEYS[3], ARGV[1])
+redis.call('HSET', KEYS[4], order, ARGV[1])
+redis.call('XADD', KEYS[5], '*', 'order', order, 'user', ARGV[1], 'voucher', ARGV[3])
+return {0, secs, seq}

@@ -1,0 +1,33 @@
+-- Loads a voucher's sale into Redis, or restores it after Redis lost it. Idempotent.
+--
+-- KEYS[1] sale hash   KEYS[2] stock   KEYS[3] buyers set   KEYS[4] queued hash
+-- ARGV[1] begins_ms   ARGV[2] ends_ms   ARGV[3] initial stock
+-- ARGV[4] units PostgreSQL has not sold (vouchers.stock)   ARGV[5..] users with written orders
+--
+-- The window is always (re)written. The stock is written only when absent: a present stock is
+-- live state that admissions and the worker own. When absent, it is PostgreSQL's remainder
+-- minus the orders still queued here, so it can never exceed what PostgreSQL will accept; the
+-- buyers are those of written and of queued orders.
+-- Returns {1, stock} when the stock was (re)built, {0, stock} when it was already there.
+redis.call('HSET', KEYS[1], 'begins_ms', ARGV[1], 'ends_ms', ARGV[2], 'initial', ARGV[3])
+local current = redis.call('GET', KEYS[2])
+if current then return {0, tonumber(current)} end
+
+local function add_buyers(list, from)
+  local batch = {}
+  for i = from, #list do
+    batch[#batch + 1] = list[i]
+    if #batch == 1000 then
+      redis.call('SADD', KEYS[3], unpack(batch))
+      batch = {}
+    end
+  end
+  if #batch > 0 then redis.call('SADD', KEYS[3], unpack(batch)) end
+end
+
+add_buyers(ARGV, 5)
+add_buyers(redis.call('HVALS', KEYS[4]), 1)
+local remaining = tonumber(ARGV[4]) - redis.call('HLEN', KEYS[4])
+if remaining < 0 then remaining = 0 end
+redis.call('SET', KEYS[2], remaining)
+return {1, remaining}

@@ -1,0 +1,30 @@
+-- Settles orders the worker has decided (after its PostgreSQL commit): acknowledges and deletes
+-- their stream entries and, for rejected ones, gives back what the admission took.
+--
+-- KEYS[1] order stream   KEYS[2] stock   KEYS[3] buyers set   KEYS[4] queued hash
+-- KEYS[5] dead-letter stream
+-- ARGV[1] consumer group, then groups of five:
+--   entry id, order (16-hex), user id, flags, reason
+-- flags (sum): 1 release the buyer, 2 return the unit to stock, 4 copy to the dead letters.
+--
+-- Idempotent: an order gives back (and is dead-lettered) only while it is still in the queued hash (HDEL returns 1),
+-- so a settle that runs twice (crash before the reply) never returns stock twice. Returns the
+-- number of orders settled.
+local settled = 0
+for i = 2, #ARGV, 5 do
+  local entry, order, user, flags, reason = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3]), ARGV[i + 4]
+  local was_queued = redis.call('HDEL', KEYS[4], order)
+  if was_queued == 1 then
+    if flags % 2 == 1 then redis.call('SREM', KEYS[3], user) end
+    if math.floor(flags / 2) % 2 == 1 and redis.call('EXISTS', KEYS[2]) == 1 then
+      redis.call('INCR', KEYS[2])
+    end
+    if math.floor(flags / 4) % 2 == 1 then
+      redis.call('XADD', KEYS[5], '*', 'order', order, 'user', user, 'reason', reason, 'entry', entry)
+    end
+  end
+  redis.call('XACK', KEYS[1], ARGV[1], entry)
+  redis.call('XDEL', KEYS[1], entry)
+  settled = settled + 1
+end
+return settled

@@ -1,0 +1,36 @@
+# Shared by the scripts: paths, tool versions and small helpers. Source it, do not run it.
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# Build artefacts live outside the clone so that fresh clones (CI) reuse compiled dependencies.
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/seckill/target}
+export LEPTOS_OUTPUT_NAME=seckill
+TOOLS_DIR=${SECKILL_TOOLS_DIR:-$HOME/.cache/seckill/tools}
+CARGO_LEPTOS_VERSION=0.3.11
+BINARYEN_VERSION=132.0.0
+export PATH="$HOME/.cargo/bin:$TOOLS_DIR/node_modules/.bin:$PATH"
+
+log() { printf '\033[1m[seckill]\033[0m %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# Runs a command as root: directly when we are root, through sudo otherwise.
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    die "need root to run: $* (install sudo or run as root)"; fi
+}
+
+apt_install() {
+  local missing=()
+  for pkg in "$@"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing with apt: ${missing[*]}"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# The wasm-bindgen version pinned in Cargo.lock (the CLI must match it exactly).
+wasm_bindgen_version() {
+  awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' "$ROOT/Cargo.lock"
+}
+
+have_cargo_leptos() {
+  command -v cargo-leptos >/dev/null && cargo leptos --version 2>/dev/null | grep -q "$CARGO_LEPTOS_VERSION"
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The run command: installs what is missing, starts Redis and PostgreSQL, builds (release),
+# migrates and serves on http://127.0.0.1:3000 (or $LEPTOS_SITE_ADDR) until Ctrl-C.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+
+"$ROOT/scripts/setup.sh"
+eval "$("$ROOT/scripts/services.sh" start)"
+"$ROOT/scripts/build.sh" --release
+export LEPTOS_SITE_ROOT="$ROOT/target/site" LEPTOS_SITE_PKG_DIR=pkg
+export SECKILL_DEV_LOGIN=${SECKILL_DEV_LOGIN:-true}
+"$CARGO_TARGET_DIR/release/server" migrate
+log "admin phone: ${SECKILL_ADMIN_PHONES:-13800000000}; sign-in codes are shown on the page (dev login)"
+exec "$CARGO_TARGET_DIR/release/server" serve

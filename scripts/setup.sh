@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs everything the project needs on Debian 12, skipping what is already there:
+# apt packages (Redis, PostgreSQL, Chromium), the wasm target, wasm-bindgen-cli pinned to
+# Cargo.lock, wasm-opt (npm binaryen), the end-to-end npm packages. cargo-leptos (a ~45 min
+# build here) is installed only with --cargo-leptos; without it the build script uses plain
+# cargo + wasm-bindgen and says so.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+want_cargo_leptos=false
+for arg in "$@"; do
+  case "$arg" in
+    --cargo-leptos) want_cargo_leptos=true ;;
+    *) die "unknown option $arg" ;;
+  esac
+done
+
+apt_install redis-server postgresql chromium nodejs npm curl
+command -v cargo >/dev/null || die "cargo is missing: install Rust with rustup first"
+rustup target add wasm32-unknown-unknown >/dev/null 2>&1 || log "warning: could not add the wasm32 target"
+
+want=$(wasm_bindgen_version)
+have=$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)
+if [ "$have" != "$want" ]; then
+  log "installing wasm-bindgen-cli $want (about 8 minutes on 2 cores)"
+  (cd / && cargo install --quiet "wasm-bindgen-cli@$want")
+fi
+
+mkdir -p "$TOOLS_DIR"
+if ! "$TOOLS_DIR/node_modules/.bin/wasm-opt" --version 2>/dev/null | grep -q "${BINARYEN_VERSION%%.*}"; then
+  log "installing wasm-opt (binaryen $BINARYEN_VERSION from npm)"
+  (cd "$TOOLS_DIR" && npm install --silent --no-save "binaryen@$BINARYEN_VERSION" >/dev/null)
+fi
+
+if [ ! -d "$ROOT/end2end/node_modules/@playwright/test" ]; then
+  log "installing the end-to-end test packages (npm ci; no browser download)"
+  (cd "$ROOT/end2end" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --silent >/dev/null)
+fi
+
+if $want_cargo_leptos && ! have_cargo_leptos; then
+  log "installing cargo-leptos $CARGO_LEPTOS_VERSION (needs rustc >= 1.96; about 45 minutes)"
+  toolchain=""
+  if rustup run nightly rustc --version >/dev/null 2>&1; then toolchain="+nightly"; fi
+  (cd / && CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
+    cargo $toolchain install --quiet --locked "cargo-leptos@$CARGO_LEPTOS_VERSION")
+fi
+log "tools ready"

@@ -1,0 +1,34 @@
+//! The seckill server.
+//!
+//! `server` (or `server serve`) migrates the database, preloads live vouchers into Redis,
+//! starts the order worker and serves the UI and the REST API until SIGINT/SIGTERM.
+//! `server migrate` only applies the migrations.
+
+use anyhow::Context;
+use seckill::Config;
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,sqlx=warn,tower_http=warn".into()),
+        )
+        .init();
+    let config = Config::from_env().context("invalid configuration")?;
+    match std::env::args().nth(1).as_deref() {
+        None | Some("serve") => {
+            server::Application::build(config)
+                .await?
+                .run_until_stopped()
+                .await
+        }
+        Some("migrate") => {
+            let core = seckill::Core::connect(config).await?;
+            core.migrate().await?;
+            tracing::info!("migrations applied");
+            Ok(())
+        }
+        Some(other) => anyhow::bail!("unknown command {other:?}; use `serve` or `migrate`"),
+    }
+}

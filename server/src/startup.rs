@@ -1,0 +1,156 @@
+//! Building and running the application: router, background tasks, graceful shutdown.
+
+use std::{net::SocketAddr, time::Duration};
+
+use anyhow::Context;
+use app::{shell, App};
+use axum::{extract::FromRef, routing::get, Router};
+use leptos::{config::LeptosOptions, prelude::provide_context};
+use leptos_axum::{generate_route_list, LeptosRoutes};
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use seckill::{catalog, queue::Worker, Config, Core};
+use tokio::net::TcpListener;
+use tokio_util::{sync::CancellationToken, task::TaskTracker};
+
+/// What every handler can reach.
+#[derive(Clone, FromRef)]
+pub struct AppState {
+    pub leptos_options: LeptosOptions,
+    pub core: Core,
+    pub metrics: Option<PrometheusHandle>,
+}
+
+/// A built application, bound to its port and ready to serve.
+pub struct Application {
+    listener: TcpListener,
+    router: Router,
+    core: Core,
+    shutdown: CancellationToken,
+    tasks: TaskTracker,
+}
+
+impl Application {
+    /// Connects, migrates, preloads live vouchers, starts the worker and binds the listener
+    /// (port 0 picks a free port: tests use that).
+    pub async fn build(config: Config) -> anyhow::Result<Self> {
+        let addr = config.site_addr;
+        let core = Core::connect(config).await?;
+        core.migrate().await?;
+        let loaded = catalog::preload_live(&core, chrono::Utc::now())
+            .await
+            .context("preloading live vouchers")?;
+        tracing::info!(vouchers = loaded, "live vouchers preloaded");
+
+        let mut leptos_options = leptos::config::get_configuration(None)
+            .context("leptos configuration")?
+            .leptos_options;
+        leptos_options.site_addr = addr;
+        // The recorder is process-wide; a second application in one process (tests) shares it.
+        let metrics = PrometheusBuilder::new().install_recorder().ok();
+        let state = AppState {
+            leptos_options: leptos_options.clone(),
+            core: core.clone(),
+            metrics,
+        };
+        let routes = generate_route_list(App);
+        let router = Router::new()
+            .route("/metrics", get(rest::metrics))
+            .nest("/api", rest::router())
+            .leptos_routes_with_context(
+                &state,
+                routes,
+                {
+                    let core = core.clone();
+                    move || provide_context(core.clone())
+                },
+                {
+                    let options = leptos_options.clone();
+                    move || shell(options.clone())
+                },
+            )
+            .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+            .layer(tower_http::trace::TraceLayer::new_for_http())
+            .with_state(state);
+
+        let listener = TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("binding {addr}"))?;
+        let shutdown = CancellationToken::new();
+        let tasks = TaskTracker::new();
+        let worker = Worker::new(core.clone(), core.config.instance_id.clone()).await?;
+        tasks.spawn(worker.run(shutdown.clone()));
+        Ok(Self {
+            listener,
+            router,
+            core,
+            shutdown,
+            tasks,
+        })
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener
+            .local_addr()
+            .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)))
+    }
+
+    /// A token that stops the application when cancelled (tests; signals do it in production).
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    pub fn core(&self) -> &Core {
+        &self.core
+    }
+
+    /// Serves until SIGINT/SIGTERM or the shutdown token: in-flight requests finish, then the
+    /// background tasks drain (the worker settles the batch in hand).
+    pub async fn run_until_stopped(self) -> anyhow::Result<()> {
+        let addr = self.local_addr();
+        tracing::info!("listening on http://{addr}");
+        println!("seckill is serving on http://{addr}");
+        let shutdown = self.shutdown.clone();
+        tokio::spawn(signals(shutdown.clone()));
+        axum::serve(self.listener, self.router)
+            .with_graceful_shutdown(shutdown.clone().cancelled_owned())
+            .await
+            .context("serving")?;
+        shutdown.cancel();
+        self.tasks.close();
+        if tokio::time::timeout(Duration::from_secs(30), self.tasks.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!("background tasks did not stop within 30 s");
+        }
+        tracing::info!("stopped");
+        Ok(())
+    }
+}
+
+async fn signals(shutdown: CancellationToken) {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => tracing::info!("SIGINT: shutting down"),
+        () = term => tracing::info!("SIGTERM: shutting down"),
+        () = shutdown.cancelled() => {}
+    }
+    shutdown.cancel();
+}
+
+use crate::rest;

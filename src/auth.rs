@@ -1,0 +1,190 @@
+//! Sign-in by phone and one-time code, and sessions.
+//!
+//! There is no SMS provider: with `SECKILL_DEV_LOGIN=true` the code is returned to the caller.
+//! Sessions are random 256-bit tokens kept in Redis with a TTL; the user ID of every request
+//! comes from the session, never from a request body (I7). Admins are the phones listed in
+//! `SECKILL_ADMIN_PHONES`, checked on every request so that a config change takes effect at once.
+
+use rand::Rng;
+use redis::AsyncCommands;
+
+use crate::{
+    domain::{Phone, PhoneError, UserId},
+    scripts::{self, CodeCheck, ScriptError},
+    store, Core,
+};
+
+/// A signed-in user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    pub user: UserId,
+    pub phone: Phone,
+    pub is_admin: bool,
+}
+
+impl Principal {
+    /// Proof of the admin role, required by admin operations.
+    pub fn as_admin(&self) -> Option<Admin> {
+        self.is_admin.then(|| Admin(self.clone()))
+    }
+}
+
+/// A principal known to be an admin; only [`Principal::as_admin`] makes one.
+#[derive(Debug, Clone)]
+pub struct Admin(Principal);
+
+impl Admin {
+    pub fn user(&self) -> UserId {
+        self.0.user
+    }
+}
+
+/// Why sign-in failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LoginError {
+    #[error(transparent)]
+    InvalidPhone(#[from] PhoneError),
+    #[error("a code was sent to this phone moments ago; wait before asking again")]
+    RateLimited,
+    #[error("the code is wrong or has expired")]
+    InvalidCode,
+    #[error("internal: {0}")]
+    Internal(#[from] AuthError),
+}
+
+/// A backing service failed during an auth operation.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    #[error("redis: {0}")]
+    Redis(#[from] redis::RedisError),
+    #[error("redis: {0}")]
+    Script(#[from] ScriptError),
+    #[error("postgres: {0}")]
+    Store(#[from] sqlx::Error),
+}
+
+/// A code was issued.
+#[derive(Debug, Clone)]
+pub struct CodeIssued {
+    /// The code itself, only in dev-login mode.
+    pub dev_code: Option<String>,
+}
+
+/// A new session.
+#[derive(Debug, Clone)]
+pub struct SignedIn {
+    pub token: String,
+    pub principal: Principal,
+}
+
+/// Issues a 6-digit one-time code for `phone`, at most one per `code_resend_after`.
+pub async fn request_code(core: &Core, phone: &str) -> Result<CodeIssued, LoginError> {
+    let phone = Phone::try_from(phone)?;
+    let cfg = &core.config.auth;
+    let mut redis = core.redis.clone();
+    let throttled: bool = redis::cmd("SET")
+        .arg(core.keys.login_throttle(&phone))
+        .arg(1)
+        .arg("NX")
+        .arg("PX")
+        .arg(millis(cfg.code_resend_after))
+        .query_async::<Option<String>>(&mut redis)
+        .await
+        .map_err(AuthError::from)?
+        .is_none();
+    if throttled {
+        return Err(LoginError::RateLimited);
+    }
+    let code = format!("{:06}", rand::rng().random_range(0..1_000_000u32));
+    let key = core.keys.login_code(&phone);
+    let _: () = redis::pipe()
+        .atomic()
+        .del(&key)
+        .hset_multiple(&key, &[("code", code.as_str()), ("attempts", "0")])
+        .pexpire(&key, millis(cfg.code_ttl) as i64)
+        .query_async(&mut redis)
+        .await
+        .map_err(AuthError::from)?;
+    tracing::info!(phone = %phone, "sign-in code issued");
+    Ok(CodeIssued {
+        dev_code: core.config.dev_login.then_some(code),
+    })
+}
+
+/// Checks the code and opens a session; creates the user on first sign-in.
+pub async fn sign_in(core: &Core, phone: &str, code: &str) -> Result<SignedIn, LoginError> {
+    let phone = Phone::try_from(phone).map_err(|_| LoginError::InvalidCode)?;
+    let code = code.trim();
+    if code.len() != 6 || !code.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(LoginError::InvalidCode);
+    }
+    let mut redis = core.redis.clone();
+    let key = core.keys.login_code(&phone);
+    match scripts::verify_code(&mut redis, &key, code, core.config.auth.code_attempts)
+        .await
+        .map_err(AuthError::from)?
+    {
+        CodeCheck::Accepted => {}
+        CodeCheck::Wrong | CodeCheck::NoCode => return Err(LoginError::InvalidCode),
+    }
+    let user = store::users::upsert_by_phone(&core.db, &phone)
+        .await
+        .map_err(AuthError::from)?;
+    Ok(open_session(core, user, phone).await?)
+}
+
+/// Opens a session for a known user (sign-in, and the bench's unmeasured set-up).
+pub async fn open_session(core: &Core, user: UserId, phone: Phone) -> Result<SignedIn, AuthError> {
+    let token = new_token();
+    let mut redis = core.redis.clone();
+    let _: () = redis
+        .pset_ex(
+            core.keys.session(&token),
+            format!("{user}:{phone}"),
+            millis(core.config.auth.session_ttl),
+        )
+        .await?;
+    Ok(SignedIn {
+        token,
+        principal: principal(core, user, phone),
+    })
+}
+
+/// The principal of a session token, if the session exists.
+pub async fn session(core: &Core, token: &str) -> Result<Option<Principal>, AuthError> {
+    if token.len() != 64 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Ok(None);
+    }
+    let mut redis = core.redis.clone();
+    let value: Option<String> = redis.get(core.keys.session(token)).await?;
+    Ok(value.and_then(|v| {
+        let (user, phone) = v.split_once(':')?;
+        let user = user.parse::<UserId>().ok()?;
+        let phone = Phone::try_from(phone).ok()?;
+        Some(principal(core, user, phone))
+    }))
+}
+
+/// Ends a session (no error if it was already gone).
+pub async fn sign_out(core: &Core, token: &str) -> Result<(), AuthError> {
+    let mut redis = core.redis.clone();
+    let _: () = redis.del(core.keys.session(token)).await?;
+    Ok(())
+}
+
+fn principal(core: &Core, user: UserId, phone: Phone) -> Principal {
+    Principal {
+        user,
+        is_admin: core.config.is_admin(&phone),
+        phone,
+    }
+}
+
+fn new_token() -> String {
+    let bytes: [u8; 32] = rand::rng().random();
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn millis(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}

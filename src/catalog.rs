@@ -1,0 +1,195 @@
+//! Vouchers: creation by admins, listing, and preloading their sale into Redis.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use redis::AsyncCommands;
+
+use crate::{
+    auth::Admin,
+    domain::{FieldErrors, NewVoucher, Voucher, VoucherDraft, VoucherId},
+    keys::ORDER_GROUP,
+    lock::LockError,
+    scripts::{self, PreloadInput, PreloadOutcome, ScriptError},
+    store, Core,
+};
+
+/// How long a preload waits for another instance preloading the same voucher.
+const PRELOAD_LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// Why a voucher was not created.
+#[derive(Debug, thiserror::Error)]
+pub enum CreateVoucherError {
+    #[error(transparent)]
+    Invalid(#[from] FieldErrors),
+    #[error("storing the voucher: {0}")]
+    Store(#[from] sqlx::Error),
+    #[error("the voucher {0} is stored but not preloaded: {1}")]
+    Preload(VoucherId, #[source] PreloadError),
+}
+
+/// Why a preload did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum PreloadError {
+    #[error("lock: {0}")]
+    Lock(#[from] LockError),
+    #[error("another instance kept the preload lock of voucher {0}")]
+    Busy(VoucherId),
+    #[error("a newer preload of voucher {0} holds the fence; this one stood down")]
+    Fenced(VoucherId),
+    #[error("postgres: {0}")]
+    Store(#[from] sqlx::Error),
+    #[error("redis: {0}")]
+    Script(#[from] ScriptError),
+    #[error("redis: {0}")]
+    Redis(#[from] redis::RedisError),
+}
+
+/// Validates `draft`, stores the voucher and preloads its sale into Redis.
+pub async fn create_voucher(
+    core: &Core,
+    admin: &Admin,
+    draft: &VoucherDraft,
+    now: DateTime<Utc>,
+) -> Result<VoucherId, CreateVoucherError> {
+    let new = NewVoucher::parse(draft, now)?;
+    let mut tx = core.db.begin().await?;
+    let id = store::vouchers::insert(&mut tx, &new, admin.user()).await?;
+    tx.commit().await?;
+    let voucher = store::vouchers::get(&core.db, id)
+        .await?
+        .ok_or(sqlx::Error::RowNotFound)?;
+    preload(core, &voucher)
+        .await
+        .map_err(|e| CreateVoucherError::Preload(id, e))?;
+    tracing::info!(voucher = %id, stock = new.stock.get(), "voucher created and preloaded");
+    Ok(id)
+}
+
+/// Loads `voucher`'s sale into Redis, or restores it after Redis lost it (see
+/// `lua/preload.lua`). One instance at a time per voucher: the preload runs under the voucher's
+/// lock, and its fencing token is checked by PostgreSQL before Redis is touched.
+pub async fn preload(core: &Core, voucher: &Voucher) -> Result<PreloadOutcome, PreloadError> {
+    let name = format!("preload:{}", voucher.id);
+    let guard = core
+        .locks
+        .try_acquire(&name, PRELOAD_LOCK_WAIT)
+        .await?
+        .ok_or(PreloadError::Busy(voucher.id))?;
+    if !store::vouchers::record_preload(&core.db, voucher.id, guard.fence()).await? {
+        return Err(PreloadError::Fenced(voucher.id));
+    }
+    let keys = core.keys.voucher(voucher.id);
+    let mut redis = core.redis.clone();
+    // The buyers are only read when Redis has no live stock (a first load or a restore).
+    let live: bool = redis.exists(&keys.stock).await?;
+    let buyers = if live {
+        Vec::new()
+    } else {
+        store::vouchers::buyers(&core.db, voucher.id).await?
+    };
+    // Ensure the queue exists before the first admission can write to it.
+    let created: Result<(), redis::RedisError> = redis
+        .xgroup_create_mkstream(&keys.orders, ORDER_GROUP, "0")
+        .await;
+    if let Err(e) = created {
+        if e.code() != Some("BUSYGROUP") {
+            return Err(e.into());
+        }
+    }
+    let outcome = scripts::preload(
+        &mut redis,
+        &keys,
+        &PreloadInput {
+            begins_ms: voucher.window.begins_at().timestamp_millis(),
+            ends_ms: voucher.window.ends_at().timestamp_millis(),
+            initial_stock: voucher.initial_stock,
+            db_stock: voucher.db_stock,
+            buyers: &buyers,
+        },
+    )
+    .await?;
+    let _: () = redis
+        .sadd(core.keys.preloaded_vouchers(), voucher.id.get())
+        .await?;
+    if guard.is_lost() {
+        tracing::warn!(voucher = %voucher.id, "preload lock lost during the preload");
+    }
+    if let Err(e) = guard.release().await {
+        tracing::warn!(voucher = %voucher.id, error = %e, "preload lock release");
+    }
+    if let PreloadOutcome::Rebuilt { stock } = outcome {
+        tracing::info!(voucher = %voucher.id, stock, "sale state loaded into Redis");
+    }
+    Ok(outcome)
+}
+
+/// Preloads every voucher whose sale has not ended: at start-up, and on demand. Returns how
+/// many were checked; a voucher that fails is logged and skipped.
+pub async fn preload_live(core: &Core, now: DateTime<Utc>) -> Result<usize, sqlx::Error> {
+    let vouchers = store::vouchers::live_since(&core.db, now).await?;
+    for v in &vouchers {
+        if let Err(e) = preload(core, v).await {
+            tracing::error!(voucher = %v.id, error = %e, "preload failed");
+        }
+    }
+    Ok(vouchers.len())
+}
+
+/// A voucher with its live Redis counts.
+#[derive(Debug, Clone)]
+pub struct VoucherState {
+    pub voucher: Voucher,
+    /// Units left to admit (Redis), or PostgreSQL's count when Redis has no sale.
+    pub remaining: i64,
+    /// Orders admitted and not yet written.
+    pub queued: i64,
+}
+
+/// Newest vouchers first, with what is left of each.
+pub async fn list(core: &Core, limit: i64) -> Result<Vec<VoucherState>, CatalogError> {
+    let vouchers = store::vouchers::list(&core.db, limit).await?;
+    with_live_counts(core, vouchers).await
+}
+
+/// One voucher with what is left of it.
+pub async fn get(core: &Core, id: VoucherId) -> Result<Option<VoucherState>, CatalogError> {
+    let Some(v) = store::vouchers::get(&core.db, id).await? else {
+        return Ok(None);
+    };
+    Ok(with_live_counts(core, vec![v]).await?.pop())
+}
+
+/// A catalog read failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    #[error("postgres: {0}")]
+    Store(#[from] sqlx::Error),
+    #[error("redis: {0}")]
+    Redis(#[from] redis::RedisError),
+}
+
+async fn with_live_counts(
+    core: &Core,
+    vouchers: Vec<Voucher>,
+) -> Result<Vec<VoucherState>, CatalogError> {
+    if vouchers.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut pipe = redis::pipe();
+    for v in &vouchers {
+        let k = core.keys.voucher(v.id);
+        pipe.get(&k.stock).hlen(&k.queued);
+    }
+    let mut redis = core.redis.clone();
+    let counts: Vec<(Option<i64>, i64)> = pipe.query_async(&mut redis).await?;
+    Ok(vouchers
+        .into_iter()
+        .zip(counts)
+        .map(|(voucher, (stock, queued))| VoucherState {
+            remaining: stock.unwrap_or(voucher.db_stock).max(0),
+            queued,
+            voucher,
+        })
+        .collect())
+}

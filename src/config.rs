@@ -1,0 +1,247 @@
+//! Typed configuration, read once from the environment and validated at start-up.
+//!
+//! Every variable has a default that runs the product against the project's local services
+//! (`scripts/services.sh`), so `cargo run` works with no setup. Secrets are redacted from `Debug`.
+
+use std::{fmt, net::SocketAddr, str::FromStr, time::Duration};
+
+use crate::{domain::Phone, keys::KeyPrefix};
+
+/// Default PostgreSQL of the project's local instance (`scripts/services.sh`).
+pub const DEFAULT_DATABASE_URL: &str = "postgres://seckill:seckill@127.0.0.1:15432/seckill";
+/// Default Redis of the project's local instance.
+pub const DEFAULT_REDIS_URL: &str = "redis://127.0.0.1:16379/";
+/// The phone that signs in as admin when `SECKILL_ADMIN_PHONES` is not set.
+pub const DEFAULT_ADMIN_PHONE: &str = "13800000000";
+
+/// A configuration variable that is present but unusable.
+#[derive(Debug, thiserror::Error)]
+#[error("{var}: {message}")]
+pub struct ConfigError {
+    pub var: &'static str,
+    pub message: String,
+}
+
+/// A string that must not reach logs.
+#[derive(Clone)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(…)")
+    }
+}
+
+/// The whole configuration of one server instance.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub database_url: Secret,
+    pub redis_url: Secret,
+    pub site_addr: SocketAddr,
+    pub admin_phones: Vec<Phone>,
+    /// Return one-time sign-in codes in the response (there is no SMS provider).
+    pub dev_login: bool,
+    pub key_prefix: KeyPrefix,
+    /// Names this instance's queue consumer; stable across restarts so that a restarted
+    /// instance resumes its own pending orders at once.
+    pub instance_id: String,
+    pub worker: WorkerConfig,
+    pub auth: AuthConfig,
+    pub limits: RateLimits,
+    pub db_max_connections: u32,
+}
+
+/// Knobs of the order-queue worker.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    /// Orders written per PostgreSQL transaction at most.
+    pub batch_size: usize,
+    /// How long one `XREADGROUP` blocks before the worker looks at shutdown and new vouchers.
+    pub block: Duration,
+    /// An entry pending this long with any consumer is presumed abandoned and reclaimed.
+    pub reclaim_idle: Duration,
+    /// Deliveries after which an entry goes to the dead letters.
+    pub max_deliveries: u32,
+}
+
+/// Sign-in and session policy.
+#[derive(Debug, Clone)]
+pub struct AuthConfig {
+    pub code_ttl: Duration,
+    pub code_attempts: u32,
+    /// Minimum time between two codes sent to one phone.
+    pub code_resend_after: Duration,
+    pub session_ttl: Duration,
+}
+
+/// Request-rate policy on the buy path.
+#[derive(Debug, Clone)]
+pub struct RateLimits {
+    /// Purchases one shopper may attempt per second.
+    pub buys_per_second: u32,
+}
+
+impl Config {
+    /// Reads the configuration from the process environment.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Reads the configuration through `lookup`, so tests need not touch the process environment.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let get = |var: &'static str| lookup(var).filter(|v| !v.trim().is_empty());
+        let parse = |var: &'static str, default: &str| -> Result<String, ConfigError> {
+            Ok(get(var).unwrap_or_else(|| default.to_owned()))
+        };
+        let admin_phones = parse("SECKILL_ADMIN_PHONES", DEFAULT_ADMIN_PHONE)?
+            .split(',')
+            .map(|p| {
+                Phone::try_from(p.trim()).map_err(|e| ConfigError {
+                    var: "SECKILL_ADMIN_PHONES",
+                    message: e.to_string(),
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let key_prefix =
+            KeyPrefix::try_from(parse("SECKILL_KEY_PREFIX", "")?.as_str()).map_err(|message| {
+                ConfigError {
+                    var: "SECKILL_KEY_PREFIX",
+                    message,
+                }
+            })?;
+        let instance_id = match get("SECKILL_INSTANCE_ID") {
+            Some(id) => id,
+            None => default_instance_id(),
+        };
+        Ok(Self {
+            database_url: Secret::new(parse("DATABASE_URL", DEFAULT_DATABASE_URL)?),
+            redis_url: Secret::new(parse("REDIS_URL", DEFAULT_REDIS_URL)?),
+            site_addr: typed(&get, "LEPTOS_SITE_ADDR", "127.0.0.1:3000")?,
+            admin_phones,
+            dev_login: typed(&get, "SECKILL_DEV_LOGIN", "false")?,
+            key_prefix,
+            instance_id,
+            worker: WorkerConfig {
+                batch_size: positive(&get, "SECKILL_WORKER_BATCH", 500)?,
+                block: millis(&get, "SECKILL_WORKER_BLOCK_MS", 500)?,
+                reclaim_idle: millis(&get, "SECKILL_RECLAIM_IDLE_MS", 30_000)?,
+                max_deliveries: positive(&get, "SECKILL_MAX_DELIVERIES", 5)?,
+            },
+            auth: AuthConfig {
+                code_ttl: millis(&get, "SECKILL_CODE_TTL_MS", 300_000)?,
+                code_attempts: positive(&get, "SECKILL_CODE_ATTEMPTS", 5)?,
+                code_resend_after: millis(&get, "SECKILL_CODE_RESEND_MS", 30_000)?,
+                session_ttl: millis(&get, "SECKILL_SESSION_TTL_MS", 7 * 24 * 3_600_000)?,
+            },
+            limits: RateLimits {
+                buys_per_second: positive(&get, "SECKILL_BUYS_PER_SECOND", 5)?,
+            },
+            db_max_connections: positive(&get, "SECKILL_DB_MAX_CONNECTIONS", 20)?,
+        })
+    }
+
+    /// Whether `phone` signs in as an admin.
+    pub fn is_admin(&self, phone: &Phone) -> bool {
+        self.admin_phones.contains(phone)
+    }
+}
+
+fn default_instance_id() -> String {
+    std::fs::read_to_string("/etc/hostname")
+        .ok()
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "seckill".to_owned())
+}
+
+fn typed<T: FromStr>(
+    get: &impl Fn(&'static str) -> Option<String>,
+    var: &'static str,
+    default: &str,
+) -> Result<T, ConfigError>
+where
+    T::Err: fmt::Display,
+{
+    let raw = get(var).unwrap_or_else(|| default.to_owned());
+    raw.trim().parse().map_err(|e: T::Err| ConfigError {
+        var,
+        message: format!("cannot use {raw:?}: {e}"),
+    })
+}
+
+fn positive<T: FromStr + Default + PartialOrd + fmt::Display>(
+    get: &impl Fn(&'static str) -> Option<String>,
+    var: &'static str,
+    default: T,
+) -> Result<T, ConfigError>
+where
+    T::Err: fmt::Display,
+{
+    let value: T = typed(get, var, &default.to_string())?;
+    if value <= T::default() {
+        return Err(ConfigError {
+            var,
+            message: format!("must be greater than zero, got {value}"),
+        });
+    }
+    Ok(value)
+}
+
+fn millis(
+    get: &impl Fn(&'static str) -> Option<String>,
+    var: &'static str,
+    default: u64,
+) -> Result<Duration, ConfigError> {
+    positive(get, var, default).map(Duration::from_millis)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn config(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        Config::from_lookup(|k| map.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults_point_at_the_local_services() {
+        let c = config(&[]).expect("defaults are valid");
+        assert_eq!(c.database_url.expose(), DEFAULT_DATABASE_URL);
+        assert_eq!(c.redis_url.expose(), DEFAULT_REDIS_URL);
+        assert_eq!(c.site_addr.to_string(), "127.0.0.1:3000");
+        assert!(!c.dev_login);
+        assert_eq!(c.admin_phones.len(), 1);
+    }
+
+    #[test]
+    fn a_bad_value_names_its_variable() {
+        let err = config(&[("SECKILL_WORKER_BATCH", "0")]).expect_err("zero batch");
+        assert_eq!(err.var, "SECKILL_WORKER_BATCH");
+        let err = config(&[("LEPTOS_SITE_ADDR", "nowhere")]).expect_err("bad addr");
+        assert_eq!(err.var, "LEPTOS_SITE_ADDR");
+        let err = config(&[("SECKILL_ADMIN_PHONES", "123,abc")]).expect_err("bad phone");
+        assert_eq!(err.var, "SECKILL_ADMIN_PHONES");
+        let err = config(&[("SECKILL_KEY_PREFIX", "a{b}")]).expect_err("brace");
+        assert_eq!(err.var, "SECKILL_KEY_PREFIX");
+    }
+
+    #[test]
+    fn secrets_do_not_print() {
+        let c = config(&[("DATABASE_URL", "postgres://u:hunter2@h/db")]).expect("valid");
+        assert!(!format!("{c:?}").contains("hunter2"));
+    }
+}

@@ -1,0 +1,131 @@
+//! [`Core`]: the handles every operation needs (PostgreSQL pool, shared Redis connection, key
+//! names, configuration). Cheap to clone; the operations themselves live in their modules.
+
+use std::{sync::Arc, time::Duration};
+
+use redis::{
+    aio::{ConnectionManager, ConnectionManagerConfig, MultiplexedConnection},
+    AsyncConnectionConfig, Client,
+};
+use sqlx::PgPool;
+
+use crate::{
+    config::Config,
+    keys::Keys,
+    lock::{LockClient, LockOptions},
+    store,
+};
+
+/// Start-up failed: a service did not answer or the schema could not be applied.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("cannot connect to PostgreSQL: {0}")]
+    Postgres(#[source] sqlx::Error),
+    #[error("cannot connect to Redis: {0}")]
+    Redis(#[source] redis::RedisError),
+    #[error("cannot apply migrations: {0}")]
+    Migrate(#[source] sqlx::migrate::MigrateError),
+}
+
+/// Whether each backing service answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Health {
+    pub postgres: bool,
+    pub redis: bool,
+}
+
+impl Health {
+    pub fn ok(self) -> bool {
+        self.postgres && self.redis
+    }
+}
+
+/// Handles to the backing services.
+#[derive(Clone)]
+pub struct Core {
+    pub db: PgPool,
+    /// Shared, multiplexed and reconnecting. Its commands time out after
+    /// [`Core::REDIS_RESPONSE_TIMEOUT`]; never block on it (`XREADGROUP BLOCK`, `BLPOP`).
+    pub redis: ConnectionManager,
+    pub keys: Keys,
+    pub config: Arc<Config>,
+    /// Locks on the same Redis (fenced work: voucher preloads, singleton jobs).
+    pub locks: LockClient,
+    client: Client,
+}
+
+impl Core {
+    /// A reply slower than this on the shared connection is an error, not a stall.
+    pub const REDIS_RESPONSE_TIMEOUT: Duration = Duration::from_secs(2);
+
+    /// Connects to PostgreSQL and Redis as configured (no migrations; see [`Core::migrate`]).
+    pub async fn connect(config: Config) -> Result<Self, ConnectError> {
+        let db = store::connect(config.database_url.expose(), config.db_max_connections)
+            .await
+            .map_err(ConnectError::Postgres)?;
+        let client = Client::open(config.redis_url.expose()).map_err(ConnectError::Redis)?;
+        let redis = ConnectionManager::new_with_config(
+            client.clone(),
+            ConnectionManagerConfig::new()
+                .set_response_timeout(Some(Self::REDIS_RESPONSE_TIMEOUT))
+                .set_connection_timeout(Some(Duration::from_secs(5))),
+        )
+        .await
+        .map_err(ConnectError::Redis)?;
+        let keys = Keys::new(config.key_prefix.clone());
+        Ok(Self {
+            db,
+            redis,
+            locks: LockClient::single(client.clone(), keys.clone(), LockOptions::default()),
+            keys,
+            config: Arc::new(config),
+            client,
+        })
+    }
+
+    /// Applies the embedded migrations.
+    pub async fn migrate(&self) -> Result<(), ConnectError> {
+        store::migrate(&self.db)
+            .await
+            .map_err(ConnectError::Migrate)
+    }
+
+    /// A dedicated connection whose replies may take up to `timeout`: for blocking reads and
+    /// pub/sub waits that would stall everyone on the shared connection.
+    pub async fn dedicated_connection(
+        &self,
+        timeout: Duration,
+    ) -> Result<MultiplexedConnection, redis::RedisError> {
+        self.client
+            .get_multiplexed_async_connection_with_config(
+                &AsyncConnectionConfig::new().set_response_timeout(Some(timeout)),
+            )
+            .await
+    }
+
+    /// The Redis client, to open pub/sub connections.
+    pub fn redis_client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Pings both services, each bounded by one second.
+    pub async fn health(&self) -> Health {
+        let limit = Duration::from_secs(1);
+        let postgres = async {
+            matches!(
+                tokio::time::timeout(limit, sqlx::query("SELECT 1").execute(&self.db)).await,
+                Ok(Ok(_))
+            )
+        };
+        let redis = async {
+            let mut conn = self.redis.clone();
+            let ping = redis::cmd("PING");
+            matches!(
+                tokio::time::timeout(limit, ping.query_async::<String>(&mut conn)).await,
+                Ok(Ok(_))
+            )
+        };
+        let (postgres, redis) = tokio::join!(postgres, redis);
+        Health { postgres, redis }
+    }
+}

@@ -1,0 +1,213 @@
+//! Orders: the global 64-bit ID (design.md §3) and the lifecycle states a shopper can see.
+
+use std::{fmt, str::FromStr};
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// 2022-01-01T00:00:00Z as a Unix timestamp: second zero of the order ID's clock.
+pub const ORDER_EPOCH_UNIX: i64 = 1_640_995_200;
+
+/// Why a value is not an order ID.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OrderIdError {
+    #[error("not a decimal order ID")]
+    NotDecimal,
+    #[error("the seconds field must fit in 31 bits")]
+    SecondsOutOfRange,
+}
+
+/// A global order ID: sign bit 0 | 31 bits of seconds since 2022-01-01 | 32 bits of the UTC
+/// day's sequence. It travels as a decimal string in JSON because JavaScript numbers lose
+/// precision above 2^53.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct OrderId(u64);
+
+impl OrderId {
+    /// Composes an ID from its two fields.
+    pub fn from_parts(seconds: u32, sequence: u32) -> Result<Self, OrderIdError> {
+        if seconds >> 31 != 0 {
+            return Err(OrderIdError::SecondsOutOfRange);
+        }
+        Ok(Self((u64::from(seconds) << 32) | u64::from(sequence)))
+    }
+
+    /// Seconds since 2022-01-01T00:00:00Z at which the ID was drawn (Redis server clock).
+    pub fn seconds(self) -> u32 {
+        // The top bit is always zero, so the shift leaves at most 31 bits.
+        (self.0 >> 32) as u32
+    }
+
+    /// The sequence number within the UTC day.
+    pub fn sequence(self) -> u32 {
+        (self.0 & 0xFFFF_FFFF) as u32
+    }
+
+    /// When the ID was drawn, to the second.
+    pub fn issued_at(self) -> DateTime<Utc> {
+        DateTime::from_timestamp(ORDER_EPOCH_UNIX + i64::from(self.seconds()), 0)
+            .unwrap_or(DateTime::UNIX_EPOCH)
+    }
+
+    pub fn get(self) -> u64 {
+        self.0
+    }
+
+    /// As stored in PostgreSQL (`BIGINT`): the sign bit is zero, so the cast is lossless.
+    pub fn as_i64(self) -> i64 {
+        self.0 as i64
+    }
+
+    /// Reads a `BIGINT` column back.
+    pub fn from_db(value: i64) -> Result<Self, OrderIdError> {
+        u64::try_from(value)
+            .map(Self)
+            .map_err(|_| OrderIdError::SecondsOutOfRange)
+    }
+
+    /// The 16-hex-digit form the Lua scripts write into Redis (`%08x%08x` of the two fields):
+    /// Lua numbers are doubles and cannot hold a 64-bit ID.
+    pub fn to_redis_hex(self) -> String {
+        format!("{:016x}", self.0)
+    }
+
+    /// Parses [`Self::to_redis_hex`].
+    pub fn from_redis_hex(hex: &str) -> Result<Self, OrderIdError> {
+        if hex.len() != 16 {
+            return Err(OrderIdError::NotDecimal);
+        }
+        let value = u64::from_str_radix(hex, 16).map_err(|_| OrderIdError::NotDecimal)?;
+        if value >> 63 != 0 {
+            return Err(OrderIdError::SecondsOutOfRange);
+        }
+        Ok(Self(value))
+    }
+}
+
+impl FromStr for OrderId {
+    type Err = OrderIdError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(OrderIdError::NotDecimal);
+        }
+        let value: u64 = s.parse().map_err(|_| OrderIdError::NotDecimal)?;
+        if value >> 63 != 0 {
+            return Err(OrderIdError::SecondsOutOfRange);
+        }
+        Ok(Self(value))
+    }
+}
+
+impl TryFrom<String> for OrderId {
+    type Error = OrderIdError;
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
+    }
+}
+
+impl From<OrderId> for String {
+    fn from(id: OrderId) -> Self {
+        id.0.to_string()
+    }
+}
+
+impl fmt::Display for OrderId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Where an order is in its life (design.md §2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum OrderStatus {
+    /// Admitted in Redis and on the durable queue; not yet in PostgreSQL.
+    Queued,
+    /// The row is committed.
+    Created,
+    /// The worker rejected it; its stock went back.
+    Failed { reason: String },
+}
+
+impl OrderStatus {
+    /// The wire name (`queued`, `created`, `failed`).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Queued => "queued",
+            Self::Created => "created",
+            Self::Failed { .. } => "failed",
+        }
+    }
+
+    pub fn is_final(&self) -> bool {
+        !matches!(self, Self::Queued)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn the_layout_puts_seconds_above_the_sequence() {
+        let id = OrderId::from_parts(1, 2).expect("fits");
+        assert_eq!(id.get(), (1u64 << 32) | 2);
+        assert_eq!(id.seconds(), 1);
+        assert_eq!(id.sequence(), 2);
+        let max = OrderId::from_parts(u32::MAX >> 1, u32::MAX).expect("fits");
+        assert_eq!(max.get(), i64::MAX as u64, "sign bit stays zero");
+        assert_eq!(
+            OrderId::from_parts(1 << 31, 0),
+            Err(OrderIdError::SecondsOutOfRange)
+        );
+    }
+
+    #[test]
+    fn issued_at_counts_from_2022() {
+        let id = OrderId::from_parts(86_400, 7).expect("fits");
+        assert_eq!(id.issued_at().to_rfc3339(), "2022-01-02T00:00:00+00:00");
+    }
+
+    #[test]
+    fn json_carries_a_decimal_string() {
+        let id = OrderId::from_parts(123_456_789, 4_000_000_000).expect("fits");
+        let json = serde_json::to_string(&id).expect("serializes");
+        assert_eq!(json, format!("\"{}\"", id.get()));
+        assert!(
+            id.get() > (1u64 << 53),
+            "this ID would lose precision as a JS number"
+        );
+        assert_eq!(serde_json::from_str::<OrderId>(&json).expect("parses"), id);
+        assert!(
+            serde_json::from_str::<OrderId>("12").is_err(),
+            "numbers are refused"
+        );
+    }
+
+    #[test]
+    fn bad_strings_are_refused() {
+        for bad in ["", "-1", "1.0", "abc", "9223372036854775808", " 1"] {
+            assert!(bad.parse::<OrderId>().is_err(), "{bad:?} accepted");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn parts_round_trip(secs in 0u32..(1 << 31), seq in any::<u32>()) {
+            let id = OrderId::from_parts(secs, seq).expect("fits");
+            prop_assert_eq!((id.seconds(), id.sequence()), (secs, seq));
+            prop_assert_eq!(id.to_string().parse::<OrderId>(), Ok(id));
+            prop_assert_eq!(OrderId::from_redis_hex(&id.to_redis_hex()), Ok(id));
+            prop_assert_eq!(OrderId::from_db(id.as_i64()), Ok(id));
+        }
+
+        #[test]
+        fn later_seconds_always_sort_later(a in 0u32..(1 << 30), b in any::<u32>(), c in any::<u32>()) {
+            let earlier = OrderId::from_parts(a, b).expect("fits");
+            let later = OrderId::from_parts(a + 1, c).expect("fits");
+            prop_assert!(earlier < later);
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! Every Redis key name, in one place (design.md §4).
+//!
+//! The keys of one voucher share the hash tag `{<voucher_id>}`, so the admission script touches
+//! a single Redis Cluster slot. Every key starts with the configured [`KeyPrefix`], which lets
+//! tests and several deployments share one Redis without seeing each other.
+
+use crate::domain::{Phone, UserId, VoucherId};
+
+/// The consumer group of the order writers, on every voucher's order stream.
+pub const ORDER_GROUP: &str = "order-writers";
+
+/// A prefix for every key. It may not contain `{` or `}`, which would change hash slots.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeyPrefix(String);
+
+impl TryFrom<&str> for KeyPrefix {
+    type Error = String;
+    fn try_from(raw: &str) -> Result<Self, Self::Error> {
+        if raw.contains(['{', '}']) || raw.chars().any(char::is_whitespace) {
+            return Err("must not contain braces or whitespace".to_owned());
+        }
+        Ok(Self(raw.to_owned()))
+    }
+}
+
+impl KeyPrefix {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The keys of one voucher's sale.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VoucherKeys {
+    /// Hash: `begins_ms`, `ends_ms`, `initial` (preloaded sale window and initial stock).
+    pub sale: String,
+    /// String: units left to admit.
+    pub stock: String,
+    /// Set: users admitted and not released.
+    pub buyers: String,
+    /// Hash: order (16-hex) → user, for orders admitted and not yet settled by the worker.
+    pub queued: String,
+    /// Stream: the durable order queue of this voucher.
+    pub orders: String,
+    /// Stream: orders the worker gave up on, with their reason.
+    pub dead: String,
+}
+
+/// The keys of one named lock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockKeys {
+    /// Hash: owner → hold count (reentrant).
+    pub lock: String,
+    /// String: the last fencing token granted for this name.
+    pub fence: String,
+    /// Pub/sub channel announcing releases.
+    pub channel: String,
+}
+
+/// Builds key names under one prefix.
+#[derive(Debug, Clone, Default)]
+pub struct Keys {
+    prefix: KeyPrefix,
+}
+
+impl Keys {
+    pub fn new(prefix: KeyPrefix) -> Self {
+        Self { prefix }
+    }
+
+    pub fn prefix(&self) -> &KeyPrefix {
+        &self.prefix
+    }
+
+    pub fn voucher(&self, id: VoucherId) -> VoucherKeys {
+        let base = format!("{}seckill:{{{id}}}", self.prefix.0);
+        VoucherKeys {
+            sale: format!("{base}:sale"),
+            stock: format!("{base}:stock"),
+            buyers: format!("{base}:buyers"),
+            queued: format!("{base}:queued"),
+            orders: format!("{base}:orders"),
+            dead: format!("{base}:dead"),
+        }
+    }
+
+    /// Set of voucher IDs preloaded into Redis: the worker reads their order streams.
+    pub fn preloaded_vouchers(&self) -> String {
+        format!("{}seckill:vouchers", self.prefix.0)
+    }
+
+    /// The day counters of order IDs are this prefix plus `YYYY:MM:DD` (UTC day of the Redis
+    /// clock); the scripts append the date themselves.
+    pub fn order_counter_prefix(&self) -> String {
+        format!("{}icr:order:", self.prefix.0)
+    }
+
+    pub fn session(&self, token: &str) -> String {
+        format!("{}session:{token}", self.prefix.0)
+    }
+
+    /// Hash `code`, `attempts` of a sign-in code sent to `phone`.
+    pub fn login_code(&self, phone: &Phone) -> String {
+        format!("{}login:{phone}:code", self.prefix.0)
+    }
+
+    /// Present while `phone` may not be sent another code.
+    pub fn login_throttle(&self, phone: &Phone) -> String {
+        format!("{}login:{phone}:throttle", self.prefix.0)
+    }
+
+    /// Purchase attempts of `user` during one Unix second.
+    pub fn buy_rate(&self, user: UserId, unix_second: i64) -> String {
+        format!("{}rate:buy:{user}:{unix_second}", self.prefix.0)
+    }
+
+    pub fn lock(&self, name: &str) -> LockKeys {
+        let base = format!("{}lock:{{{name}}}", self.prefix.0);
+        LockKeys {
+            lock: base.clone(),
+            fence: format!("{base}:fence"),
+            channel: format!("{base}:released"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slot_tag(key: &str) -> &str {
+        let open = key.find('{').expect("has a tag");
+        let close = key[open..].find('}').expect("closed") + open;
+        &key[open + 1..close]
+    }
+
+    #[test]
+    fn a_vouchers_keys_share_one_hash_tag() {
+        let keys = Keys::new(KeyPrefix::try_from("t1:").expect("valid"));
+        let v = keys.voucher(VoucherId::try_from(42).expect("positive"));
+        for k in [&v.sale, &v.stock, &v.buyers, &v.queued, &v.orders, &v.dead] {
+            assert!(k.starts_with("t1:seckill:{42}:"), "{k}");
+            assert_eq!(slot_tag(k), "42");
+        }
+    }
+
+    #[test]
+    fn prefixes_with_braces_are_refused() {
+        assert!(KeyPrefix::try_from("a{").is_err());
+        assert!(KeyPrefix::try_from("a b").is_err());
+        assert!(KeyPrefix::try_from("test-1:").is_ok());
+    }
+
+    #[test]
+    fn lock_keys_share_a_tag() {
+        let l = Keys::default().lock("preload:7");
+        assert_eq!(slot_tag(&l.lock), slot_tag(&l.fence));
+        assert_eq!(slot_tag(&l.lock), "preload:7");
+    }
+}

@@ -1,0 +1,35 @@
+//! `seckill`: the flash-sale core.
+//!
+//! Everything that decides or records a sale lives here; the `app` (Leptos) and `server` (Axum)
+//! crates only adapt HTTP and UI to these functions. Map for newcomers:
+//!
+//! | module | owns |
+//! | --- | --- |
+//! | [`config`] | the typed configuration read from the environment |
+//! | [`domain`] | parsed newtypes (`VoucherId`, `Phone`, `Stock`, `SaleWindow`, `OrderId`, …) |
+//! | [`keys`] | every Redis key name |
+//! | [`scripts`] | the Lua scripts and the decoding of their return codes |
+//! | [`order_id`] | the global 64-bit order ID generator |
+//! | [`lock`] | the distributed lock (reentrant, watchdog, fencing, RedLock) |
+//! | [`catalog`] | creating, listing and preloading vouchers |
+//! | [`sale`] | admitting a purchase and reading an order's status |
+//! | [`queue`] | the durable order queue on Redis Streams and its worker |
+//! | [`store`] | PostgreSQL repositories |
+//! | [`auth`] | sign-in codes and sessions |
+//! | [`core`] | [`Core`], the handles every operation needs |
+
+pub mod auth;
+pub mod catalog;
+pub mod config;
+pub mod core;
+pub mod domain;
+pub mod keys;
+pub mod lock;
+pub mod order_id;
+pub mod queue;
+pub mod sale;
+pub mod scripts;
+pub mod store;
+
+pub use crate::core::Core;
+pub use config::Config;

@@ -1,0 +1,198 @@
+//! The buy path and order status.
+//!
+//! [`buy`] is the hot path of sale day: one rate-limit round trip, then one Lua admission
+//! round trip that checks the window (Redis clock), the buyer and the stock, takes a unit,
+//! records the buyer and enqueues the order, and returns its global ID at once. The order
+//! reaches PostgreSQL through the queue worker; [`order_status`] tells the shopper where it is.
+
+use chrono::{DateTime, Utc};
+use redis::AsyncCommands;
+
+use crate::{
+    catalog::{self, PreloadError},
+    domain::{OrderId, OrderStatus, UserId, VoucherId},
+    scripts::{self, AdmissionOutcome, ScriptError},
+    store, Core,
+};
+
+/// Why a purchase was refused, or could not be decided.
+#[derive(Debug, thiserror::Error)]
+pub enum BuyError {
+    #[error("no such voucher")]
+    NotFound,
+    #[error("sold out")]
+    SoldOut,
+    #[error("already bought")]
+    AlreadyBought,
+    #[error("the sale has not started")]
+    NotStarted,
+    #[error("the sale has ended")]
+    Ended,
+    #[error("too many purchase attempts; slow down")]
+    RateLimited,
+    #[error("order IDs for today are exhausted")]
+    IdsExhausted,
+    #[error("redis: {0}")]
+    Redis(#[from] redis::RedisError),
+    #[error("redis: {0}")]
+    Script(#[from] ScriptError),
+    #[error("postgres: {0}")]
+    Store(#[from] sqlx::Error),
+    #[error("preload: {0}")]
+    Preload(#[from] PreloadError),
+}
+
+/// Tries to buy one unit of `voucher` for `shopper`; returns the order ID at once.
+pub async fn buy(core: &Core, shopper: UserId, voucher: VoucherId) -> Result<OrderId, BuyError> {
+    rate_limit(core, shopper).await?;
+    let mut redis = core.redis.clone();
+    let mut outcome = scripts::admit(&mut redis, &core.keys, voucher, shopper).await?;
+    if outcome == AdmissionOutcome::NotLoaded {
+        // Never preloaded, or Redis lost it: restore from PostgreSQL once, then decide again.
+        let Some(v) = store::vouchers::get(&core.db, voucher).await? else {
+            metrics::counter!("seckill_admissions_total", "outcome" => "not_found").increment(1);
+            return Err(BuyError::NotFound);
+        };
+        catalog::preload(core, &v).await?;
+        outcome = scripts::admit(&mut redis, &core.keys, voucher, shopper).await?;
+    }
+    let (label, result) = match outcome {
+        AdmissionOutcome::Admitted(id) => ("admitted", Ok(id)),
+        AdmissionOutcome::SoldOut => ("sold_out", Err(BuyError::SoldOut)),
+        AdmissionOutcome::AlreadyBought => ("already_bought", Err(BuyError::AlreadyBought)),
+        AdmissionOutcome::NotStarted => ("not_started", Err(BuyError::NotStarted)),
+        AdmissionOutcome::Ended => ("ended", Err(BuyError::Ended)),
+        AdmissionOutcome::IdsExhausted => ("ids_exhausted", Err(BuyError::IdsExhausted)),
+        // Preloaded a moment ago and gone again: the voucher's sale is not available.
+        AdmissionOutcome::NotLoaded => ("not_found", Err(BuyError::NotFound)),
+    };
+    metrics::counter!("seckill_admissions_total", "outcome" => label).increment(1);
+    result
+}
+
+/// A fixed one-second window per shopper; one pipelined round trip.
+async fn rate_limit(core: &Core, shopper: UserId) -> Result<(), BuyError> {
+    let second = Utc::now().timestamp();
+    let key = core.keys.buy_rate(shopper, second);
+    let mut redis = core.redis.clone();
+    let (count,): (u32,) = redis::pipe()
+        .incr(&key, 1)
+        .expire(&key, 2)
+        .ignore()
+        .query_async(&mut redis)
+        .await?;
+    if count > core.config.limits.buys_per_second {
+        metrics::counter!("seckill_admissions_total", "outcome" => "rate_limited").increment(1);
+        return Err(BuyError::RateLimited);
+    }
+    Ok(())
+}
+
+/// An order as its shopper sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrderView {
+    pub order: OrderId,
+    pub voucher: VoucherId,
+    pub status: OrderStatus,
+    /// When it was admitted (the ID's seconds).
+    pub created_at: DateTime<Utc>,
+}
+
+/// A status read failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StatusError {
+    #[error("redis: {0}")]
+    Redis(#[from] redis::RedisError),
+    #[error("postgres: {0}")]
+    Store(#[from] sqlx::Error),
+}
+
+/// Where `order` is, if it is `shopper`'s. Someone else's order is `None`, exactly like an
+/// unknown one (I7).
+///
+/// Redis is read before PostgreSQL: the worker removes an order from the queued hash only after
+/// its commit, so an order missing from Redis is either in PostgreSQL already or unknown.
+pub async fn order_status(
+    core: &Core,
+    shopper: UserId,
+    order: OrderId,
+) -> Result<Option<OrderView>, StatusError> {
+    if let Some((voucher, owner)) = find_queued(core, order).await? {
+        return Ok((owner == shopper).then(|| OrderView {
+            order,
+            voucher,
+            status: OrderStatus::Queued,
+            created_at: order.issued_at(),
+        }));
+    }
+    Ok(store::orders::find_for_user(&core.db, order, shopper)
+        .await?
+        .map(|s| OrderView {
+            order,
+            voucher: s.voucher,
+            status: s.status,
+            created_at: order.issued_at(),
+        }))
+}
+
+/// The voucher and owner of a queued order: one pipelined `HGET` per preloaded voucher.
+async fn find_queued(
+    core: &Core,
+    order: OrderId,
+) -> Result<Option<(VoucherId, UserId)>, StatusError> {
+    let mut redis = core.redis.clone();
+    let vouchers: Vec<i64> = redis.smembers(core.keys.preloaded_vouchers()).await?;
+    if vouchers.is_empty() {
+        return Ok(None);
+    }
+    let field = order.to_redis_hex();
+    let mut pipe = redis::pipe();
+    for v in &vouchers {
+        pipe.hget(core.keys.voucher(VoucherId::from_db(*v)).queued, &field);
+    }
+    let owners: Vec<Option<i64>> = pipe.query_async(&mut redis).await?;
+    Ok(vouchers
+        .into_iter()
+        .zip(owners)
+        .find_map(|(v, owner)| Some((VoucherId::from_db(v), UserId::from_db(owner?)))))
+}
+
+/// `shopper`'s orders, newest first: queued ones from Redis, then PostgreSQL's.
+pub async fn my_orders(
+    core: &Core,
+    shopper: UserId,
+    limit: i64,
+) -> Result<Vec<OrderView>, StatusError> {
+    let mut redis = core.redis.clone();
+    let vouchers: Vec<i64> = redis.smembers(core.keys.preloaded_vouchers()).await?;
+    let mut views = Vec::new();
+    for v in vouchers {
+        let voucher = VoucherId::from_db(v);
+        let queued: Vec<(String, i64)> = redis.hgetall(core.keys.voucher(voucher).queued).await?;
+        views.extend(queued.into_iter().filter_map(|(hex, user)| {
+            let order = OrderId::from_redis_hex(&hex).ok()?;
+            (user == shopper.get()).then(|| OrderView {
+                order,
+                voucher,
+                status: OrderStatus::Queued,
+                created_at: order.issued_at(),
+            })
+        }));
+    }
+    let stored = store::orders::list_for_user(&core.db, shopper, limit).await?;
+    let queued: std::collections::HashSet<OrderId> = views.iter().map(|v| v.order).collect();
+    views.extend(
+        stored
+            .into_iter()
+            .filter(|s| !queued.contains(&s.order))
+            .map(|s| OrderView {
+                order: s.order,
+                voucher: s.voucher,
+                status: s.status,
+                created_at: s.order.issued_at(),
+            }),
+    );
+    views.sort_by(|a, b| b.order.cmp(&a.order));
+    views.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+    Ok(views)
+}
