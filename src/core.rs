@@ -63,6 +63,11 @@ impl Core {
         let db = store::connect(config.database_url.expose(), config.db_max_connections)
             .await
             .map_err(ConnectError::Postgres)?;
+        Self::with_pool(config, db).await
+    }
+
+    /// Like [`Core::connect`], with a PostgreSQL pool made elsewhere (tests: one database each).
+    pub async fn with_pool(config: Config, db: PgPool) -> Result<Self, ConnectError> {
         let client = Client::open(config.redis_url.expose()).map_err(ConnectError::Redis)?;
         let redis = ConnectionManager::new_with_config(
             client.clone(),

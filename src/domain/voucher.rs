@@ -272,7 +272,7 @@ mod tests {
             description: "Any order over ¥200".into(),
             price_cents: "990".into(),
             stock: "100".into(),
-            begins_at: "2026-11-22T20:00:00+08:00".into(),
+            begins_at: "2026-11-22T21:00:00+08:00".into(),
             ends_at: "2026-11-23T12:00:00Z".into(),
         }
     }
@@ -284,7 +284,7 @@ mod tests {
         assert_eq!(v.stock.get(), 100);
         assert_eq!(
             v.window.begins_at().to_rfc3339(),
-            "2026-11-22T12:00:00+00:00"
+            "2026-11-22T13:00:00+00:00"
         );
     }
 
@@ -313,7 +313,7 @@ mod tests {
     #[test]
     fn the_window_must_end_after_it_begins() {
         let mut d = draft();
-        d.ends_at = "2026-11-22T19:00:00+08:00".into();
+        d.ends_at = "2026-11-22T20:30:00+08:00".into();
         let errors = NewVoucher::parse(&d, now()).expect_err("invalid");
         assert_eq!(errors.get("ends_at"), Some("must be after the start"));
         assert_eq!(errors.0.len(), 1);

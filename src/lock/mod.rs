@@ -14,7 +14,8 @@
 //!   retries when a release is published, or when the holder's lease would have run out, with a
 //!   bounded fallback poll in case a message is missed.
 //! - **Fencing**: every grant carries a token from a per-name counter that never expires, so
-//!   tokens strictly increase per lock name on one master. Stores check it
+//!   tokens strictly increase per lock name on one master; they are floored at the Redis clock
+//!   in microseconds, so they keep increasing after Redis loses the counter. Stores check it
 //!   (`... WHERE fence < $token`), which rejects a paused holder whose lease ran out.
 //! - **RedLock**: [`LockClient::redlock`] runs the same scripts on N independent masters; a grant
 //!   needs N/2+1 of them within the validity time `lease − elapsed − drift`, and a failed attempt

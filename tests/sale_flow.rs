@@ -1,0 +1,368 @@
+//! The sale flow against the real Redis and PostgreSQL: admission outcomes, concurrency
+//! invariants, crash recovery, dead letters and state restoration.
+
+mod common;
+
+use std::collections::HashSet;
+
+use common::*;
+use seckill::{
+    catalog,
+    domain::{OrderId, OrderStatus},
+    queue::Worker,
+    sale::{self, BuyError},
+    store,
+};
+use sqlx::PgPool;
+
+#[sqlx::test]
+async fn every_admission_outcome_is_produced(db: PgPool) {
+    let core = core(db, &[]).await;
+    let u = users(&core, 3).await;
+    let open = voucher(&core, 1, 60, 3600).await;
+    let later = voucher(&core, 1, -3600, 7200).await;
+    // A sale that closes one second from now (a voucher cannot be created already ended).
+    let over = voucher(&core, 1, 10, 11).await;
+
+    let id = sale::buy(&core, u[0], open).await.expect("admitted");
+    assert!(matches!(
+        sale::buy(&core, u[0], open).await,
+        Err(BuyError::AlreadyBought)
+    ));
+    assert!(matches!(
+        sale::buy(&core, u[1], open).await,
+        Err(BuyError::SoldOut)
+    ));
+    assert!(matches!(
+        sale::buy(&core, u[1], later).await,
+        Err(BuyError::NotStarted)
+    ));
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    let r = sale::buy(&core, u[1], over).await;
+    assert!(matches!(r, Err(BuyError::Ended)), "{r:?}");
+    let unknown = seckill::domain::VoucherId::try_from(999_999).expect("id");
+    assert!(matches!(
+        sale::buy(&core, u[1], unknown).await,
+        Err(BuyError::NotFound)
+    ));
+
+    let status = sale::order_status(&core, u[0], id)
+        .await
+        .expect("status")
+        .expect("visible");
+    assert_eq!(status.status, OrderStatus::Queued);
+    assert!(
+        sale::order_status(&core, u[1], id)
+            .await
+            .expect("status")
+            .is_none(),
+        "not another's"
+    );
+}
+
+#[sqlx::test]
+async fn two_thousand_shoppers_on_a_stock_of_one_hundred(db: PgPool) {
+    let core = core(db, &[]).await;
+    let shoppers = users(&core, 2_000).await;
+    let v = voucher(&core, 100, 60, 3600).await;
+
+    let tasks: Vec<_> = shoppers
+        .iter()
+        .map(|u| {
+            let (core, u) = (core.clone(), *u);
+            tokio::spawn(async move { (u, sale::buy(&core, u, v).await) })
+        })
+        .collect();
+    let mut admitted = Vec::new();
+    for t in tasks {
+        match t.await.expect("task") {
+            (u, Ok(id)) => admitted.push((u, id)),
+            (_, Err(BuyError::SoldOut)) => {}
+            (_, Err(e)) => panic!("unexpected refusal {e}"),
+        }
+    }
+    assert_eq!(admitted.len(), 100);
+    let ids: HashSet<OrderId> = admitted.iter().map(|a| a.1).collect();
+    assert_eq!(ids.len(), 100, "IDs are unique");
+
+    let report = Worker::new(core.clone(), "w1")
+        .await
+        .expect("worker")
+        .drain()
+        .await
+        .expect("drain");
+    assert_eq!(report.written, 100);
+    assert_stock_conserved(&core, v, 100).await;
+    assert_eq!(redis_i64(&core, &core.keys.voucher(v).stock).await, Some(0));
+    let distinct: i64 =
+        sqlx::query_scalar("SELECT count(DISTINCT user_id) FROM orders WHERE voucher_id = $1")
+            .bind(v.get())
+            .fetch_one(&core.db)
+            .await
+            .expect("count");
+    assert_eq!(distinct, 100);
+    for (u, id) in admitted {
+        let s = sale::order_status(&core, u, id)
+            .await
+            .expect("status")
+            .expect("found");
+        assert_eq!(s.status, OrderStatus::Created);
+    }
+}
+
+#[sqlx::test]
+async fn one_shopper_firing_two_hundred_buys_gets_one_order(db: PgPool) {
+    let core = core(db, &[]).await;
+    let u = users(&core, 1).await[0];
+    let v = voucher(&core, 50, 60, 3600).await;
+    let tasks: Vec<_> = (0..200)
+        .map(|_| {
+            let core = core.clone();
+            tokio::spawn(async move { sale::buy(&core, u, v).await })
+        })
+        .collect();
+    let mut ok = 0;
+    for t in tasks {
+        match t.await.expect("task") {
+            Ok(_) => ok += 1,
+            Err(BuyError::AlreadyBought) => {}
+            Err(e) => panic!("unexpected {e}"),
+        }
+    }
+    assert_eq!(ok, 1);
+    Worker::new(core.clone(), "w")
+        .await
+        .expect("worker")
+        .drain()
+        .await
+        .expect("drain");
+    assert_eq!(written(&core, v).await, 1);
+    assert_stock_conserved(&core, v, 50).await;
+}
+
+#[sqlx::test]
+async fn a_worker_that_dies_before_its_commit_loses_nothing(db: PgPool) {
+    let core = core(db, &[]).await;
+    let shoppers = users(&core, 20).await;
+    let v = voucher(&core, 20, 60, 3600).await;
+    let mut ids = Vec::new();
+    for u in &shoppers {
+        ids.push((*u, sale::buy(&core, *u, v).await.expect("admitted")));
+    }
+    // Read the batch, then "crash": never write it.
+    let mut doomed = Worker::new(core.clone(), "doomed").await.expect("worker");
+    assert_eq!(doomed.read_new(None).await.expect("read").len(), 20);
+    drop(doomed);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+
+    let report = Worker::new(core.clone(), "heir")
+        .await
+        .expect("worker")
+        .drain()
+        .await
+        .expect("drain");
+    assert_eq!(report.written, 20);
+    for (u, id) in ids {
+        let s = sale::order_status(&core, u, id)
+            .await
+            .expect("status")
+            .expect("found");
+        assert_eq!(s.status, OrderStatus::Created);
+    }
+    assert_stock_conserved(&core, v, 20).await;
+}
+
+#[sqlx::test]
+async fn a_worker_that_dies_after_its_commit_is_not_written_twice(db: PgPool) {
+    let core = core(db, &[]).await;
+    let shoppers = users(&core, 10).await;
+    let v = voucher(&core, 10, 60, 3600).await;
+    for u in &shoppers {
+        sale::buy(&core, *u, v).await.expect("admitted");
+    }
+    let mut doomed = Worker::new(core.clone(), "doomed").await.expect("worker");
+    let batch = doomed.read_new(None).await.expect("read");
+    let orders: Vec<_> = batch
+        .iter()
+        .map(|d| *d.order.as_ref().expect("decodes"))
+        .collect();
+    // Commit, then "crash" before the acknowledgement.
+    store::orders::write_batch(&core.db, &orders)
+        .await
+        .expect("commit");
+    drop(doomed);
+    assert_eq!(written(&core, v).await, 10);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+
+    let report = Worker::new(core.clone(), "heir")
+        .await
+        .expect("worker")
+        .drain()
+        .await
+        .expect("drain");
+    assert_eq!(
+        report.written, 10,
+        "redelivered orders are reported written"
+    );
+    assert_eq!(written(&core, v).await, 10, "no second row");
+    assert_stock_conserved(&core, v, 10).await;
+    assert_eq!(
+        xlen(&core, &core.keys.voucher(v).orders).await,
+        0,
+        "acknowledged entries trimmed"
+    );
+}
+
+#[sqlx::test]
+async fn a_poison_entry_goes_to_the_dead_letters_and_gives_back(db: PgPool) {
+    let core = core(db, &[]).await;
+    let real = users(&core, 1).await[0];
+    let v = voucher(&core, 5, 60, 3600).await;
+    // A user that does not exist in PostgreSQL: its insert violates the foreign key every time.
+    let ghost = seckill::domain::UserId::try_from(987_654_321).expect("id");
+    let poison = sale::buy(&core, ghost, v).await.expect("admitted");
+    let good = sale::buy(&core, real, v).await.expect("admitted");
+    let k = core.keys.voucher(v);
+    assert_eq!(redis_i64(&core, &k.stock).await, Some(3));
+
+    let mut w = Worker::new(core.clone(), "w").await.expect("worker");
+    let mut dead = 0;
+    for _ in 0..20 {
+        let r = w.drain().await.expect("drain");
+        dead += r.dead_lettered;
+        if dead > 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    assert_eq!(dead, 1, "dead-lettered after the delivery limit");
+    assert_eq!(xlen(&core, &k.dead).await, 1);
+    assert_eq!(
+        redis_i64(&core, &k.stock).await,
+        Some(4),
+        "its unit went back"
+    );
+    let mut c = core.redis.clone();
+    let is_buyer: bool = redis::cmd("SISMEMBER")
+        .arg(&k.buyers)
+        .arg(ghost.get())
+        .query_async(&mut c)
+        .await
+        .expect("SISMEMBER");
+    assert!(!is_buyer, "its buyer was released");
+    let s = sale::order_status(&core, ghost, poison)
+        .await
+        .expect("status")
+        .expect("found");
+    assert!(
+        matches!(s.status, OrderStatus::Failed { ref reason } if reason.starts_with("dead_letter"))
+    );
+    let s = sale::order_status(&core, real, good)
+        .await
+        .expect("status")
+        .expect("found");
+    assert_eq!(
+        s.status,
+        OrderStatus::Created,
+        "the good order was not held up"
+    );
+    assert_stock_conserved(&core, v, 5).await;
+}
+
+#[sqlx::test]
+async fn after_redis_loses_a_sale_the_restore_cannot_oversell(db: PgPool) {
+    let core = core(db, &[]).await;
+    let shoppers = users(&core, 30).await;
+    let v = voucher(&core, 20, 60, 3600).await;
+    for u in &shoppers[..8] {
+        sale::buy(&core, *u, v).await.expect("admitted");
+    }
+    Worker::new(core.clone(), "w")
+        .await
+        .expect("worker")
+        .drain()
+        .await
+        .expect("drain");
+    for u in &shoppers[8..12] {
+        sale::buy(&core, *u, v).await.expect("admitted");
+    }
+    // Lose the stock key (a partial loss keeps the queue; the rebuild must count it).
+    let k = core.keys.voucher(v);
+    let mut c = core.redis.clone();
+    let _: () = redis::cmd("DEL")
+        .arg(&k.stock)
+        .arg(&k.buyers)
+        .query_async(&mut c)
+        .await
+        .expect("DEL");
+
+    let restored = store::vouchers::get(&core.db, v)
+        .await
+        .expect("get")
+        .expect("exists");
+    let outcome = catalog::preload(&core, &restored).await.expect("preload");
+    assert_eq!(
+        outcome,
+        seckill::scripts::PreloadOutcome::Rebuilt { stock: 8 },
+        "20 - 8 written - 4 queued"
+    );
+    // Earlier buyers (written and queued) are still refused.
+    assert!(matches!(
+        sale::buy(&core, shoppers[0], v).await,
+        Err(BuyError::AlreadyBought)
+    ));
+    assert!(matches!(
+        sale::buy(&core, shoppers[9], v).await,
+        Err(BuyError::AlreadyBought)
+    ));
+    let mut admitted = 0;
+    for u in &shoppers[12..] {
+        if sale::buy(&core, *u, v).await.is_ok() {
+            admitted += 1;
+        }
+    }
+    assert_eq!(admitted, 8);
+    Worker::new(core.clone(), "w")
+        .await
+        .expect("worker")
+        .drain()
+        .await
+        .expect("drain");
+    assert_eq!(written(&core, v).await, 20);
+    assert_stock_conserved(&core, v, 20).await;
+}
+
+#[sqlx::test]
+async fn a_sale_missing_from_redis_is_restored_on_the_next_buy(db: PgPool) {
+    let core = core(db, &[]).await;
+    let u = users(&core, 2).await;
+    let v = voucher(&core, 3, 60, 3600).await;
+    sale::buy(&core, u[0], v).await.expect("admitted");
+    Worker::new(core.clone(), "w")
+        .await
+        .expect("worker")
+        .drain()
+        .await
+        .expect("drain");
+    // Flush everything of this test's prefix.
+    let mut c = core.redis.clone();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{}*", core.keys.prefix().as_str()))
+        .query_async(&mut c)
+        .await
+        .expect("KEYS");
+    let _: () = redis::cmd("DEL")
+        .arg(&keys)
+        .query_async(&mut c)
+        .await
+        .expect("DEL");
+
+    assert!(matches!(
+        sale::buy(&core, u[0], v).await,
+        Err(BuyError::AlreadyBought)
+    ));
+    sale::buy(&core, u[1], v)
+        .await
+        .expect("admitted after restore");
+    assert_eq!(redis_i64(&core, &core.keys.voucher(v).stock).await, Some(1));
+}
