@@ -192,7 +192,7 @@ pub async fn my_orders(
                 created_at: s.order.issued_at(),
             }),
     );
-    views.sort_by(|a, b| b.order.cmp(&a.order));
+    views.sort_by_key(|v| std::cmp::Reverse(v.order));
     views.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
     Ok(views)
 }
