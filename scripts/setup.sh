@@ -15,7 +15,9 @@ for arg in "$@"; do
   esac
 done
 
-apt_install redis-server postgresql chromium nodejs npm curl
+apt_install redis-server postgresql chromium curl
+# Node.js: Debian's packages only when there is none (a Node.js that ships its own npm conflicts).
+command -v npm >/dev/null || apt_install nodejs npm
 command -v cargo >/dev/null || die "cargo is missing: install Rust with rustup first"
 rustup target add wasm32-unknown-unknown >/dev/null 2>&1 || log "warning: could not add the wasm32 target"
 

@@ -33,8 +33,12 @@ impl Application {
     /// Connects, migrates, preloads live vouchers, starts the worker and binds the listener
     /// (port 0 picks a free port: tests use that).
     pub async fn build(config: Config) -> anyhow::Result<Self> {
-        let addr = config.site_addr;
-        let core = Core::connect(config).await?;
+        Self::build_with(Core::connect(config).await?).await
+    }
+
+    /// Like [`Application::build`] on an existing [`Core`] (tests bring their own database).
+    pub async fn build_with(core: Core) -> anyhow::Result<Self> {
+        let addr = core.config.site_addr;
         core.migrate().await?;
         let loaded = catalog::preload_live(&core, chrono::Utc::now())
             .await

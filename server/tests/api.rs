@@ -1,0 +1,365 @@
+//! The REST API over real HTTP, against the real Redis and PostgreSQL: every error code of
+//! design.md §5 is produced by a real request.
+
+use std::collections::HashMap;
+
+use reqwest::{Client, StatusCode};
+use seckill::{Config, Core};
+use serde_json::{json, Value};
+use sqlx::PgPool;
+
+struct TestApp {
+    base: String,
+    core: Core,
+}
+
+async fn spawn_app(db: PgPool) -> TestApp {
+    let prefix = format!("api{}:", uuid::Uuid::new_v4().simple());
+    let mut vars: HashMap<&str, String> = HashMap::from([
+        ("SECKILL_KEY_PREFIX", prefix),
+        ("LEPTOS_SITE_ADDR", "127.0.0.1:0".to_owned()),
+        ("SECKILL_DEV_LOGIN", "true".to_owned()),
+        ("SECKILL_BUYS_PER_SECOND", "3".to_owned()),
+        ("SECKILL_WORKER_BLOCK_MS", "50".to_owned()),
+        (
+            "SECKILL_INSTANCE_ID",
+            format!("api-{}", uuid::Uuid::new_v4().simple()),
+        ),
+    ]);
+    if let Ok(url) = std::env::var("REDIS_URL") {
+        vars.insert("REDIS_URL", url);
+    }
+    let config = Config::from_lookup(|k| vars.get(k).cloned()).expect("config");
+    let core = Core::with_pool(config, db).await.expect("core");
+    let app = server::Application::build_with(core.clone())
+        .await
+        .expect("build");
+    let base = format!("http://{}", app.local_addr());
+    tokio::spawn(app.run_until_stopped());
+    TestApp { base, core }
+}
+
+fn client() -> Client {
+    Client::builder()
+        .cookie_store(true)
+        .build()
+        .expect("client")
+}
+
+impl TestApp {
+    async fn sign_in(&self, phone: &str) -> Client {
+        let c = client();
+        let r = c
+            .post(format!("{}/api/login/code", self.base))
+            .json(&json!({ "phone": phone }))
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), StatusCode::OK);
+        let code = r.json::<Value>().await.expect("json")["code"]
+            .as_str()
+            .expect("dev code")
+            .to_owned();
+        let r = c
+            .post(format!("{}/api/login", self.base))
+            .json(&json!({ "phone": phone, "code": code }))
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), StatusCode::OK);
+        let set_cookie = r
+            .headers()
+            .get("set-cookie")
+            .expect("cookie")
+            .to_str()
+            .expect("ascii")
+            .to_owned();
+        assert!(
+            set_cookie.contains("HttpOnly") && set_cookie.contains("SameSite=Lax"),
+            "{set_cookie}"
+        );
+        c
+    }
+
+    async fn create(&self, admin: &Client, begins_in: i64, lasts: i64, stock: i64) -> i64 {
+        let now = chrono::Utc::now();
+        let r = admin
+            .post(format!("{}/api/admin/vouchers", self.base))
+            .json(&json!({
+                "title": "API voucher", "description": "", "price_cents": 500, "stock": stock,
+                "begins_at": (now + chrono::Duration::seconds(begins_in)).to_rfc3339(),
+                "ends_at": (now + chrono::Duration::seconds(begins_in + lasts)).to_rfc3339(),
+            }))
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), StatusCode::CREATED);
+        r.json::<Value>().await.expect("json")["id"]
+            .as_i64()
+            .expect("id")
+    }
+}
+
+async fn expect_error(r: reqwest::Response, status: StatusCode, code: &str) -> Value {
+    assert_eq!(r.status(), status);
+    let body: Value = r.json().await.expect("json error body");
+    assert_eq!(body["error"], code, "{body}");
+    assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()));
+    body
+}
+
+#[sqlx::test]
+async fn sign_in_errors(db: PgPool) {
+    let app = spawn_app(db).await;
+    let c = client();
+    let url = |p: &str| format!("{}{p}", app.base);
+    expect_error(
+        c.post(url("/api/login/code"))
+            .json(&json!({ "phone": "12ab" }))
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::BAD_REQUEST,
+        "invalid_phone",
+    )
+    .await;
+    let ok = c
+        .post(url("/api/login/code"))
+        .json(&json!({ "phone": "13900000001" }))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(ok.status(), StatusCode::OK);
+    expect_error(
+        c.post(url("/api/login/code"))
+            .json(&json!({ "phone": "13900000001" }))
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::TOO_MANY_REQUESTS,
+        "rate_limited",
+    )
+    .await;
+    expect_error(
+        c.post(url("/api/login"))
+            .json(&json!({ "phone": "13900000001", "code": "000000x" }))
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::BAD_REQUEST,
+        "invalid_code",
+    )
+    .await;
+    expect_error(
+        c.post(url("/api/login"))
+            .body("{not json")
+            .header("content-type", "application/json")
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::BAD_REQUEST,
+        "bad_request",
+    )
+    .await;
+    expect_error(
+        c.post(url("/api/login/code"))
+            .json(&json!({ "phone": 42 }))
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::BAD_REQUEST,
+        "bad_request",
+    )
+    .await;
+    let health = c.get(url("/api/health")).send().await.expect("send");
+    assert_eq!(health.status(), StatusCode::OK);
+}
+
+#[sqlx::test]
+async fn admin_rules_and_validation(db: PgPool) {
+    let app = spawn_app(db).await;
+    let url = format!("{}/api/admin/vouchers", app.base);
+    let body = json!({ "title": "x", "price_cents": 1, "stock": 1, "begins_at": "2030-01-01T00:00:00Z", "ends_at": "2030-01-02T00:00:00Z" });
+    expect_error(
+        client().post(&url).json(&body).send().await.expect("send"),
+        StatusCode::UNAUTHORIZED,
+        "unauthenticated",
+    )
+    .await;
+    let shopper = app.sign_in("13900000002").await;
+    expect_error(
+        shopper.post(&url).json(&body).send().await.expect("send"),
+        StatusCode::FORBIDDEN,
+        "forbidden",
+    )
+    .await;
+    let admin = app.sign_in("13800000000").await;
+    let bad = json!({ "title": "", "price_cents": "lots", "stock": [1], "begins_at": "soon", "ends_at": "2020-01-01T00:00:00Z" });
+    let err = expect_error(
+        admin.post(&url).json(&bad).send().await.expect("send"),
+        StatusCode::BAD_REQUEST,
+        "invalid",
+    )
+    .await;
+    for field in ["title", "price_cents", "stock", "begins_at", "ends_at"] {
+        assert!(
+            err["fields"][field].is_string(),
+            "no message for {field}: {err}"
+        );
+    }
+    let id = app.create(&admin, -5, 3600, 10).await;
+    let r = client()
+        .get(format!("{}/api/vouchers/{id}", app.base))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), StatusCode::OK);
+    let v: Value = r.json().await.expect("json");
+    assert_eq!(
+        (
+            v["stock"].as_i64(),
+            v["remaining"].as_i64(),
+            v["status"].as_str()
+        ),
+        (Some(10), Some(10), Some("on_sale"))
+    );
+    expect_error(
+        client()
+            .get(format!("{}/api/vouchers/424242", app.base))
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::NOT_FOUND,
+        "not_found",
+    )
+    .await;
+    expect_error(
+        client()
+            .get(format!("{}/api/vouchers/abc", app.base))
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::NOT_FOUND,
+        "not_found",
+    )
+    .await;
+}
+
+#[sqlx::test]
+async fn buying_over_http(db: PgPool) {
+    let app = spawn_app(db).await;
+    let admin = app.sign_in("13800000000").await;
+    let open = app.create(&admin, -5, 3600, 1).await;
+    let later = app.create(&admin, 3600, 3600, 1).await;
+    let closing = app.create(&admin, -5, 6, 1).await;
+    let buy = |id: i64| format!("{}/api/vouchers/{id}/orders", app.base);
+
+    expect_error(
+        client().post(buy(open)).send().await.expect("send"),
+        StatusCode::UNAUTHORIZED,
+        "unauthenticated",
+    )
+    .await;
+    let alice = app.sign_in("13900000003").await;
+    let bob = app.sign_in("13900000004").await;
+    let r = alice.post(buy(open)).send().await.expect("send");
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+    let order_id = r.json::<Value>().await.expect("json")["order_id"]
+        .as_str()
+        .expect("decimal string")
+        .to_owned();
+    assert!(order_id.parse::<u64>().is_ok());
+    expect_error(
+        alice.post(buy(open)).send().await.expect("send"),
+        StatusCode::CONFLICT,
+        "already_bought",
+    )
+    .await;
+    expect_error(
+        bob.post(buy(open)).send().await.expect("send"),
+        StatusCode::CONFLICT,
+        "sold_out",
+    )
+    .await;
+    expect_error(
+        bob.post(buy(later)).send().await.expect("send"),
+        StatusCode::FORBIDDEN,
+        "not_started",
+    )
+    .await;
+    expect_error(
+        bob.post(buy(424_242)).send().await.expect("send"),
+        StatusCode::NOT_FOUND,
+        "not_found",
+    )
+    .await;
+    // Three attempts per second are allowed: the fourth in the same second is refused.
+    let mut codes = Vec::new();
+    for _ in 0..6 {
+        codes.push(bob.post(buy(open)).send().await.expect("send").status());
+    }
+    assert!(codes.contains(&StatusCode::TOO_MANY_REQUESTS), "{codes:?}");
+
+    // The owner sees the order reach `created`; someone else gets the 404 of an unknown ID.
+    let status_url = format!("{}/api/orders/{order_id}", app.base);
+    let mut last = Value::Null;
+    for _ in 0..50 {
+        last = alice
+            .get(&status_url)
+            .send()
+            .await
+            .expect("send")
+            .json()
+            .await
+            .expect("json");
+        if last["status"] == "created" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(last["status"], "created", "{last}");
+    assert_eq!(last["order_id"], order_id.as_str());
+    expect_error(
+        bob.get(&status_url).send().await.expect("send"),
+        StatusCode::NOT_FOUND,
+        "not_found",
+    )
+    .await;
+    expect_error(
+        alice
+            .get(format!("{}/api/orders/123", app.base))
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::NOT_FOUND,
+        "not_found",
+    )
+    .await;
+    expect_error(
+        alice
+            .get(format!("{}/api/orders/nope", app.base))
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::NOT_FOUND,
+        "not_found",
+    )
+    .await;
+
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let ended = bob.post(buy(closing)).send().await.expect("send");
+    expect_error(ended, StatusCode::FORBIDDEN, "ended").await;
+    let logout = alice
+        .post(format!("{}/api/logout", app.base))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(logout.status(), StatusCode::NO_CONTENT);
+    expect_error(
+        alice.get(&status_url).send().await.expect("send"),
+        StatusCode::UNAUTHORIZED,
+        "unauthenticated",
+    )
+    .await;
+    drop(app.core);
+}
