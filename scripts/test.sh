@@ -24,7 +24,7 @@ cargo test --workspace --exclude frontend
 port=${SECKILL_E2E_PORT:-3917}
 export LEPTOS_SITE_ADDR="127.0.0.1:$port" LEPTOS_SITE_ROOT="$ROOT/target/site" LEPTOS_SITE_PKG_DIR=pkg
 export SECKILL_DEV_LOGIN=true SECKILL_KEY_PREFIX="e2e-$port:" SECKILL_INSTANCE_ID="e2e-$port"
-export SECKILL_ADMIN_PHONES=13800000000 SECKILL_BUYS_PER_SECOND=50
+export SECKILL_ADMIN_PHONES=13800000000 SECKILL_BUYS_PER_SECOND=50 SECKILL_CODE_RESEND_MS=100
 log "starting the release server on $LEPTOS_SITE_ADDR for the browser tests"
 "$CARGO_TARGET_DIR/release/server" serve > "$ROOT/target/e2e-server.log" 2>&1 &
 server_pid=$!
