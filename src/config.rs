@@ -55,6 +55,7 @@ pub struct Config {
     /// instance resumes its own pending orders at once.
     pub instance_id: String,
     pub worker: WorkerConfig,
+    pub sweep: SweepConfig,
     pub auth: AuthConfig,
     pub limits: RateLimits,
     pub db_max_connections: u32,
@@ -71,6 +72,15 @@ pub struct WorkerConfig {
     pub reclaim_idle: Duration,
     /// Deliveries after which an entry goes to the dead letters.
     pub max_deliveries: u32,
+}
+
+/// Knobs of the housekeeping job (one instance at a time, see `sweeper`).
+#[derive(Debug, Clone)]
+pub struct SweepConfig {
+    /// How often each instance offers to run the job.
+    pub every: Duration,
+    /// How long after a sale ends its drained Redis state is retired.
+    pub retire_after: Duration,
 }
 
 /// Sign-in and session policy.
@@ -135,6 +145,10 @@ impl Config {
                 block: millis(&get, "SECKILL_WORKER_BLOCK_MS", 500)?,
                 reclaim_idle: millis(&get, "SECKILL_RECLAIM_IDLE_MS", 30_000)?,
                 max_deliveries: positive(&get, "SECKILL_MAX_DELIVERIES", 5)?,
+            },
+            sweep: SweepConfig {
+                every: millis(&get, "SECKILL_SWEEP_MS", 15_000)?,
+                retire_after: millis(&get, "SECKILL_RETIRE_AFTER_MS", 600_000)?,
             },
             auth: AuthConfig {
                 code_ttl: millis(&get, "SECKILL_CODE_TTL_MS", 300_000)?,

@@ -15,6 +15,7 @@
 //! | [`sale`] | admitting a purchase and reading an order's status |
 //! | [`queue`] | the durable order queue on Redis Streams and its worker |
 //! | [`store`] | PostgreSQL repositories |
+//! | [`sweeper`] | the housekeeping job: restore lost sales, retire finished ones |
 //! | [`auth`] | sign-in codes and sessions |
 //! | [`core`] | [`Core`], the handles every operation needs |
 
@@ -30,6 +31,7 @@ pub mod queue;
 pub mod sale;
 pub mod scripts;
 pub mod store;
+pub mod sweeper;
 
 pub use crate::core::Core;
 pub use config::Config;

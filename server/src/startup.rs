@@ -83,6 +83,7 @@ impl Application {
         let tasks = TaskTracker::new();
         let worker = Worker::new(core.clone(), core.config.instance_id.clone()).await?;
         tasks.spawn(worker.run(shutdown.clone()));
+        tasks.spawn(seckill::sweeper::run(core.clone(), shutdown.clone()));
         Ok(Self {
             listener,
             router,

@@ -186,6 +186,12 @@ impl LockClient {
                         needed: s.quorum,
                     });
                 }
+                if granted > 0 {
+                    // A split vote between contenders (RedLock): nobody holds the lock, so retry
+                    // soon, after a random delay that breaks the tie.
+                    let jitter = rand::random_range(1..=20);
+                    return Ok(Err(Some(Duration::from_millis(jitter))));
+                }
                 let retry = holder_ttl
                     .and_then(|t| u64::try_from(t).ok())
                     .map(Duration::from_millis);
@@ -195,25 +201,35 @@ impl LockClient {
     }
 
     /// Tries for up to `wait` (zero: a single attempt). `Ok(None)` when someone else still
-    /// holds the lock at the deadline.
+    /// holds the lock at the deadline. Too few answering nodes is an error at once with a zero
+    /// wait, and retried until the deadline otherwise.
     pub async fn try_acquire(
         &self,
         name: &str,
         wait: Duration,
     ) -> Result<Option<LockGuard>, LockError> {
         let deadline = Instant::now() + wait;
-        match self.attempt(name).await? {
-            Ok(guard) => return Ok(Some(guard)),
-            Err(_) if wait.is_zero() => return Ok(None),
-            Err(_) => {}
+        match self.attempt(name).await {
+            Ok(Ok(guard)) => return Ok(Some(guard)),
+            Ok(Err(_)) if wait.is_zero() => return Ok(None),
+            Ok(Err(_)) | Err(LockError::NoQuorum { .. }) if !wait.is_zero() => {}
+            Ok(Err(_)) => return Ok(None),
+            Err(e) => return Err(e),
         }
         let keys = self.shared.keys.lock(name);
         // Subscribe before the next attempt, so a release between the two is not missed.
         let mut releases = self.shared.nodes[0].subscribe(&keys.channel).await.ok();
         loop {
-            let holder_ttl = match self.attempt(name).await? {
-                Ok(guard) => return Ok(Some(guard)),
-                Err(ttl) => ttl,
+            let holder_ttl = match self.attempt(name).await {
+                Ok(Ok(guard)) => return Ok(Some(guard)),
+                Ok(Err(ttl)) => ttl,
+                // Too few nodes answered this time (a restart, a slow node): waiting means
+                // trying again until the deadline, then reporting it.
+                Err(e @ LockError::NoQuorum { .. }) if Instant::now() < deadline => {
+                    tracing::debug!(lock = name, error = %e, "no quorum; retrying");
+                    None
+                }
+                Err(e) => return Err(e),
             };
             let now = Instant::now();
             if now >= deadline {

@@ -1,5 +1,6 @@
 //! PostgreSQL: the pool, the embedded migrations and one repository per table group.
 
+pub mod jobs;
 pub mod orders;
 pub mod users;
 pub mod vouchers;

@@ -1,0 +1,18 @@
+-- Retires a finished sale's Redis state once nothing is left to write. Atomic, so no admission
+-- or settlement can slip between the checks and the deletes.
+--
+-- KEYS[1] sale hash   KEYS[2] stock   KEYS[3] buyers set   KEYS[4] queued hash
+-- KEYS[5] order stream (one hash slot; the caller removes the voucher from the registry after)
+-- ARGV[1] grace in ms after the sale's end
+-- Returns {0} retired, {1, ms} not yet (ends + grace is ms away), {2, n} n orders still queued
+-- or on the stream, {3} no sale state.
+local ends = redis.call('HGET', KEYS[1], 'ends_ms')
+if not ends then return {3} end
+local now = redis.call('TIME')
+local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+local due = tonumber(ends) + tonumber(ARGV[1])
+if now_ms < due then return {1, due - now_ms} end
+local left = redis.call('HLEN', KEYS[4]) + redis.call('XLEN', KEYS[5])
+if left > 0 then return {2, left} end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+return {0}
