@@ -2,7 +2,9 @@
 # The test command: every check, against real services and a real browser.
 #   1. tools and local services;  2. cargo fmt --check;  3. clippy -D warnings (ssr and hydrate);
 #   4. cargo test (unit + integration, real Redis and PostgreSQL);
-#   5. release build, server on a free port, Playwright journeys in Debian's Chromium.
+#   5. release build, server on a free port, Playwright journeys in Debian's Chromium;
+#   6. the benchmarks' smoke run (`bench all --quick`: a small rush over HTTP that still checks
+#      the invariants, the core and the lock); full benchmarks are scripts/bench.sh.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
@@ -33,3 +35,8 @@ for _ in $(seq 100); do curl -fs "http://$LEPTOS_SITE_ADDR/api/health" >/dev/nul
 curl -fs "http://$LEPTOS_SITE_ADDR/api/health" >/dev/null || { cat "$ROOT/target/e2e-server.log"; die "server did not become healthy"; }
 log "Playwright (Debian chromium)"
 (cd "$ROOT/end2end" && BASE_URL="http://$LEPTOS_SITE_ADDR" npx playwright test)
+
+log "benchmarks, smoke run (bench all --quick)"
+cargo build --release -p bench
+"$CARGO_TARGET_DIR/release/bench" all --quick
+log "all checks passed"

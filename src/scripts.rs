@@ -15,8 +15,11 @@ use crate::{
 
 const ORDER_ID_LIB: &str = include_str!("../lua/order_id.lua");
 
-static ADMIT: LazyLock<Script> =
-    LazyLock::new(|| Script::new(&[ORDER_ID_LIB, include_str!("../lua/admit.lua")].concat()));
+/// `lua/admit.lua` as written; it calls `next_order_id` from the ID library.
+pub const ADMIT_BODY: &str = include_str!("../lua/admit.lua");
+/// The admission script as Redis runs it: the ID library, then `lua/admit.lua`.
+pub static ADMIT_SOURCE: LazyLock<String> = LazyLock::new(|| [ORDER_ID_LIB, ADMIT_BODY].concat());
+static ADMIT: LazyLock<Script> = LazyLock::new(|| Script::new(&ADMIT_SOURCE));
 static NEXT_ORDER_ID: LazyLock<Script> = LazyLock::new(|| {
     Script::new(&[ORDER_ID_LIB, include_str!("../lua/next_order_id.lua")].concat())
 });

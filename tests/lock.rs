@@ -133,7 +133,10 @@ async fn a_holder_that_dies_frees_the_lock_after_its_lease_not_before() {
 
     let died = Instant::now();
     let left = pttl(&lock_key).await;
-    assert!(left > 0, "the dead holder's lease is still running ({left} ms)");
+    assert!(
+        left > 0,
+        "the dead holder's lease is still running ({left} ms)"
+    );
     let other = locks(&keys, options(600, false));
     assert!(
         other
@@ -217,10 +220,7 @@ async fn a_non_owner_cannot_release_and_an_expired_owner_does_not_delete_the_new
         .await
         .expect("try")
         .expect("granted after expiry");
-    assert!(matches!(
-        guard.release().await,
-        Err(LockError::NotOwner(_))
-    ));
+    assert!(matches!(guard.release().await, Err(LockError::NotOwner(_))));
     let owner: Option<String> = redis::cmd("HGET")
         .arg(&lock.lock)
         .arg("owner")
@@ -426,9 +426,11 @@ async fn fences_strictly_increase_and_a_stale_holders_write_is_rejected(db: PgPo
         .expect("try")
         .expect("granted after the stale lease");
     assert!(fresh.fence() > stale.fence());
-    assert!(store::vouchers::record_preload(&core.db, voucher, fresh.fence())
-        .await
-        .expect("write"));
+    assert!(
+        store::vouchers::record_preload(&core.db, voucher, fresh.fence())
+            .await
+            .expect("write")
+    );
     assert!(
         !store::vouchers::record_preload(&core.db, voucher, stale.fence())
             .await
@@ -469,7 +471,14 @@ impl Fleet {
                 .port();
             let child = Command::new("redis-server")
                 .args(["--bind", "127.0.0.1", "--port", &port.to_string()])
-                .args(["--save", "", "--appendonly", "no", "--protected-mode", "yes"])
+                .args([
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    "--protected-mode",
+                    "yes",
+                ])
                 .arg("--dir")
                 .arg(&dir)
                 .stdout(Stdio::null())

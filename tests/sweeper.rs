@@ -54,7 +54,9 @@ async fn a_live_sale_lost_from_redis_is_restored_by_the_sweep(db: PgPool) {
         .drain()
         .await
         .expect("drain");
-    sale::buy(&core, u[1], v).await.expect("admitted, still queued");
+    sale::buy(&core, u[1], v)
+        .await
+        .expect("admitted, still queued");
     let k = core.keys.voucher(v);
     let mut c = core.redis.clone();
     let _: () = redis::cmd("DEL")
@@ -114,7 +116,11 @@ async fn a_finished_sale_is_retired_only_once_drained(db: PgPool) {
         .expect("status")
         .expect("found");
     assert_eq!(status.status, seckill::domain::OrderStatus::Created);
-    assert_eq!(written(&core, v).await, 1, "the order lives on in PostgreSQL");
+    assert_eq!(
+        written(&core, v).await,
+        1,
+        "the order lives on in PostgreSQL"
+    );
 }
 
 #[sqlx::test]

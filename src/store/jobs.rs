@@ -4,7 +4,12 @@ use sqlx::PgPool;
 
 /// Records that `instance` starts `job` under fencing token `fence`. `false` (nothing written)
 /// when a run with a newer token was already recorded: the caller's lock is stale.
-pub async fn begin(db: &PgPool, job: &str, fence: i64, instance: &str) -> Result<bool, sqlx::Error> {
+pub async fn begin(
+    db: &PgPool,
+    job: &str,
+    fence: i64,
+    instance: &str,
+) -> Result<bool, sqlx::Error> {
     let updated = sqlx::query(
         "INSERT INTO job_runs (name, fence, instance) VALUES ($1, $2, $3)
          ON CONFLICT (name) DO UPDATE

@@ -1,0 +1,103 @@
+//! `bench`: the benchmarks, kept apart from the tests. Run it through `scripts/bench.sh`, which
+//! installs what is missing, starts the local services and builds the release server first.
+//!
+//! ```text
+//! bench rush [--quick] [--shoppers N] [--stock N] [--conns N] [--profile]
+//!     sale day over real HTTP against a release server; checks invariants I1–I4
+//! bench core [--quick]   admissions/s of the Lua script (ID drawn inside vs a second round
+//!                        trip) and the order worker's drain rate into PostgreSQL
+//! bench lock [--quick]   acquire+release pairs/s (uncontended, 50 contenders), wake-up latency
+//! bench all [--quick]    the three in turn
+//! ```
+//! A full run appends its figures to BENCHMARKS.md; every run writes JSON to
+//! `target/bench/<name>.json`. `--no-record` leaves BENCHMARKS.md alone.
+
+mod corebench;
+mod lockbench;
+mod report;
+mod rush;
+mod scratch;
+
+use anyhow::{bail, Context};
+
+/// Command-line options shared by the benchmarks.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub quick: bool,
+    pub record: bool,
+    pub profile: bool,
+    pub shoppers: Option<usize>,
+    pub stock: Option<usize>,
+    pub conns: Option<usize>,
+    /// The command line, as it goes into BENCHMARKS.md.
+    pub command: String,
+}
+
+impl Options {
+    fn parse(args: &[String]) -> anyhow::Result<Self> {
+        let mut o = Self {
+            quick: false,
+            record: true,
+            profile: false,
+            shoppers: None,
+            stock: None,
+            conns: None,
+            command: format!("scripts/bench.sh {}", args.join(" ")),
+        };
+        let mut it = args.iter().skip(1);
+        while let Some(a) = it.next() {
+            let mut number = |name: &str| -> anyhow::Result<usize> {
+                let v = it.next().with_context(|| format!("{name} needs a value"))?;
+                let n: usize = v
+                    .parse()
+                    .with_context(|| format!("{name}: {v:?} is not a number"))?;
+                if n == 0 {
+                    bail!("{name} must be positive");
+                }
+                Ok(n)
+            };
+            match a.as_str() {
+                "--quick" => o.quick = true,
+                "--no-record" => o.record = false,
+                "--profile" => o.profile = true,
+                "--shoppers" => o.shoppers = Some(number("--shoppers")?),
+                "--stock" => o.stock = Some(number("--stock")?),
+                "--conns" => o.conns = Some(number("--conns")?),
+                other => bail!("unknown option {other:?}\n{USAGE}"),
+            }
+        }
+        // Quick runs are smoke tests: they check, they do not publish figures.
+        if o.quick {
+            o.record = false;
+        }
+        Ok(o)
+    }
+}
+
+const USAGE: &str = "usage: bench <rush|core|lock|all> [--quick] [--no-record] [--profile] \
+                     [--shoppers N] [--stock N] [--conns N]";
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .init();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(cmd) = args.first() else {
+        bail!("{USAGE}");
+    };
+    let options = Options::parse(&args)?;
+    match cmd.as_str() {
+        "rush" => rush::run(&options).await,
+        "core" => corebench::run(&options).await,
+        "lock" => lockbench::run(&options).await,
+        "all" => {
+            lockbench::run(&options).await?;
+            corebench::run(&options).await?;
+            rush::run(&options).await
+        }
+        other => bail!("unknown benchmark {other:?}\n{USAGE}"),
+    }
+}

@@ -1,0 +1,201 @@
+//! A scratch environment per run: a database of its own on the local PostgreSQL (dropped at the
+//! end) and a Redis key prefix of its own (deleted at the end), so benchmarks never touch the
+//! product's data or each other's.
+
+use std::collections::HashMap;
+
+use anyhow::Context;
+use chrono::{Duration, Utc};
+use futures::{StreamExt, TryStreamExt};
+use seckill::{
+    auth::{Admin, Principal},
+    catalog,
+    config::{DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL},
+    domain::{Phone, UserId, VoucherDraft, VoucherId},
+    store, Config, Core,
+};
+use sqlx::{Connection, PgConnection};
+
+pub struct Scratch {
+    pub core: Core,
+    /// The variables a server needs to see the same data.
+    pub env: Vec<(String, String)>,
+    base_url: String,
+    db_name: String,
+}
+
+impl Scratch {
+    pub async fn new(label: &str) -> anyhow::Result<Self> {
+        let base_url =
+            std::env::var("DATABASE_URL").unwrap_or_else(|_| DEFAULT_DATABASE_URL.to_owned());
+        let redis_url = std::env::var("REDIS_URL").unwrap_or_else(|_| DEFAULT_REDIS_URL.to_owned());
+        let db_name = format!("bench_{label}_{}", std::process::id());
+        let mut admin = PgConnection::connect(&base_url)
+            .await
+            .context("connecting to PostgreSQL (start it with scripts/services.sh start)")?;
+        for sql in [
+            format!("DROP DATABASE IF EXISTS {db_name}"),
+            format!("CREATE DATABASE {db_name}"),
+        ] {
+            sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+                .execute(&mut admin)
+                .await
+                .context("creating the scratch database")?;
+        }
+        let db_url = with_database(&base_url, &db_name);
+        let env: Vec<(String, String)> = vec![
+            ("DATABASE_URL".into(), db_url),
+            ("REDIS_URL".into(), redis_url),
+            (
+                "SECKILL_KEY_PREFIX".into(),
+                format!("bench-{}:", uuid::Uuid::new_v4().simple()),
+            ),
+            ("SECKILL_ADMIN_PHONES".into(), "13800000000".into()),
+        ];
+        let vars: HashMap<String, String> = env.iter().cloned().collect();
+        let config = Config::from_lookup(|k| vars.get(k).cloned())?;
+        let core = Core::connect(config).await?;
+        core.migrate().await?;
+        Ok(Self {
+            core,
+            env,
+            base_url,
+            db_name,
+        })
+    }
+
+    /// `n` shoppers (fast set-up, not measured).
+    pub async fn users(&self, n: usize) -> anyhow::Result<Vec<(UserId, Phone)>> {
+        let mut out = Vec::with_capacity(n);
+        let phones: Vec<Phone> = (0..n)
+            .map(|i| Phone::try_from(format!("17{i:09}").as_str()))
+            .collect::<Result<_, _>>()?;
+        for chunk in phones.chunks(20_000) {
+            let ids = store::users::upsert_many(&self.core.db, chunk).await?;
+            out.extend(ids.into_iter().zip(chunk.iter().cloned()));
+        }
+        Ok(out)
+    }
+
+    /// A session per shopper (what a sign-in would leave), `concurrency` at a time.
+    pub async fn sessions(&self, users: &[(UserId, Phone)]) -> anyhow::Result<Vec<String>> {
+        futures::stream::iter(users.iter().cloned())
+            .map(|(u, p)| {
+                let core = self.core.clone();
+                async move {
+                    seckill::auth::open_session(&core, u, p)
+                        .await
+                        .map(|s| s.token)
+                }
+            })
+            .buffered(256)
+            .try_collect()
+            .await
+            .context("opening sessions")
+    }
+
+    pub async fn admin(&self) -> anyhow::Result<Admin> {
+        let phone = Phone::try_from("13800000000")?;
+        let user = store::users::upsert_by_phone(&self.core.db, &phone).await?;
+        Principal {
+            user,
+            phone,
+            is_admin: true,
+        }
+        .as_admin()
+        .context("the bench admin is configured as admin")
+    }
+
+    /// A voucher whose sale opens `opens_in` from now and lasts an hour.
+    pub async fn voucher(&self, stock: usize, opens_in: Duration) -> anyhow::Result<VoucherId> {
+        let begins = Utc::now() + opens_in;
+        let draft = VoucherDraft {
+            title: "Rush voucher".into(),
+            description: "benchmark".into(),
+            price_cents: "100".into(),
+            stock: stock.to_string(),
+            begins_at: begins.to_rfc3339(),
+            ends_at: (begins + Duration::hours(1)).to_rfc3339(),
+        };
+        catalog::create_voucher(
+            &self.core,
+            &self.admin().await?,
+            &draft,
+            Utc::now() - Duration::seconds(5),
+        )
+        .await
+        .context("creating the voucher")
+    }
+
+    /// Deletes the scratch keys and drops the scratch database.
+    pub async fn cleanup(self) -> anyhow::Result<()> {
+        let mut redis = self.core.redis.clone();
+        let pattern = format!("{}*", self.core.keys.prefix().as_str());
+        let mut cursor: u64 = 0;
+        loop {
+            let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(&pattern)
+                .arg("COUNT")
+                .arg(1000)
+                .query_async(&mut redis)
+                .await?;
+            if !keys.is_empty() {
+                let _: () = redis::cmd("UNLINK")
+                    .arg(&keys)
+                    .query_async(&mut redis)
+                    .await?;
+            }
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+        self.core.db.close().await;
+        let mut admin = PgConnection::connect(&self.base_url).await?;
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+            self.db_name
+        )))
+        .execute(&mut admin)
+        .await?;
+        Ok(())
+    }
+}
+
+/// `url` with its database path replaced by `name`.
+fn with_database(url: &str, name: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let authority_end = base.find("://").map_or(0, |i| i + 3);
+    let path_start = base[authority_end..]
+        .find('/')
+        .map_or(base.len(), |i| authority_end + i);
+    let mut out = format!("{}/{name}", &base[..path_start]);
+    if let Some(q) = query {
+        out.push('?');
+        out.push_str(q);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_database;
+
+    #[test]
+    fn replaces_only_the_database() {
+        assert_eq!(
+            with_database("postgres://u:p@127.0.0.1:15432/seckill", "b1"),
+            "postgres://u:p@127.0.0.1:15432/b1"
+        );
+        assert_eq!(
+            with_database("postgres://h/db?sslmode=disable", "b2"),
+            "postgres://h/b2?sslmode=disable"
+        );
+        assert_eq!(with_database("postgres://h", "b3"), "postgres://h/b3");
+    }
+}

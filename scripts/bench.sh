@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The benchmark command (kept apart from the tests):
+#   scripts/bench.sh rush [--quick] [--shoppers N] [--stock N] [--conns N] [--profile]
+#   scripts/bench.sh core [--quick]     scripts/bench.sh lock [--quick]     scripts/bench.sh all
+# Installs what is missing, starts the local services, builds the release server and the bench,
+# then runs it. Full runs append to BENCHMARKS.md; every run writes target/bench/<name>.json.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+
+"$ROOT/scripts/setup.sh"
+eval "$("$ROOT/scripts/services.sh" start)"
+case "${1:-}" in
+  rush | all) "$ROOT/scripts/build.sh" --release ;;
+esac
+log "building the bench (release)"
+cargo build --release -p bench
+export LEPTOS_SITE_ROOT="$ROOT/target/site" LEPTOS_SITE_PKG_DIR=pkg
+exec "$CARGO_TARGET_DIR/release/bench" "$@"
