@@ -15,7 +15,8 @@ for arg in "$@"; do
   esac
 done
 
-apt_install redis-server postgresql chromium curl
+# gcc: the linker rustc calls, and the C parts of some crates (mimalloc).
+apt_install redis-server postgresql chromium curl gcc libc6-dev
 # Node.js: Debian's packages only when there is none (a Node.js that ships its own npm conflicts).
 command -v npm >/dev/null || apt_install nodejs npm
 command -v cargo >/dev/null || die "cargo is missing: install Rust with rustup first"

@@ -718,7 +718,8 @@ impl Profiler {
             .lines()
             .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
             .take(25)
-            .map(str::to_owned)
+            // Drop the empty call-graph columns and the padding.
+            .map(|l| l.trim_end_matches([' ', '-']).to_owned())
             .collect();
         Ok(top)
     }

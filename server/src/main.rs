@@ -7,6 +7,10 @@
 use anyhow::Context;
 use seckill::Config;
 
+// glibc's malloc/free were a fifth of the server's CPU under the rush (BENCHMARKS.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
