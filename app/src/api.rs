@@ -1,6 +1,10 @@
 //! Server functions the UI calls. Each is a thin adapter: read the core and the session, call
 //! one core function, map its error. The REST API (server crate) adapts the same functions.
 
+// A form's server function takes one argument per field (create_voucher has eight); the
+// `server` macro copies them into client and server code, so the allowance is module-wide.
+#![allow(clippy::too_many_arguments)]
+
 use leptos::prelude::*;
 
 use crate::{
@@ -29,6 +33,20 @@ pub mod convert {
             ends_at: s.voucher.window.ends_at(),
             status: status.as_str().to_owned(),
         }
+    }
+
+    /// The instant a form sent: the browser's RFC 3339 value when it has one, else the
+    /// `datetime-local` text read as UTC. Unparsable text goes through as typed, so the core's
+    /// validation names the field.
+    pub fn instant(rfc3339: &str, local: &str) -> String {
+        if !rfc3339.trim().is_empty() {
+            return rfc3339.trim().to_owned();
+        }
+        let local = local.trim();
+        ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S"]
+            .iter()
+            .find_map(|f| chrono::NaiveDateTime::parse_from_str(local, f).ok())
+            .map_or_else(|| local.to_owned(), |t| t.and_utc().to_rfc3339())
     }
 
     pub fn order(v: sale::OrderView) -> OrderView {
@@ -129,4 +147,35 @@ pub async fn order_status(order_id: String) -> Result<OrderView, AppError> {
         .await?
         .map(convert::order)
         .ok_or(AppError::NotFound)
+}
+
+/// Creates a voucher (admins only) and returns its ID. `begins_at`/`ends_at` are RFC 3339 from
+/// the browser (its local time zone, converted when hydrated); without JavaScript they are
+/// empty and the `*_local` inputs are read as UTC. The core validates every field.
+#[server(prefix = "/sf")]
+pub async fn create_voucher(
+    title: String,
+    description: String,
+    price_cents: String,
+    stock: String,
+    begins_local: String,
+    ends_local: String,
+    #[server(default)] begins_at: String,
+    #[server(default)] ends_at: String,
+) -> Result<i64, AppError> {
+    let core = crate::ssr::core()?;
+    let principal = crate::ssr::signed_in(&core).await?;
+    let admin = principal.as_admin().ok_or(AppError::Forbidden)?;
+    let draft = seckill::domain::VoucherDraft {
+        title,
+        description,
+        price_cents,
+        stock,
+        begins_at: convert::instant(&begins_at, &begins_local),
+        ends_at: convert::instant(&ends_at, &ends_local),
+    };
+    let id = seckill::catalog::create_voucher(&core, &admin, &draft, chrono::Utc::now()).await?;
+    // Browsers without JavaScript posted a plain form: send them to the new voucher.
+    leptos_axum::redirect(&format!("/vouchers/{id}"));
+    Ok(id.get())
 }

@@ -51,6 +51,7 @@ pub fn App() -> impl IntoView {
                 <A href="/" attr:class="brand">"秒杀 Seckill"</A>
                 <nav>
                     <A href="/">"Vouchers"</A>
+                    <A href="/admin/vouchers/new">"New voucher"</A>
                     <A href="/login">"Sign in"</A>
                 </nav>
             </header>
@@ -59,6 +60,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/") view=pages::home::HomePage/>
                     <Route path=path!("/login") view=pages::login::LoginPage/>
                     <Route path=path!("/vouchers/:id") view=pages::voucher::VoucherPage/>
+                    <Route path=path!("/admin/vouchers/new") view=pages::admin::NewVoucherPage/>
                 </Routes>
             </main>
         </Router>

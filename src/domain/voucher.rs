@@ -163,12 +163,12 @@ impl NewVoucher {
         };
         let begins = instant(&draft.begins_at);
         if begins.is_none() {
-            errors.push("begins_at", "must be a date and time with a UTC offset");
+            errors.push("begins_at", instant_message(&draft.begins_at));
         }
         let ends = instant(&draft.ends_at);
         let window = match (begins, ends) {
             (_, None) => {
-                errors.push("ends_at", "must be a date and time with a UTC offset");
+                errors.push("ends_at", instant_message(&draft.ends_at));
                 None
             }
             (_, Some(e)) if e <= now => {
@@ -256,6 +256,15 @@ pub struct Voucher {
     pub created_at: DateTime<Utc>,
 }
 
+/// Why a date-time field did not parse.
+fn instant_message(raw: &str) -> &'static str {
+    if raw.trim().is_empty() {
+        "is required"
+    } else {
+        "must be a date and time with a UTC offset"
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -306,8 +315,21 @@ mod tests {
             Some("must be a whole number of cents")
         );
         assert_eq!(errors.get("stock"), Some("must be between 1 and 10000000"));
-        assert!(errors.get("begins_at").is_some());
+        assert_eq!(
+            errors.get("begins_at"),
+            Some("must be a date and time with a UTC offset")
+        );
         assert_eq!(errors.get("ends_at"), Some("must be in the future"));
+    }
+
+    #[test]
+    fn empty_times_are_required_not_malformed() {
+        let mut d = draft();
+        d.begins_at = " ".into();
+        d.ends_at = String::new();
+        let errors = NewVoucher::parse(&d, now()).expect_err("invalid");
+        assert_eq!(errors.get("begins_at"), Some("is required"));
+        assert_eq!(errors.get("ends_at"), Some("is required"));
     }
 
     #[test]

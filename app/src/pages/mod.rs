@@ -1,5 +1,6 @@
 //! One module per page.
 
+pub mod admin;
 pub mod home;
 pub mod login;
 pub mod voucher;

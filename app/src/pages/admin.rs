@@ -1,0 +1,120 @@
+//! The admin's create-voucher form. The core validates (the same rules and messages as
+//! `POST /api/admin/vouchers`); the form shows each message under its field. Times are typed in
+//! the admin's local time zone and sent as RFC 3339 (UTC offset included), stored as UTC.
+
+use leptos::prelude::*;
+use leptos_router::{components::Redirect, hooks::use_navigate};
+
+use crate::api::{whoami, CreateVoucher};
+
+/// `/admin/vouchers/new`: admins get the form, other shoppers a 403, anonymous users sign in.
+#[component]
+pub fn NewVoucherPage() -> impl IntoView {
+    let me = Resource::new(|| (), |_| whoami());
+    view! {
+        <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
+            {move || me.get().map(|r| match r {
+                Ok(Some(m)) if m.is_admin => view! { <NewVoucherForm/> }.into_any(),
+                Ok(Some(_)) => view! { <Forbidden/> }.into_any(),
+                Ok(None) => view! { <Redirect path="/login"/> }.into_any(),
+                Err(e) => view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any(),
+            })}
+        </Suspense>
+    }
+}
+
+/// Signed in, but not an admin.
+#[component]
+pub fn Forbidden() -> impl IntoView {
+    #[cfg(feature = "ssr")]
+    {
+        if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
+            resp.set_status(http::StatusCode::FORBIDDEN);
+        }
+    }
+    view! {
+        <section class="panel" data-testid="forbidden">
+            <h1>"403: admins only"</h1>
+            <p>"This page is for the shop's admins. Your account can buy vouchers, not create them."</p>
+            <p><a href="/">"Back to the vouchers"</a></p>
+        </section>
+    }
+}
+
+#[component]
+fn NewVoucherForm() -> impl IntoView {
+    let create = ServerAction::<CreateVoucher>::new();
+    let begins_local = RwSignal::new(String::new());
+    let ends_local = RwSignal::new(String::new());
+    let navigate = use_navigate();
+    Effect::new(move |_| {
+        if let Some(Ok(id)) = create.value().get() {
+            navigate(&format!("/vouchers/{id}"), Default::default());
+        }
+    });
+    let error = move |field: &'static str| {
+        move || {
+            create
+                .value()
+                .get()
+                .and_then(Result::err)
+                .and_then(|e| e.field(field))
+                .map(|m| {
+                    view! {
+                        <p class="error field-error" data-testid=format!("error-{field}")>{m}</p>
+                    }
+                })
+        }
+    };
+    view! {
+        <section class="panel narrow">
+            <h1>"New voucher"</h1>
+            <ActionForm action=create>
+                <label for="title">"Title"</label>
+                <input id="title" name="title" maxlength="100" data-testid="title"/>
+                {error("title")}
+                <label for="description">"Description"</label>
+                <textarea id="description" name="description" rows="3" data-testid="description"></textarea>
+                {error("description")}
+                <label for="price_cents">"Price (in cents: 990 is ¥9.90)"</label>
+                <input id="price_cents" name="price_cents" inputmode="numeric" data-testid="price"/>
+                {error("price_cents")}
+                <label for="stock">"Stock"</label>
+                <input id="stock" name="stock" inputmode="numeric" data-testid="stock"/>
+                {error("stock")}
+                <label for="begins_local">"Sale opens"</label>
+                <input id="begins_local" name="begins_local" type="datetime-local" data-testid="begins"
+                    bind:value=begins_local/>
+                <input type="hidden" name="begins_at" prop:value=move || browser_rfc3339(&begins_local.get())/>
+                {error("begins_at")}
+                <label for="ends_local">"Sale closes"</label>
+                <input id="ends_local" name="ends_local" type="datetime-local" data-testid="ends"
+                    bind:value=ends_local/>
+                <input type="hidden" name="ends_at" prop:value=move || browser_rfc3339(&ends_local.get())/>
+                {error("ends_at")}
+                <p class="hint">"Times are in your time zone (UTC when JavaScript is off)."</p>
+                <button type="submit" class="primary" data-testid="create">"Create and preload"</button>
+            </ActionForm>
+            {move || create.value().get().and_then(Result::err).map(|e| view! {
+                <p class="error" role="alert" data-testid="create-error" data-code=e.code()>{e.to_string()}</p>
+            })}
+        </section>
+    }
+}
+
+/// A `datetime-local` value in the browser's time zone as RFC 3339; empty on the server (the
+/// server then reads the local text as UTC) or when the text is not a date-time.
+fn browser_rfc3339(local: &str) -> String {
+    #[cfg(feature = "hydrate")]
+    {
+        use chrono::TimeZone;
+        let parsed = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S"]
+            .iter()
+            .find_map(|f| chrono::NaiveDateTime::parse_from_str(local, f).ok());
+        if let Some(t) = parsed.and_then(|t| chrono::Local.from_local_datetime(&t).earliest()) {
+            return t.to_rfc3339();
+        }
+    }
+    let _ = local;
+    String::new()
+}
