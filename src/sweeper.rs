@@ -136,7 +136,9 @@ async fn sweep(core: &Core) -> Result<SweepReport, SweepError> {
 
 /// Offers to run the job every `SECKILL_SWEEP_MS` until `shutdown`.
 pub async fn run(core: Core, shutdown: CancellationToken) {
-    let mut every = tokio::time::interval(core.config.sweep.every);
+    // Start-up already preloaded the live sales (`catalog::preload_live`): first pass one period on.
+    let period = core.config.sweep.every;
+    let mut every = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {

@@ -54,6 +54,15 @@ async fn conn() -> redis::aio::MultiplexedConnection {
         .expect("connect")
 }
 
+/// Whether `client` is refused `name` right now (someone else holds it).
+async fn held_elsewhere(client: &LockClient, name: &str) -> bool {
+    client
+        .try_acquire(name, Duration::ZERO)
+        .await
+        .expect("try")
+        .is_none()
+}
+
 async fn pttl(key: &str) -> i64 {
     redis::cmd("PTTL")
         .arg(key)
@@ -139,11 +148,7 @@ async fn a_holder_that_dies_frees_the_lock_after_its_lease_not_before() {
     );
     let other = locks(&keys, options(600, false));
     assert!(
-        other
-            .try_acquire("job", Duration::ZERO)
-            .await
-            .expect("try")
-            .is_none(),
+        held_elsewhere(&other, "job").await,
         "not free before the lease ends"
     );
     let guard = other
@@ -173,11 +178,7 @@ async fn a_forgotten_guard_without_watchdog_expires_after_the_lease() {
     let mut lost = guard.lost();
     std::mem::forget(guard);
     let other = locks(&keys, options(300, false));
-    assert!(other
-        .try_acquire("job", Duration::ZERO)
-        .await
-        .expect("try")
-        .is_none());
+    assert!(held_elsewhere(&other, "job").await);
     let second = other
         .try_acquire("job", Duration::from_secs(2))
         .await
@@ -246,11 +247,7 @@ async fn the_watchdog_keeps_a_section_three_leases_long_exclusive_and_stops_at_r
     let mut probes = 0;
     while started.elapsed() < Duration::from_millis(1_000) {
         assert!(
-            rival
-                .try_acquire("job", Duration::ZERO)
-                .await
-                .expect("try")
-                .is_none(),
+            held_elsewhere(&rival, "job").await,
             "taken over after {:?}",
             started.elapsed()
         );
@@ -338,23 +335,13 @@ async fn reentrant_holds_count_up_and_down() {
 
     // Another task of the same process is another owner.
     let same_process = client.clone();
-    let other_task = tokio::spawn(async move {
-        same_process
-            .try_acquire("job", Duration::ZERO)
-            .await
-            .expect("try")
-            .is_none()
-    });
+    let other_task = tokio::spawn(async move { held_elsewhere(&same_process, "job").await });
     assert!(other_task.await.expect("task"), "another task is contended");
 
     innermost.release().await.expect("release 3");
     inner.release().await.expect("release 2");
     assert_eq!(count().await, Some(1));
-    assert!(rival
-        .try_acquire("job", Duration::ZERO)
-        .await
-        .expect("try")
-        .is_none());
+    assert!(held_elsewhere(&rival, "job").await);
     outer.release().await.expect("release 1");
     assert_eq!(count().await, None, "freed at zero");
     rival
@@ -573,11 +560,7 @@ async fn redlock_excludes_works_with_two_of_five_down_and_fails_cleanly_with_thr
         .expect("three of five still answer")
         .expect("granted with a quorum of 3");
     let rival = fleet.client(&keys, opts);
-    assert!(rival
-        .try_acquire("after-failures", Duration::ZERO)
-        .await
-        .expect("try")
-        .is_none());
+    assert!(held_elsewhere(&rival, "after-failures").await);
     g.release().await.expect("release on the live quorum");
 
     fleet.kill(4);

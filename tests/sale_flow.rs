@@ -130,12 +130,7 @@ async fn one_shopper_firing_two_hundred_buys_gets_one_order(db: PgPool) {
         }
     }
     assert_eq!(ok, 1);
-    Worker::new(core.clone(), "w")
-        .await
-        .expect("worker")
-        .drain()
-        .await
-        .expect("drain");
+    drain(&core).await;
     assert_eq!(written(&core, v).await, 1);
     assert_stock_conserved(&core, v, 50).await;
 }
@@ -277,12 +272,7 @@ async fn after_redis_loses_a_sale_the_restore_cannot_oversell(db: PgPool) {
     for u in &shoppers[..8] {
         sale::buy(&core, *u, v).await.expect("admitted");
     }
-    Worker::new(core.clone(), "w")
-        .await
-        .expect("worker")
-        .drain()
-        .await
-        .expect("drain");
+    drain(&core).await;
     for u in &shoppers[8..12] {
         sale::buy(&core, *u, v).await.expect("admitted");
     }
@@ -322,12 +312,7 @@ async fn after_redis_loses_a_sale_the_restore_cannot_oversell(db: PgPool) {
         }
     }
     assert_eq!(admitted, 8);
-    Worker::new(core.clone(), "w")
-        .await
-        .expect("worker")
-        .drain()
-        .await
-        .expect("drain");
+    drain(&core).await;
     assert_eq!(written(&core, v).await, 20);
     assert_stock_conserved(&core, v, 20).await;
 }
@@ -338,12 +323,7 @@ async fn a_sale_missing_from_redis_is_restored_on_the_next_buy(db: PgPool) {
     let u = users(&core, 2).await;
     let v = voucher(&core, 3, 60, 3600).await;
     sale::buy(&core, u[0], v).await.expect("admitted");
-    Worker::new(core.clone(), "w")
-        .await
-        .expect("worker")
-        .drain()
-        .await
-        .expect("drain");
+    drain(&core).await;
     // Flush everything of this test's prefix.
     let mut c = core.redis.clone();
     let keys: Vec<String> = redis::cmd("KEYS")

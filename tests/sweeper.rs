@@ -8,7 +8,6 @@ use std::time::Duration;
 use common::*;
 use seckill::{
     lock::{LockClient, LockOptions},
-    queue::Worker,
     sale,
     sweeper::{self, SweepOutcome},
 };
@@ -48,12 +47,7 @@ async fn a_live_sale_lost_from_redis_is_restored_by_the_sweep(db: PgPool) {
     let u = users(&core, 3).await;
     let v = voucher(&core, 5, 60, 3600).await;
     sale::buy(&core, u[0], v).await.expect("admitted");
-    Worker::new(core.clone(), "w")
-        .await
-        .expect("worker")
-        .drain()
-        .await
-        .expect("drain");
+    drain(&core).await;
     sale::buy(&core, u[1], v)
         .await
         .expect("admitted, still queued");
@@ -96,12 +90,7 @@ async fn a_finished_sale_is_retired_only_once_drained(db: PgPool) {
     assert!(report.retired.is_empty(), "an order is still queued");
     assert_eq!(report.draining, 1);
 
-    Worker::new(core.clone(), "w")
-        .await
-        .expect("worker")
-        .drain()
-        .await
-        .expect("drain");
+    drain(&core).await;
     let report = ran(&core).await;
     assert_eq!(report.retired, vec![v]);
     let k = core.keys.voucher(v);

@@ -135,20 +135,7 @@ async fn admissions(
 ) -> anyhow::Result<f64> {
     let core = &scratch.core;
     let voucher = VoucherId::try_from(1_000_000_000 + i64::from(round) * 2 + i64::from(two_trips))?;
-    let k = core.keys.voucher(voucher);
-    let now = chrono::Utc::now().timestamp_millis();
-    scripts::preload(
-        &mut core.redis.clone(),
-        &k,
-        &scripts::PreloadInput {
-            begins_ms: now - 1_000,
-            ends_ms: now + 3_600_000,
-            initial_stock: n as i64,
-            db_stock: n as i64,
-            buyers: &[],
-        },
-    )
-    .await?;
+    let k = scratch.redis_only_sale(voucher.get(), n).await?;
     let started = Instant::now();
     let admitted = futures::stream::iter(1..=n as i64)
         .map(|u| {

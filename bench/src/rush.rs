@@ -501,20 +501,9 @@ async fn check_invariants(
 async fn evalsha_ceiling(scratch: &Scratch, sc: &Scenario) -> anyhow::Result<f64> {
     let core = &scratch.core;
     let scratch_voucher = VoucherId::try_from(2_000_000_000)?;
-    let k = core.keys.voucher(scratch_voucher);
-    let now = Utc::now().timestamp_millis();
-    scripts::preload(
-        &mut core.redis.clone(),
-        &k,
-        &scripts::PreloadInput {
-            begins_ms: now - 1_000,
-            ends_ms: now + 3_600_000,
-            initial_stock: sc.stock as i64,
-            db_stock: sc.stock as i64,
-            buyers: &[],
-        },
-    )
-    .await?;
+    let k = scratch
+        .redis_only_sale(scratch_voucher.get(), sc.stock)
+        .await?;
     let sha: String = redis::cmd("SCRIPT")
         .arg("LOAD")
         .arg(scripts::ADMIT_SOURCE.as_str())

@@ -12,7 +12,8 @@ use seckill::{
     catalog,
     config::{DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL},
     domain::{Phone, UserId, VoucherDraft, VoucherId},
-    store, Config, Core,
+    keys::VoucherKeys,
+    scripts, store, Config, Core,
 };
 use sqlx::{Connection, PgConnection};
 
@@ -125,6 +126,27 @@ impl Scratch {
         )
         .await
         .context("creating the voucher")
+    }
+
+    /// A sale that exists only in Redis (no PostgreSQL row), open for the next hour with
+    /// `stock` units: what the admission-script measurements run against.
+    pub async fn redis_only_sale(&self, id: i64, stock: usize) -> anyhow::Result<VoucherKeys> {
+        let k = self.core.keys.voucher(VoucherId::try_from(id)?);
+        let now = Utc::now().timestamp_millis();
+        let stock = i64::try_from(stock)?;
+        scripts::preload(
+            &mut self.core.redis.clone(),
+            &k,
+            &scripts::PreloadInput {
+                begins_ms: now - 1_000,
+                ends_ms: now + 3_600_000,
+                initial_stock: stock,
+                db_stock: stock,
+                buyers: &[],
+            },
+        )
+        .await?;
+        Ok(k)
     }
 
     /// Deletes the scratch keys and drops the scratch database.

@@ -73,6 +73,16 @@ pub async fn voucher(core: &Core, stock: i64, opened_secs_ago: i64, lasts_secs: 
         .expect("create voucher")
 }
 
+/// Drains the queue with a fresh worker named `w` (set-up, not under test).
+pub async fn drain(core: &Core) -> seckill::queue::WorkerReport {
+    seckill::queue::Worker::new(core.clone(), "w")
+        .await
+        .expect("worker")
+        .drain()
+        .await
+        .expect("drain")
+}
+
 pub async fn redis_i64(core: &Core, key: &str) -> Option<i64> {
     let mut c = core.redis.clone();
     redis::cmd("GET")
