@@ -142,6 +142,8 @@ pub struct VoucherState {
     pub voucher: Voucher,
     /// Units left to admit (Redis), or PostgreSQL's count when Redis has no sale.
     pub remaining: i64,
+    /// Redis's own count, `None` when the sale is not (or no longer) preloaded.
+    pub redis_stock: Option<i64>,
     /// Orders admitted and not yet written.
     pub queued: i64,
 }
@@ -188,6 +190,7 @@ async fn with_live_counts(
         .zip(counts)
         .map(|(voucher, (stock, queued))| VoucherState {
             remaining: stock.unwrap_or(voucher.db_stock).max(0),
+            redis_stock: stock,
             queued,
             voucher,
         })

@@ -12,6 +12,7 @@
 //! | [`order_id`] | the global 64-bit order ID generator |
 //! | [`lock`] | the distributed lock (reentrant, watchdog, fencing, RedLock) |
 //! | [`catalog`] | creating, listing and preloading vouchers |
+//! | [`console`] | the admin console's figures: counts per voucher, sales over time |
 //! | [`sale`] | admitting a purchase and reading an order's status |
 //! | [`queue`] | the durable order queue on Redis Streams and its worker |
 //! | [`store`] | PostgreSQL repositories |
@@ -22,6 +23,7 @@
 pub mod auth;
 pub mod catalog;
 pub mod config;
+pub mod console;
 pub mod core;
 pub mod domain;
 pub mod keys;

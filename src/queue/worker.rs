@@ -18,7 +18,7 @@ use crate::{
     domain::VoucherId,
     keys::ORDER_GROUP,
     scripts::{self, ScriptError, SettleEntry, Settlement},
-    store::orders::{self, Decision, QueuedOrder, RejectReason},
+    store::orders::{self, Decision, QueuedOrder, RejectReason, DEAD_LETTER_PREFIX},
     Core,
 };
 
@@ -294,8 +294,10 @@ impl Worker {
                     report.dead_lettered += 1;
                 }
                 Ok(q) if d.deliveries > max => {
-                    let reason =
-                        format!("dead_letter: gave up after {} deliveries", d.deliveries - 1);
+                    let reason = format!(
+                        "{DEAD_LETTER_PREFIX}: gave up after {} deliveries",
+                        d.deliveries - 1
+                    );
                     orders::record_failure(&self.core.db, q, &reason).await?;
                     self.settle(&[(&d, *q, Settlement::DeadLetter, reason.as_str())])
                         .await?;
@@ -435,7 +437,7 @@ fn settlement_for(reason: &str) -> Settlement {
         Settlement::ReleaseBuyerOnly
     } else if reason == RejectReason::AlreadyBought.as_str() {
         Settlement::ReturnStockOnly
-    } else if reason.starts_with("dead_letter") {
+    } else if reason.starts_with(DEAD_LETTER_PREFIX) {
         Settlement::DeadLetter
     } else {
         Settlement::GiveBack

@@ -1,0 +1,135 @@
+//! The admin console's figures: every voucher with its live counts, and one voucher's sales
+//! over time.
+
+use chrono::{DateTime, TimeZone, Utc};
+
+use crate::{
+    catalog::{self, CatalogError, VoucherState},
+    domain::VoucherId,
+    store, Core,
+};
+
+/// A voucher with where each of its units is.
+#[derive(Debug, Clone)]
+pub struct VoucherCounts {
+    /// The voucher, Redis's stock left and the orders queued (admitted, not yet written).
+    pub state: VoucherState,
+    /// Orders written to PostgreSQL.
+    pub written: i64,
+    /// Orders the worker refused.
+    pub failed: i64,
+    /// Orders the worker gave up on (the voucher's dead-letter stream in Redis).
+    pub dead_lettered: i64,
+}
+
+/// The newest vouchers first, each with its counts: one Redis pipeline and two queries.
+pub async fn overview(core: &Core, limit: i64) -> Result<Vec<VoucherCounts>, CatalogError> {
+    let states = catalog::list(core, limit).await?;
+    if states.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<VoucherId> = states.iter().map(|s| s.voucher.id).collect();
+    let tallies = store::orders::tallies(&core.db, &ids).await?;
+    let mut pipe = redis::pipe();
+    for id in &ids {
+        pipe.xlen(core.keys.voucher(*id).dead);
+    }
+    let mut redis = core.redis.clone();
+    let dead: Vec<i64> = pipe.query_async(&mut redis).await?;
+    Ok(states
+        .into_iter()
+        .zip(tallies)
+        .zip(dead)
+        .map(|((state, tally), dead_lettered)| VoucherCounts {
+            state,
+            written: tally.written,
+            failed: tally.failed,
+            dead_lettered,
+        })
+        .collect())
+}
+
+/// Orders written per interval of admission time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SalesSeries {
+    /// Where bucket 0 starts.
+    pub start: DateTime<Utc>,
+    /// Width of every bucket.
+    pub bucket_secs: i64,
+    /// Orders admitted in each bucket, zeros included.
+    pub counts: Vec<i64>,
+}
+
+/// At most this many buckets: enough for a readable chart on a phone.
+pub const MAX_BUCKETS: i64 = 60;
+
+/// Bucket widths people read easily, in seconds.
+const WIDTHS: [i64; 17] = [
+    1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1_800, 3_600, 7_200, 21_600, 43_200, 86_400,
+];
+
+/// The narrowest readable width that fits `span_secs` in [`MAX_BUCKETS`] buckets (wider
+/// than a day for spans of months).
+pub fn bucket_width(span_secs: i64) -> i64 {
+    let span = span_secs.max(1);
+    WIDTHS
+        .into_iter()
+        .find(|w| (span + w - 1) / w <= MAX_BUCKETS)
+        .unwrap_or_else(|| (span + MAX_BUCKETS - 1) / MAX_BUCKETS)
+}
+
+/// `voucher`'s written orders over time, from its first admission to its last or to `now`
+/// while the sale is still open; `None` before its first order.
+pub async fn sales_series(
+    core: &Core,
+    voucher: VoucherId,
+    now: DateTime<Utc>,
+) -> Result<Option<SalesSeries>, CatalogError> {
+    let Some(v) = store::vouchers::get(&core.db, voucher).await? else {
+        return Ok(None);
+    };
+    let Some((first, last)) = store::orders::admission_span(&core.db, voucher).await? else {
+        return Ok(None);
+    };
+    let end = last.max(now.min(v.window.ends_at()));
+    let width = bucket_width(end.timestamp() - first.timestamp() + 1);
+    let start_secs = first.timestamp().div_euclid(width) * width;
+    let start = Utc.timestamp_opt(start_secs, 0).single().unwrap_or(first);
+    let buckets = (end.timestamp() - start_secs) / width + 1;
+    let mut counts = vec![0; usize::try_from(buckets).unwrap_or(0)];
+    for (bucket, n) in store::orders::admitted_per_bucket(&core.db, voucher, start, width).await? {
+        if let Some(slot) = usize::try_from(bucket).ok().and_then(|b| counts.get_mut(b)) {
+            *slot = n;
+        }
+    }
+    Ok(Some(SalesSeries {
+        start,
+        bucket_secs: width,
+        counts,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flash_sale_of_a_few_seconds_gets_one_second_buckets() {
+        assert_eq!(bucket_width(1), 1);
+        assert_eq!(bucket_width(0), 1);
+        assert_eq!(bucket_width(60), 1);
+        assert_eq!(bucket_width(61), 2);
+    }
+
+    #[test]
+    fn widths_grow_so_that_no_chart_has_more_than_sixty_bars() {
+        for span in [1, 59, 61, 119, 121, 3_600, 86_400, 7 * 86_400, 400 * 86_400] {
+            let w = bucket_width(span);
+            assert!((span + w - 1) / w <= MAX_BUCKETS, "span {span} width {w}");
+        }
+        assert_eq!(bucket_width(3_600), 60);
+        assert_eq!(bucket_width(86_400), 1_800);
+        assert_eq!(bucket_width(30 * 86_400), 43_200);
+        assert_eq!(bucket_width(400 * 86_400), 576_000);
+    }
+}
