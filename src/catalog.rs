@@ -162,6 +162,22 @@ pub async fn get(core: &Core, id: VoucherId) -> Result<Option<VoucherState>, Cat
     Ok(with_live_counts(core, vec![v]).await?.pop())
 }
 
+/// Units of `id` left to admit, read from Redis alone (one `GET`): what a sale page polls.
+/// `None` when the sale is not preloaded.
+pub async fn remaining(core: &Core, id: VoucherId) -> Result<Option<i64>, CatalogError> {
+    let mut redis = core.redis.clone();
+    let stock: Option<i64> = redis.get(core.keys.voucher(id).stock).await?;
+    Ok(stock.map(|s| s.max(0)))
+}
+
+/// The titles of the vouchers among `ids` that exist (to label lists of orders).
+pub async fn titles(
+    core: &Core,
+    ids: &[VoucherId],
+) -> Result<std::collections::HashMap<VoucherId, String>, CatalogError> {
+    Ok(store::vouchers::titles(&core.db, ids).await?)
+}
+
 /// A catalog read failed.
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {

@@ -7,7 +7,7 @@ mod common;
 use chrono::Utc;
 use common::*;
 use seckill::{
-    console,
+    catalog, console,
     domain::{OrderId, ORDER_EPOCH_UNIX},
     queue::Worker,
     sale,
@@ -35,6 +35,7 @@ async fn every_unit_is_counted_where_it_is(db: PgPool) {
     assert_eq!(row.state.redis_stock, Some(6));
     assert_eq!(row.state.queued, 4);
     assert_eq!((row.written, row.failed, row.dead_lettered), (0, 0, 0));
+    assert_eq!(catalog::remaining(&core, v).await.expect("GET"), Some(6));
     let untouched = before
         .iter()
         .find(|c| c.state.voucher.id == other)

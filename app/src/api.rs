@@ -1,5 +1,6 @@
 //! Server functions the UI calls. Each is a thin adapter: read the core and the session, call
-//! one core function, map its error. The REST API (server crate) adapts the same functions.
+//! one core function, map its error. Each has a fixed URL (`/sf/<name>`): plain HTML forms
+//! post to it, so it must not change between builds. The REST API (server crate) adapts the same functions.
 
 // A form's server function takes one argument per field (create_voucher has eight); the
 // `server` macro copies them into client and server code, so the allowance is module-wide.
@@ -9,16 +10,16 @@ use leptos::prelude::*;
 
 use crate::{
     error::AppError,
-    wire::{Me, OrderView, VoucherView},
+    wire::{ConsoleView, Me, OrderDetail, OrderView, VoucherDetail, VoucherView},
 };
 
 #[cfg(feature = "ssr")]
 pub mod convert {
     //! Core values into wire types (shared with the REST handlers).
     use chrono::Utc;
-    use seckill::{catalog::VoucherState, domain::VoucherStatus, sale};
+    use seckill::{catalog::VoucherState, console, domain::VoucherStatus, sale};
 
-    use crate::wire::{OrderView, VoucherView};
+    use crate::wire::{ConsoleRow, OrderView, SalesSeriesView, VoucherView};
 
     pub fn voucher(s: VoucherState) -> VoucherView {
         let status = VoucherStatus::at(&s.voucher.window, s.remaining, Utc::now());
@@ -49,6 +50,25 @@ pub mod convert {
             .map_or_else(|| local.to_owned(), |t| t.and_utc().to_rfc3339())
     }
 
+    pub fn console_row(c: console::VoucherCounts) -> ConsoleRow {
+        ConsoleRow {
+            redis_stock: c.state.redis_stock,
+            queued: c.state.queued,
+            written: c.written,
+            failed: c.failed,
+            dead_lettered: c.dead_lettered,
+            voucher: voucher(c.state),
+        }
+    }
+
+    pub fn series(s: console::SalesSeries) -> SalesSeriesView {
+        SalesSeriesView {
+            start: s.start,
+            bucket_secs: s.bucket_secs,
+            counts: s.counts,
+        }
+    }
+
     pub fn order(v: sale::OrderView) -> OrderView {
         let reason = match &v.status {
             seckill::domain::OrderStatus::Failed { reason } => Some(reason.clone()),
@@ -68,26 +88,42 @@ pub mod convert {
 pub const LIST_LIMIT: i64 = 200;
 
 /// Every voucher, newest first, with what is left.
-#[server(prefix = "/sf")]
+#[server(prefix = "/sf", endpoint = "list_vouchers")]
 pub async fn list_vouchers() -> Result<Vec<VoucherView>, AppError> {
     let core = crate::ssr::core()?;
     let list = seckill::catalog::list(&core, LIST_LIMIT).await?;
     Ok(list.into_iter().map(convert::voucher).collect())
 }
 
-/// One voucher.
-#[server(prefix = "/sf")]
-pub async fn get_voucher(id: i64) -> Result<VoucherView, AppError> {
+/// How many orders "my orders" shows.
+pub const MY_ORDERS_LIMIT: i64 = 100;
+
+/// One voucher, with the server's clock for the page's countdown.
+#[server(prefix = "/sf", endpoint = "get_voucher")]
+pub async fn get_voucher(id: i64) -> Result<VoucherDetail, AppError> {
     let core = crate::ssr::core()?;
     let id = seckill::domain::VoucherId::try_from(id).map_err(|_| AppError::NotFound)?;
-    seckill::catalog::get(&core, id)
+    let voucher = seckill::catalog::get(&core, id)
         .await?
         .map(convert::voucher)
-        .ok_or(AppError::NotFound)
+        .ok_or(AppError::NotFound)?;
+    Ok(VoucherDetail {
+        voucher,
+        server_time: chrono::Utc::now(),
+    })
+}
+
+/// Units of a voucher left, from Redis alone (the sale page polls it); `None` when its sale
+/// is not preloaded.
+#[server(prefix = "/sf", endpoint = "voucher_remaining")]
+pub async fn voucher_remaining(id: i64) -> Result<Option<i64>, AppError> {
+    let core = crate::ssr::core()?;
+    let id = seckill::domain::VoucherId::try_from(id).map_err(|_| AppError::NotFound)?;
+    Ok(seckill::catalog::remaining(&core, id).await?)
 }
 
 /// The signed-in user, if any.
-#[server(prefix = "/sf")]
+#[server(prefix = "/sf", endpoint = "whoami")]
 pub async fn whoami() -> Result<Option<Me>, AppError> {
     let core = crate::ssr::core()?;
     match crate::ssr::signed_in(&core).await {
@@ -102,14 +138,14 @@ pub async fn whoami() -> Result<Option<Me>, AppError> {
 }
 
 /// Sends a sign-in code; in dev mode returns it.
-#[server(prefix = "/sf")]
+#[server(prefix = "/sf", endpoint = "request_code")]
 pub async fn request_code(phone: String) -> Result<Option<String>, AppError> {
     let core = crate::ssr::core()?;
     Ok(seckill::auth::request_code(&core, &phone).await?.dev_code)
 }
 
 /// Signs in and sets the session cookie.
-#[server(prefix = "/sf")]
+#[server(prefix = "/sf", endpoint = "sign_in")]
 pub async fn sign_in(phone: String, code: String) -> Result<Me, AppError> {
     let core = crate::ssr::core()?;
     let signed = seckill::auth::sign_in(&core, &phone, &code).await?;
@@ -125,20 +161,36 @@ pub async fn sign_in(phone: String, code: String) -> Result<Me, AppError> {
     })
 }
 
-/// Buys one unit; returns the order ID at once (decimal string).
-#[server(prefix = "/sf")]
+/// Ends the session.
+#[server(prefix = "/sf", endpoint = "sign_out")]
+pub async fn sign_out() -> Result<(), AppError> {
+    let core = crate::ssr::core()?;
+    if let Some(token) = crate::ssr::request_session_token() {
+        seckill::auth::sign_out(&core, &token)
+            .await
+            .map_err(crate::ssr::internal)?;
+    }
+    let response = expect_context::<leptos_axum::ResponseOptions>();
+    response.insert_header(http::header::SET_COOKIE, crate::ssr::clear_session_cookie());
+    crate::ssr::redirect_plain_form("/");
+    Ok(())
+}
+
+/// Buys one unit; returns the order ID at once (decimal string). A plain form post (no
+/// JavaScript) is redirected to the order's page.
+#[server(prefix = "/sf", endpoint = "buy")]
 pub async fn buy(voucher_id: i64) -> Result<String, AppError> {
     let core = crate::ssr::core()?;
     let shopper = crate::ssr::signed_in(&core).await?;
     let voucher =
         seckill::domain::VoucherId::try_from(voucher_id).map_err(|_| AppError::NotFound)?;
-    Ok(seckill::sale::buy(&core, shopper.user, voucher)
-        .await?
-        .to_string())
+    let order = seckill::sale::buy(&core, shopper.user, voucher).await?;
+    crate::ssr::redirect_plain_form(&format!("/orders/{order}"));
+    Ok(order.to_string())
 }
 
 /// The status of one of the shopper's orders.
-#[server(prefix = "/sf")]
+#[server(prefix = "/sf", endpoint = "order_status")]
 pub async fn order_status(order_id: String) -> Result<OrderView, AppError> {
     let core = crate::ssr::core()?;
     let shopper = crate::ssr::signed_in(&core).await?;
@@ -149,10 +201,78 @@ pub async fn order_status(order_id: String) -> Result<OrderView, AppError> {
         .ok_or(AppError::NotFound)
 }
 
+/// One of the shopper's orders with its voucher's title (the order page).
+#[server(prefix = "/sf", endpoint = "get_order")]
+pub async fn get_order(order_id: String) -> Result<OrderDetail, AppError> {
+    let core = crate::ssr::core()?;
+    let shopper = crate::ssr::signed_in(&core).await?;
+    let order = order_id.parse().map_err(|_| AppError::NotFound)?;
+    let view = seckill::sale::order_status(&core, shopper.user, order)
+        .await?
+        .ok_or(AppError::NotFound)?;
+    let titles = seckill::catalog::titles(&core, &[view.voucher]).await?;
+    Ok(OrderDetail {
+        voucher_title: titles.get(&view.voucher).cloned().unwrap_or_default(),
+        order: convert::order(view),
+    })
+}
+
+/// The shopper's orders, newest first, queued ones included.
+#[server(prefix = "/sf", endpoint = "my_orders")]
+pub async fn my_orders() -> Result<Vec<OrderDetail>, AppError> {
+    let core = crate::ssr::core()?;
+    let shopper = crate::ssr::signed_in(&core).await?;
+    let orders = seckill::sale::my_orders(&core, shopper.user, MY_ORDERS_LIMIT).await?;
+    let ids: Vec<_> = orders.iter().map(|o| o.voucher).collect();
+    let titles = seckill::catalog::titles(&core, &ids).await?;
+    Ok(orders
+        .into_iter()
+        .map(|o| OrderDetail {
+            voucher_title: titles.get(&o.voucher).cloned().unwrap_or_default(),
+            order: convert::order(o),
+        })
+        .collect())
+}
+
+/// The admin console (admins only): every voucher with its live counts, and the sales over
+/// time of `chart` (by default the newest voucher that sold something).
+#[server(prefix = "/sf", endpoint = "console")]
+pub async fn console(chart: Option<i64>) -> Result<ConsoleView, AppError> {
+    let core = crate::ssr::core()?;
+    crate::ssr::signed_in_admin(&core).await?;
+    let rows: Vec<_> = seckill::console::overview(&core, LIST_LIMIT)
+        .await?
+        .into_iter()
+        .map(convert::console_row)
+        .collect();
+    let chosen = chart
+        .and_then(|id| rows.iter().find(|r| r.voucher.id == id))
+        .map(|r| r.voucher.id)
+        .or_else(|| crate::wire::default_chart(&rows));
+    let chart = match chosen {
+        Some(id) => {
+            let voucher =
+                seckill::domain::VoucherId::try_from(id).map_err(|_| AppError::NotFound)?;
+            let series = seckill::console::sales_series(&core, voucher, chrono::Utc::now()).await?;
+            Some(crate::wire::ChartView {
+                voucher_id: id,
+                title: rows
+                    .iter()
+                    .find(|r| r.voucher.id == id)
+                    .map(|r| r.voucher.title.clone())
+                    .unwrap_or_default(),
+                series: series.map(convert::series),
+            })
+        }
+        None => None,
+    };
+    Ok(ConsoleView { rows, chart })
+}
+
 /// Creates a voucher (admins only) and returns its ID. `begins_at`/`ends_at` are RFC 3339 from
 /// the browser (its local time zone, converted when hydrated); without JavaScript they are
 /// empty and the `*_local` inputs are read as UTC. The core validates every field.
-#[server(prefix = "/sf")]
+#[server(prefix = "/sf", endpoint = "create_voucher")]
 pub async fn create_voucher(
     title: String,
     description: String,
@@ -164,8 +284,7 @@ pub async fn create_voucher(
     #[server(default)] ends_at: String,
 ) -> Result<i64, AppError> {
     let core = crate::ssr::core()?;
-    let principal = crate::ssr::signed_in(&core).await?;
-    let admin = principal.as_admin().ok_or(AppError::Forbidden)?;
+    let admin = crate::ssr::signed_in_admin(&core).await?;
     let draft = seckill::domain::VoucherDraft {
         title,
         description,
@@ -175,7 +294,6 @@ pub async fn create_voucher(
         ends_at: convert::instant(&ends_at, &ends_local),
     };
     let id = seckill::catalog::create_voucher(&core, &admin, &draft, chrono::Utc::now()).await?;
-    // Browsers without JavaScript posted a plain form: send them to the new voucher.
-    leptos_axum::redirect(&format!("/vouchers/{id}"));
+    crate::ssr::redirect_plain_form(&format!("/vouchers/{id}"));
     Ok(id.get())
 }

@@ -3,6 +3,7 @@
 //! adapters over the core library (`seckill`), which only the `ssr` build links.
 
 pub mod api;
+pub mod components;
 pub mod error;
 pub mod pages;
 #[cfg(feature = "ssr")]
@@ -13,7 +14,7 @@ use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::{
     components::{Route, Router, Routes, A},
-    path,
+    path, SsrMode,
 };
 
 /// The HTML document around the app (server-rendered only).
@@ -40,6 +41,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
+    let session = components::Session::provide();
     // Effects run only in the browser: this attribute tells tests the wasm is live.
     let (hydrated, set_hydrated) = signal(false);
     Effect::new(move |_| set_hydrated.set(true));
@@ -49,20 +51,57 @@ pub fn App() -> impl IntoView {
         <Router>
             <header class="site-header" data-testid="site-header" data-hydrated=move || hydrated.get().to_string()>
                 <A href="/" attr:class="brand">"秒杀 Seckill"</A>
-                <nav>
+                <nav aria-label="Main">
                     <A href="/">"Vouchers"</A>
-                    <A href="/admin/vouchers/new">"New voucher"</A>
-                    <A href="/login">"Sign in"</A>
+                    <Transition fallback=|| ()>
+                        {move || Suspend::new(async move {
+                            let me = session.me.await.ok().flatten();
+                            view! { <UserNav me/> }
+                        })}
+                    </Transition>
                 </nav>
             </header>
             <main>
+                // Async: the server sends whole pages, so they work without JavaScript (the
+                // streamed kind needs a script to fill its Suspense holes) and a 403 or 404
+                // status is set before the headers leave.
                 <Routes fallback=|| view! { <pages::NotFound/> }>
-                    <Route path=path!("/") view=pages::home::HomePage/>
-                    <Route path=path!("/login") view=pages::login::LoginPage/>
-                    <Route path=path!("/vouchers/:id") view=pages::voucher::VoucherPage/>
-                    <Route path=path!("/admin/vouchers/new") view=pages::admin::NewVoucherPage/>
+                    <Route path=path!("/") ssr=SsrMode::Async view=pages::home::HomePage/>
+                    <Route path=path!("/login") ssr=SsrMode::Async view=pages::login::LoginPage/>
+                    <Route path=path!("/vouchers/:id") ssr=SsrMode::Async view=pages::voucher::VoucherPage/>
+                    <Route path=path!("/orders") ssr=SsrMode::Async view=pages::orders::MyOrdersPage/>
+                    <Route path=path!("/orders/:id") ssr=SsrMode::Async view=pages::orders::OrderPage/>
+                    <Route path=path!("/admin") ssr=SsrMode::Async view=pages::console::ConsolePage/>
+                    <Route path=path!("/admin/vouchers/new") ssr=SsrMode::Async view=pages::admin::NewVoucherPage/>
                 </Routes>
             </main>
         </Router>
     }
+}
+
+/// The header's links for the visitor: sign in, or their orders, the console for admins, and
+/// sign out.
+#[component]
+fn UserNav(me: Option<wire::Me>) -> impl IntoView {
+    let Some(me) = me else {
+        return view! { <A href="/login">"Sign in"</A> }.into_any();
+    };
+    let session = components::Session::get();
+    let sign_out = ServerAction::<api::SignOut>::new();
+    let navigate = leptos_router::hooks::use_navigate();
+    Effect::new(move |_| {
+        if let Some(Ok(())) = sign_out.value().get() {
+            session.reload();
+            navigate("/", Default::default());
+        }
+    });
+    view! {
+        <A href="/orders">"My orders"</A>
+        {me.is_admin.then(|| view! { <A href="/admin">"Console"</A> })}
+        <ActionForm action=sign_out attr:class="sign-out">
+            <span class="who" data-testid="signed-in-as">{me.phone}</span>
+            <button type="submit" class="link" data-testid="sign-out">"Sign out"</button>
+        </ActionForm>
+    }
+    .into_any()
 }

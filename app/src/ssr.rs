@@ -61,6 +61,32 @@ pub async fn signed_in(core: &Core) -> Result<Principal, AppError> {
         .ok_or(AppError::Unauthenticated)
 }
 
+/// Inside a server function: the request's principal if it is an admin; `Unauthenticated` or
+/// `Forbidden` otherwise.
+pub async fn signed_in_admin(core: &Core) -> Result<auth::Admin, AppError> {
+    signed_in(core).await?.as_admin().ok_or(AppError::Forbidden)
+}
+
+/// Inside a server function: the request's session token, if it sent one.
+pub fn request_session_token() -> Option<String> {
+    use_context::<http::request::Parts>().and_then(|p| session_token(&p.headers))
+}
+
+/// Inside a server function: sends a browser that posted a plain HTML form (no JavaScript) to
+/// `path`. Calls from the hydrated app are left alone: they stay on their page and use the
+/// returned value (`leptos_axum::redirect` would make them navigate too).
+pub fn redirect_plain_form(path: &str) {
+    let plain_form = use_context::<http::request::Parts>().is_some_and(|p| {
+        p.headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("text/html"))
+    });
+    if plain_form {
+        leptos_axum::redirect(path);
+    }
+}
+
 /// Logs an unexpected failure with a reference and returns the opaque error.
 pub fn internal(cause: impl std::fmt::Display) -> AppError {
     let reference = uuid::Uuid::new_v4().simple().to_string();

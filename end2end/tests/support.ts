@@ -40,3 +40,27 @@ export async function createVoucher(
 export async function hydrated(page: Page): Promise<void> {
   await expect(page.getByTestId("site-header")).toHaveAttribute("data-hydrated", "true");
 }
+
+/** Signs in through the sign-in page, as a shopper would. */
+export async function uiSignIn(page: Page, phone: string): Promise<void> {
+  await page.goto("/login");
+  await hydrated(page);
+  await page.getByTestId("phone").fill(phone);
+  await page.getByTestId("send-code").click();
+  const code = (await page.getByTestId("dev-code").locator("strong").textContent()) ?? "";
+  expect(code).toMatch(/^\d{6}$/);
+  await page.getByTestId("code").fill(code);
+  await page.getByTestId("sign-in").click();
+  await expect(page.getByTestId("signed-in-as")).toHaveText(phone);
+}
+
+/** Buys through the REST API as the signed-in request context; returns the HTTP status. */
+export async function apiBuy(request: APIRequestContext, voucherId: number): Promise<number> {
+  const res = await request.post(`/api/vouchers/${voucherId}/orders`);
+  return res.status();
+}
+
+/** A unique title, so journeys can find their own voucher in shared lists. */
+export function title(what: string): string {
+  return `${what} ${Date.now().toString(36)}`;
+}

@@ -72,7 +72,17 @@ impl Application {
                     move || shell(options.clone())
                 },
             )
-            .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+            // Static files, else the app's 404 page (which needs the core for its header).
+            .fallback(leptos_axum::file_and_error_handler_with_context::<
+                AppState,
+                _,
+            >(
+                {
+                    let core = core.clone();
+                    move || provide_context(core.clone())
+                },
+                shell,
+            ))
             .layer(tower_http::trace::TraceLayer::new_for_http())
             .with_state(state);
 

@@ -1,5 +1,5 @@
-//! The REST API over real HTTP, against the real Redis and PostgreSQL: every error code of
-//! design.md §5 is produced by a real request.
+//! The HTTP surface over real HTTP, against the real Redis and PostgreSQL: every error code of
+//! design.md §5 is produced by a real request, and the pages work as plain HTML forms.
 
 use std::collections::HashMap;
 
@@ -40,8 +40,10 @@ async fn spawn_app(db: PgPool) -> TestApp {
 }
 
 fn client() -> Client {
+    // Redirects are asserted, not followed.
     Client::builder()
         .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .expect("client")
 }
@@ -362,4 +364,128 @@ async fn buying_over_http(db: PgPool) {
     )
     .await;
     drop(app.core);
+}
+
+/// A browser without JavaScript: the buy form posts and is redirected to the order's page,
+/// which reloads itself (a `noscript` refresh) while the order is queued and stops once it is
+/// final; a refusal comes back to the voucher's page in words; guarded pages answer 302/403.
+#[sqlx::test]
+async fn pages_work_as_plain_html(db: PgPool) {
+    let app = spawn_app(db).await;
+    let admin = app.sign_in("13800000000").await;
+    let v = app.create(&admin, -5, 3600, 5).await;
+    let alice = app.sign_in("13900000005").await;
+    let page = |c: &Client, path: &str| {
+        c.get(format!("{}{path}", app.base))
+            .header("accept", "text/html")
+            .send()
+    };
+    let post_buy = || {
+        alice
+            .post(format!("{}/sf/buy", app.base))
+            .header("accept", "text/html")
+            .header("referer", format!("{}/vouchers/{v}", app.base))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(format!("voucher_id={v}"))
+            .send()
+    };
+
+    let r = post_buy().await.expect("send");
+    assert_eq!(r.status(), StatusCode::FOUND, "{:?}", r.text().await);
+    let location = r.headers()["location"].to_str().expect("ascii").to_owned();
+    let order_id = location
+        .strip_prefix("/orders/")
+        .expect("to the order page")
+        .to_owned();
+    assert!(order_id.parse::<u64>().is_ok(), "{location}");
+
+    // The real order gets written: its page stops refreshing.
+    let mut html = String::new();
+    for _ in 0..50 {
+        html = page(&alice, &location)
+            .await
+            .expect("send")
+            .text()
+            .await
+            .expect("html");
+        if html.contains(r#"data-status="created""#) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(html.contains(r#"data-status="created""#), "{html}");
+    assert!(
+        !html.contains("http-equiv=\"refresh\""),
+        "a final order does not refresh"
+    );
+
+    // An order still queued (planted in the queued hash, off the stream, so it stays there).
+    let user: i64 = sqlx::query_scalar("SELECT id FROM users WHERE phone = '13900000005'")
+        .fetch_one(&app.core.db)
+        .await
+        .expect("user");
+    let now_secs = chrono::Utc::now().timestamp() - seckill::domain::ORDER_EPOCH_UNIX;
+    let queued =
+        seckill::domain::OrderId::from_parts(u32::try_from(now_secs).expect("secs"), 4_000_000_000)
+            .expect("id");
+    let voucher = seckill::domain::VoucherId::try_from(v).expect("id");
+    let mut redis = app.core.redis.clone();
+    let _: () = redis::cmd("HSET")
+        .arg(app.core.keys.voucher(voucher).queued)
+        .arg(queued.to_redis_hex())
+        .arg(user)
+        .query_async(&mut redis)
+        .await
+        .expect("HSET");
+    let r = page(&alice, &format!("/orders/{queued}"))
+        .await
+        .expect("send");
+    assert_eq!(r.status(), StatusCode::OK);
+    let html = r.text().await.expect("html");
+    assert!(html.contains(r#"data-status="queued""#), "{html}");
+    assert!(
+        html.contains(r#"<noscript><meta http-equiv="refresh" content="1"></noscript>"#),
+        "{html}"
+    );
+
+    // A refusal: back to the voucher's page, which says why.
+    let r = post_buy().await.expect("send");
+    assert_eq!(r.status(), StatusCode::FOUND);
+    let back = r.headers()["location"].to_str().expect("ascii").to_owned();
+    assert!(
+        back.starts_with(&format!("{}/vouchers/{v}?", app.base)),
+        "{back}"
+    );
+    let html = alice
+        .get(&back)
+        .header("accept", "text/html")
+        .send()
+        .await
+        .expect("send");
+    let html = html.text().await.expect("html");
+    assert!(html.contains(r#"data-code="already_bought""#), "{html}");
+    assert!(
+        html.contains("You have already bought this voucher."),
+        "{html}"
+    );
+
+    // Guarded and unknown pages answer with their status before any HTML.
+    let r = page(&client(), "/admin").await.expect("send");
+    assert_eq!(r.status(), StatusCode::FOUND);
+    assert_eq!(r.headers()["location"], "/login?next=/admin");
+    assert_eq!(
+        page(&alice, "/admin").await.expect("send").status(),
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(
+        page(&admin, "/admin").await.expect("send").status(),
+        StatusCode::OK
+    );
+    assert_eq!(
+        page(&alice, "/vouchers/424242")
+            .await
+            .expect("send")
+            .status(),
+        StatusCode::NOT_FOUND
+    );
 }

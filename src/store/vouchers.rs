@@ -101,6 +101,23 @@ pub async fn live_since(db: &PgPool, since: DateTime<Utc>) -> Result<Vec<Voucher
     .collect()
 }
 
+/// The titles of the vouchers among `ids` that exist.
+pub async fn titles(
+    db: &PgPool,
+    ids: &[VoucherId],
+) -> Result<std::collections::HashMap<VoucherId, String>, sqlx::Error> {
+    let ids: Vec<i64> = ids.iter().map(|v| v.get()).collect();
+    let rows: Vec<(i64, String)> =
+        sqlx::query_as("SELECT id, title FROM vouchers WHERE id = ANY($1)")
+            .bind(&ids)
+            .fetch_all(db)
+            .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, title)| (VoucherId::from_db(id), title))
+        .collect())
+}
+
 /// Users holding a written order for `voucher`.
 pub async fn buyers(db: &PgPool, voucher: VoucherId) -> Result<Vec<UserId>, sqlx::Error> {
     let ids: Vec<i64> = sqlx::query_scalar("SELECT user_id FROM orders WHERE voucher_id = $1")

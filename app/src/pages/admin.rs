@@ -3,42 +3,14 @@
 //! the admin's local time zone and sent as RFC 3339 (UTC offset included), stored as UTC.
 
 use leptos::prelude::*;
-use leptos_router::{components::Redirect, hooks::use_navigate};
+use leptos_router::hooks::use_navigate;
 
-use crate::api::{whoami, CreateVoucher};
+use crate::{api::CreateVoucher, components::AdminOnly};
 
 /// `/admin/vouchers/new`: admins get the form, other shoppers a 403, anonymous users sign in.
 #[component]
 pub fn NewVoucherPage() -> impl IntoView {
-    let me = Resource::new(|| (), |_| whoami());
-    view! {
-        <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
-            {move || me.get().map(|r| match r {
-                Ok(Some(m)) if m.is_admin => view! { <NewVoucherForm/> }.into_any(),
-                Ok(Some(_)) => view! { <Forbidden/> }.into_any(),
-                Ok(None) => view! { <Redirect path="/login"/> }.into_any(),
-                Err(e) => view! { <p class="error" role="alert">{e.to_string()}</p> }.into_any(),
-            })}
-        </Suspense>
-    }
-}
-
-/// Signed in, but not an admin.
-#[component]
-pub fn Forbidden() -> impl IntoView {
-    #[cfg(feature = "ssr")]
-    {
-        if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
-            resp.set_status(http::StatusCode::FORBIDDEN);
-        }
-    }
-    view! {
-        <section class="panel" data-testid="forbidden">
-            <h1>"403: admins only"</h1>
-            <p>"This page is for the shop's admins. Your account can buy vouchers, not create them."</p>
-            <p><a href="/">"Back to the vouchers"</a></p>
-        </section>
-    }
+    view! { <AdminOnly><NewVoucherForm/></AdminOnly> }
 }
 
 #[component]
@@ -98,6 +70,7 @@ fn NewVoucherForm() -> impl IntoView {
             {move || create.value().get().and_then(Result::err).map(|e| view! {
                 <p class="error" role="alert" data-testid="create-error" data-code=e.code()>{e.to_string()}</p>
             })}
+            <p><a href="/admin">"Back to the console"</a></p>
         </section>
     }
 }

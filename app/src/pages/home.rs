@@ -4,6 +4,7 @@ use leptos::prelude::*;
 
 use crate::{
     api::list_vouchers,
+    components::When,
     wire::{format_price, VoucherView},
 };
 
@@ -75,23 +76,38 @@ pub fn HomePage() -> impl IntoView {
 /// One voucher in a list.
 #[component]
 pub fn VoucherCard(v: VoucherView) -> impl IntoView {
-    let sold = v.stock - v.remaining;
-    let percent_left = if v.stock > 0 {
-        v.remaining * 100 / v.stock
-    } else {
-        0
-    };
     let status_label = status_label(&v.status);
+    let upcoming = v.status == "upcoming";
     view! {
         <li class="voucher-card" data-testid="voucher-card" data-status=v.status.clone()>
             <a href=format!("/vouchers/{}", v.id) class="voucher-title">{v.title.clone()}</a>
             <span class=format!("badge badge-{}", v.status)>{status_label}</span>
             <p class="price">{format_price(v.price_cents)}</p>
-            <div class="stock-bar" role="img" aria-label=format!("{} of {} left", v.remaining, v.stock)>
+            <StockBar remaining=v.remaining stock=v.stock/>
+            {upcoming.then(|| view! { <p class="opens">"Opens " <When at=v.begins_at/></p> })}
+        </li>
+    }
+}
+
+/// What is left of a stock, as a bar and in words.
+#[component]
+pub fn StockBar(remaining: i64, stock: i64) -> impl IntoView {
+    let percent_left = if stock > 0 {
+        (remaining * 100 / stock).clamp(0, 100)
+    } else {
+        0
+    };
+    let sold = stock - remaining;
+    view! {
+        <div class="stock">
+            <div class="stock-bar" role="meter" aria-label="Stock left" aria-valuemin="0"
+                aria-valuemax=stock aria-valuenow=remaining>
                 <div class="stock-fill" style=format!("width: {percent_left}%")></div>
             </div>
-            <p class="stock-text" data-testid="remaining">{format!("{} left · {} sold", v.remaining, sold)}</p>
-        </li>
+            <p class="stock-text" data-testid="remaining" data-remaining=remaining>
+                {format!("{remaining} of {stock} left · {sold} sold")}
+            </p>
+        </div>
     }
 }
 

@@ -1,9 +1,18 @@
 //! Sign-in by phone and one-time code.
 
 use leptos::prelude::*;
-use leptos_router::hooks::use_navigate;
+use leptos_router::hooks::{use_navigate, use_query_map};
 
-use crate::api::{RequestCode, SignIn};
+use crate::{
+    api::{RequestCode, SignIn},
+    components::Session,
+};
+
+/// Where to go after signing in: the `next` of the query when it is a path of this site.
+fn next_path(next: Option<String>) -> String {
+    next.filter(|n| n.starts_with('/') && !n.starts_with("//"))
+        .unwrap_or_else(|| "/".to_owned())
+}
 
 #[component]
 pub fn LoginPage() -> impl IntoView {
@@ -11,9 +20,13 @@ pub fn LoginPage() -> impl IntoView {
     let sign_in = ServerAction::<SignIn>::new();
     let phone = RwSignal::new(String::new());
     let navigate = use_navigate();
+    let session = Session::get();
+    let query = use_query_map();
     Effect::new(move |_| {
         if let Some(Ok(_)) = sign_in.value().get() {
-            navigate("/", Default::default());
+            session.reload();
+            let next = next_path(query.read_untracked().get("next"));
+            navigate(&next, Default::default());
         }
     });
     view! {
@@ -45,5 +58,18 @@ pub fn LoginPage() -> impl IntoView {
                 <p class="error" role="alert" data-testid="sign-in-error">{e.to_string()}</p>
             })}
         </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_path;
+
+    #[test]
+    fn only_local_paths_are_followed_after_sign_in() {
+        assert_eq!(next_path(Some("/admin".into())), "/admin");
+        assert_eq!(next_path(Some("//evil.example/x".into())), "/");
+        assert_eq!(next_path(Some("https://evil.example".into())), "/");
+        assert_eq!(next_path(None), "/");
     }
 }

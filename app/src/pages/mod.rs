@@ -1,8 +1,10 @@
 //! One module per page.
 
 pub mod admin;
+pub mod console;
 pub mod home;
 pub mod login;
+pub mod orders;
 pub mod voucher;
 
 use leptos::prelude::*;

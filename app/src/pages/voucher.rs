@@ -1,4 +1,8 @@
-//! A voucher's page: details, the buy button, and the live status of the order once bought.
+//! A voucher's page: details, a countdown that turns the buy button on when the sale opens,
+//! a live stock bar, and the status of the order once bought.
+//!
+//! Without JavaScript the buy button is a plain form: the server redirects to the order's page
+//! (or back here with the refusal), and the button's state is the server's at render time.
 
 use std::time::Duration;
 
@@ -6,14 +10,20 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
 use crate::{
-    api::{get_voucher, order_status, Buy},
-    pages::home::status_label,
-    wire::{format_price, OrderView},
+    api::{get_voucher, voucher_remaining, Buy},
+    components::{every, ErrorNote, ServerClock, When},
+    pages::{
+        home::{status_label, StockBar},
+        orders::{follow, OrderProgress},
+    },
+    wire::{format_countdown, format_price, OrderView, SalePhase, VoucherDetail, VoucherView},
 };
 
-/// First poll delay, growth factor and ceiling of the order-status polling.
-const POLL_FIRST: Duration = Duration::from_millis(500);
-const POLL_MAX: Duration = Duration::from_secs(4);
+/// How often the clock of the countdown ticks.
+const TICK: Duration = Duration::from_millis(250);
+/// How often the stock is refreshed during the sale, and otherwise (until it ends).
+const STOCK_DURING_SALE: Duration = Duration::from_secs(2);
+const STOCK_OTHERWISE: Duration = Duration::from_secs(10);
 
 #[component]
 pub fn VoucherPage() -> impl IntoView {
@@ -25,75 +35,137 @@ pub fn VoucherPage() -> impl IntoView {
             .and_then(|s| s.parse::<i64>().ok())
             .unwrap_or(0)
     };
-    let voucher = Resource::new(id, get_voucher);
-    let buy = ServerAction::<Buy>::new();
-    let (order, set_order) = signal(None::<OrderView>);
+    let detail = Resource::new(id, get_voucher);
+    view! {
+        <Suspense fallback=|| view! { <p class="loading">"Loading the voucher…"</p> }>
+            {move || Suspend::new(async move {
+                match detail.await {
+                    Ok(d) => view! { <Sale detail=d/> }.into_any(),
+                    Err(crate::error::AppError::NotFound) => view! { <crate::pages::NotFound/> }.into_any(),
+                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
 
-    // Once an order ID arrives, poll its status until it is final (browser only).
+/// The button's words in each phase.
+fn button_label(phase: SalePhase) -> &'static str {
+    match phase {
+        SalePhase::Upcoming => "Not open yet",
+        SalePhase::OnSale => "Buy now",
+        SalePhase::SoldOut => "Sold out",
+        SalePhase::Ended => "Sale ended",
+    }
+}
+
+#[component]
+fn Sale(detail: VoucherDetail) -> impl IntoView {
+    let VoucherDetail {
+        voucher,
+        server_time,
+    } = detail;
+    let id = voucher.id;
+    let clock = ServerClock::synced_to(server_time);
+    let now = RwSignal::new(server_time);
+    let v = RwSignal::new(voucher);
+    let phase = Memo::new(move |_| SalePhase::of(&v.read(), now.get()));
+
+    // The countdown's clock, and the stock while it can still change.
+    every(TICK, move || now.set(clock.now()));
+    let last_refresh = StoredValue::new(server_time);
+    every(Duration::from_secs(1), move || {
+        let period = match phase.get_untracked() {
+            SalePhase::Ended => return,
+            SalePhase::OnSale => STOCK_DURING_SALE,
+            SalePhase::Upcoming | SalePhase::SoldOut => STOCK_OTHERWISE,
+        };
+        let t = clock.now();
+        if (t - last_refresh.get_value()).to_std().unwrap_or_default() < period {
+            return;
+        }
+        last_refresh.set_value(t);
+        leptos::task::spawn_local(async move {
+            if let Ok(Some(left)) = voucher_remaining(id).await {
+                v.try_update(|v| v.remaining = left);
+            }
+        });
+    });
+
+    let buy = ServerAction::<Buy>::new();
+    let order = RwSignal::new(None::<OrderView>);
     Effect::new(move |_| {
         if let Some(Ok(order_id)) = buy.value().get() {
-            poll(order_id, POLL_FIRST, set_order);
+            order.set(None);
+            follow(order_id, order);
         }
     });
 
+    let view_of = v.get_untracked();
+    let VoucherView {
+        title,
+        description,
+        price_cents,
+        begins_at,
+        ends_at,
+        ..
+    } = view_of;
     view! {
-        <Suspense fallback=|| view! { <p class="loading">"Loading…"</p> }>
-            <ErrorBoundary fallback=|_| view! { <p class="error" role="alert">"This voucher does not exist."</p> }>
-                {move || Suspend::new(async move {
-                    voucher.await.map(|v| {
-                        let vid = v.id;
-                        view! {
-                            <section class="panel" data-testid="voucher" data-status=v.status.clone()>
-                                <h1>{v.title.clone()}</h1>
-                                <span class=format!("badge badge-{}", v.status)>{status_label(&v.status)}</span>
-                                <p class="price">{format_price(v.price_cents)}</p>
-                                <p>{v.description.clone()}</p>
-                                <p data-testid="remaining">{format!("{} of {} left", v.remaining, v.stock)}</p>
-                                <button class="primary" data-testid="buy"
-                                    disabled=move || buy.pending().get()
-                                    on:click=move |_| { buy.dispatch(Buy { voucher_id: vid }); }>
-                                    "Buy now"
-                                </button>
-                            </section>
-                        }
-                    })
-                })}
-            </ErrorBoundary>
-        </Suspense>
+        <section class="panel sale" data-testid="voucher" data-phase=move || phase.get().as_str()>
+            <h1>{title}</h1>
+            <span class=move || format!("badge badge-{}", phase.get().as_str()) data-testid="phase">
+                {move || status_label(phase.get().as_str())}
+            </span>
+            <p class="price">{format_price(price_cents)}</p>
+            {(!description.is_empty()).then(|| view! { <p class="description">{description}</p> })}
+            {move || {
+                let v = v.read();
+                view! { <StockBar remaining=v.remaining stock=v.stock/> }
+            }}
+            <dl class="facts">
+                <dt>"Opens"</dt>
+                <dd><When at=begins_at/></dd>
+                <dt>"Closes"</dt>
+                <dd><When at=ends_at/></dd>
+            </dl>
+            <p class="countdown" data-testid="countdown" aria-live="off">
+                {move || match phase.get() {
+                    SalePhase::Upcoming => format!("Opens in {}", format_countdown((begins_at - now.get()).num_seconds() + 1)),
+                    SalePhase::OnSale => format!("Closes in {}", format_countdown((ends_at - now.get()).num_seconds())),
+                    SalePhase::SoldOut => "Every unit has been sold.".to_owned(),
+                    SalePhase::Ended => "This sale is over.".to_owned(),
+                }}
+            </p>
+            <ActionForm action=buy attr:class="buy-form">
+                <input type="hidden" name="voucher_id" value=id/>
+                <button type="submit" class="primary buy" data-testid="buy"
+                    disabled=move || phase.get() != SalePhase::OnSale || buy.pending().get()>
+                    {move || if buy.pending().get() { "Buying…" } else { button_label(phase.get()) }}
+                </button>
+            </ActionForm>
+        </section>
         <div aria-live="polite" class="order-status" data-testid="order-status">
             {move || match buy.value().get() {
-                Some(Err(e)) => view! { <p class="error" data-testid="buy-error" data-code=e.code()>{e.to_string()}</p> }.into_any(),
-                Some(Ok(order_id)) => {
-                    let status = move || order.get().map(|o| o.status).unwrap_or_else(|| "queued".into());
-                    view! {
-                        <p>"Order " <code data-testid="order-id">{order_id}</code> " is "
-                            <strong data-testid="order-state">{status}</strong></p>
-                    }.into_any()
+                Some(Err(e)) => {
+                    let code = e.code();
+                    view! { <div data-testid="buy-error" data-code=code><ErrorNote error=e/></div> }.into_any()
                 }
+                Some(Ok(order_id)) => view! { <OrderProgress order_id order/> }.into_any(),
                 None => ().into_any(),
             }}
         </div>
     }
 }
 
-/// Polls `order_id` after `delay`, backing off by half each time, until the status is final.
-fn poll(order_id: String, delay: Duration, set_order: WriteSignal<Option<OrderView>>) {
-    set_timeout(
-        move || {
-            leptos::task::spawn_local(async move {
-                let next = (delay * 3 / 2).min(POLL_MAX);
-                match order_status(order_id.clone()).await {
-                    Ok(view) => {
-                        let done = view.status != "queued";
-                        set_order.set(Some(view));
-                        if !done {
-                            poll(order_id, next, set_order);
-                        }
-                    }
-                    Err(_) => poll(order_id, next, set_order),
-                }
-            });
-        },
-        delay,
-    );
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_button_says_why_it_is_off() {
+        assert_eq!(button_label(SalePhase::OnSale), "Buy now");
+        assert_eq!(button_label(SalePhase::SoldOut), "Sold out");
+        assert_eq!(button_label(SalePhase::Upcoming), "Not open yet");
+        assert_eq!(button_label(SalePhase::Ended), "Sale ended");
+    }
 }

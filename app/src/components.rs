@@ -1,0 +1,200 @@
+//! Pieces every page uses: the session, the admin guard, times, error notes and the timers that
+//! keep pages live in the browser.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use leptos::prelude::*;
+use leptos_router::{components::Redirect, hooks::use_location};
+
+use crate::{api::whoami, error::AppError, wire::Me};
+
+/// Who is signed in, shared by the header and the guarded pages. `changed` is bumped after a
+/// sign-in or sign-out, which reloads `me`.
+#[derive(Clone, Copy)]
+pub struct Session {
+    pub me: Resource<Result<Option<Me>, AppError>>,
+    pub changed: RwSignal<u64>,
+}
+
+impl Session {
+    /// Creates the session for the app (once, in `App`).
+    pub fn provide() -> Self {
+        let changed = RwSignal::new(0_u64);
+        let me = Resource::new(move || changed.get(), |_| whoami());
+        let session = Self { me, changed };
+        provide_context(session);
+        session
+    }
+
+    pub fn get() -> Self {
+        expect_context::<Self>()
+    }
+
+    /// Reloads `me` (after signing in or out).
+    pub fn reload(self) {
+        self.changed.update(|n| *n += 1);
+    }
+}
+
+/// `/login?next=<here>`: where a page sends an anonymous visitor.
+pub fn sign_in_path(next: &str) -> String {
+    let safe = next.starts_with('/') && !next.starts_with("//");
+    if safe && next != "/" && next != "/login" {
+        format!("/login?next={}", encode_query(next))
+    } else {
+        "/login".to_owned()
+    }
+}
+
+/// Percent-encodes what a path may hold that a query value may not.
+fn encode_query(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            'A'..='Z' | 'a'..='z' | '0'..='9' | '/' | '-' | '_' | '.' | '~' => c.to_string(),
+            other => {
+                let mut buf = [0_u8; 4];
+                other
+                    .encode_utf8(&mut buf)
+                    .bytes()
+                    .map(|b| format!("%{b:02X}"))
+                    .collect()
+            }
+        })
+        .collect()
+}
+
+/// Admins see `children`; other shoppers a 403 page; anonymous visitors go to sign-in.
+#[component]
+pub fn AdminOnly(children: ChildrenFn) -> impl IntoView {
+    let session = Session::get();
+    let here = use_location().pathname;
+    let children = StoredValue::new(children);
+    view! {
+        <Suspense fallback=|| view! { <p class="loading">"Checking your account…"</p> }>
+            {move || Suspend::new(async move {
+                match session.me.await {
+                    Ok(Some(m)) if m.is_admin => children.read_value()().into_any(),
+                    Ok(Some(_)) => view! { <Forbidden/> }.into_any(),
+                    Ok(None) => view! { <Redirect path=sign_in_path(&here.get_untracked())/> }.into_any(),
+                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+/// Signed in, but not an admin.
+#[component]
+pub fn Forbidden() -> impl IntoView {
+    #[cfg(feature = "ssr")]
+    {
+        if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
+            resp.set_status(http::StatusCode::FORBIDDEN);
+        }
+    }
+    view! {
+        <section class="panel" data-testid="forbidden">
+            <h1>"403: admins only"</h1>
+            <p>"This page is for the shop's admins. Your account can buy vouchers, not manage them."</p>
+            <p><a href="/">"Back to the vouchers"</a></p>
+        </section>
+    }
+}
+
+/// An error in words, with the way out when there is one.
+#[component]
+pub fn ErrorNote(error: AppError) -> impl IntoView {
+    let here = use_location().pathname;
+    let action = match &error {
+        AppError::Unauthenticated => Some(view! {
+            " " <a href=sign_in_path(&here.get_untracked()) data-testid="sign-in-link">"Sign in"</a>
+        }),
+        _ => None,
+    };
+    view! {
+        <p class="error" role="alert" data-testid="error" data-code=error.code()>
+            {error.to_string()} {action}
+        </p>
+    }
+}
+
+/// An instant: UTC in the server's HTML (and without JavaScript), the browser's local time
+/// once the page is live.
+#[component]
+pub fn When(at: DateTime<Utc>) -> impl IntoView {
+    let live = RwSignal::new(false);
+    Effect::new(move |_| live.set(true));
+    view! {
+        <time datetime=at.to_rfc3339()>
+            {move || if live.get() { local_time(at) } else { at.format("%Y-%m-%d %H:%M:%S UTC").to_string() }}
+        </time>
+    }
+}
+
+/// `at` in the browser's time zone (UTC on the server).
+pub fn local_time(at: DateTime<Utc>) -> String {
+    #[cfg(feature = "hydrate")]
+    {
+        at.with_timezone(&chrono::Local)
+            .format("%Y-%m-%d %H:%M:%S")
+            .to_string()
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        at.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+    }
+}
+
+/// Calls `tick` every `period` while the calling component lives (browser only; nothing
+/// runs on the server).
+pub fn every(period: Duration, tick: impl Fn() + 'static) {
+    #[cfg(feature = "hydrate")]
+    {
+        let tick = std::rc::Rc::new(tick);
+        Effect::new(move |_| {
+            let tick = tick.clone();
+            if let Ok(handle) = set_interval_with_handle(move || tick(), period) {
+                on_cleanup(move || handle.clear());
+            }
+        });
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = (period, tick);
+    }
+}
+
+/// The server's clock as the browser reckons it: the browser's clock minus how far it was
+/// ahead of `server_time` when that was read.
+#[derive(Debug, Clone, Copy)]
+pub struct ServerClock {
+    ahead: chrono::Duration,
+}
+
+impl ServerClock {
+    pub fn synced_to(server_time: DateTime<Utc>) -> Self {
+        Self {
+            ahead: Utc::now() - server_time,
+        }
+    }
+
+    pub fn now(self) -> DateTime<Utc> {
+        Utc::now() - self.ahead
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sign_in_comes_back_only_to_local_paths() {
+        assert_eq!(sign_in_path("/admin"), "/login?next=/admin");
+        assert_eq!(sign_in_path("/orders/12"), "/login?next=/orders/12");
+        assert_eq!(sign_in_path("//evil.example"), "/login");
+        assert_eq!(sign_in_path("https://evil.example"), "/login");
+        assert_eq!(sign_in_path("/"), "/login");
+        assert_eq!(sign_in_path("/a b&c"), "/login?next=/a%20b%26c");
+    }
+}

@@ -1,0 +1,27 @@
+import { expect, test } from "@playwright/test";
+import { ADMIN_PHONE, apiSignIn, createVoucher, freshPhone, title } from "./support";
+
+test.use({ javaScriptEnabled: false });
+
+test("without JavaScript the buy form posts, the order page refreshes itself until created", async ({ page, request }) => {
+  await apiSignIn(request, ADMIN_PHONE);
+  const id = await createVoucher(request, { title: title("No script"), stock: 2, beginsInSec: -60 });
+
+  await apiSignIn(page.request, freshPhone());
+  await page.goto(`/vouchers/${id}`);
+  await expect(page.getByTestId("site-header")).toHaveAttribute("data-hydrated", "false");
+  await page.getByTestId("buy").click();
+
+  await expect(page).toHaveURL(/\/orders\/\d+$/);
+  await expect(page.getByTestId("order-state")).toHaveText(/queued|created/);
+  await expect(page.getByTestId("order-state")).toHaveText("created", { timeout: 10_000 });
+  await page.screenshot({ path: "test-results/nojs-order.png", fullPage: true });
+
+  // A refusal comes back to the voucher's page, in words.
+  await page.goto(`/vouchers/${id}`);
+  await page.getByTestId("buy").click();
+  await expect(page).toHaveURL(new RegExp(`/vouchers/${id}`));
+  await expect(page.getByTestId("buy-error")).toHaveAttribute("data-code", "already_bought");
+  await expect(page.getByTestId("buy-error")).toContainText("already bought");
+  await page.screenshot({ path: "test-results/nojs-refused.png", fullPage: true });
+});

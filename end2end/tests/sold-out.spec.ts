@@ -1,0 +1,33 @@
+import { expect, request as newRequest, test } from "@playwright/test";
+import { ADMIN_PHONE, apiBuy, apiSignIn, createVoucher, freshPhone, hydrated, title, uiSignIn } from "./support";
+
+test("the last unit goes to someone else: the buy is refused as sold out and the page says so", async ({ page, request, baseURL }) => {
+  await apiSignIn(request, ADMIN_PHONE);
+  const id = await createVoucher(request, { title: title("Only one"), stock: 1, beginsInSec: -60 });
+
+  await uiSignIn(page, freshPhone());
+  await page.goto(`/vouchers/${id}`);
+  await hydrated(page);
+  await expect(page.getByTestId("remaining")).toHaveText("1 of 1 left · 0 sold");
+  await expect(page.getByTestId("buy")).toBeEnabled();
+
+  // Another shopper takes the last unit while this page is open.
+  const rival = await newRequest.newContext({ baseURL });
+  await apiSignIn(rival, freshPhone());
+  expect(await apiBuy(rival, id)).toBe(202);
+  await rival.dispose();
+
+  await page.getByTestId("buy").click();
+  await expect(page.getByTestId("buy-error")).toHaveAttribute("data-code", "sold_out");
+  await expect(page.getByTestId("buy-error")).toContainText("Sold out");
+  // The live stock catches up without a reload and the button says why it is off.
+  await expect(page.getByTestId("remaining")).toHaveText("0 of 1 left · 1 sold", { timeout: 5_000 });
+  await expect(page.getByTestId("buy")).toBeDisabled();
+  await expect(page.getByTestId("buy")).toHaveText("Sold out");
+  await expect(page.getByTestId("phase")).toHaveText("Sold out");
+  await page.screenshot({ path: "test-results/sold-out.png", fullPage: true });
+
+  await page.goto("/");
+  const card = page.getByTestId("voucher-card").filter({ has: page.locator(`a[href="/vouchers/${id}"]`) });
+  await expect(card).toHaveAttribute("data-status", "sold_out");
+});

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The browser journeys alone: release build, the server on its own port and key prefix, then
+# Playwright in Debian's Chromium. Arguments go to Playwright, e.g.
+#   scripts/e2e.sh tests/countdown.spec.ts
+# Expects the tools and services to be there (scripts/setup.sh, scripts/services.sh start).
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+eval "$("$ROOT/scripts/services.sh" start)"
+
+"$ROOT/scripts/build.sh" --release
+port=${SECKILL_E2E_PORT:-3917}
+export LEPTOS_SITE_ADDR="127.0.0.1:$port" LEPTOS_SITE_ROOT="$ROOT/target/site" LEPTOS_SITE_PKG_DIR=pkg
+export SECKILL_DEV_LOGIN=true SECKILL_KEY_PREFIX="e2e-$port:" SECKILL_INSTANCE_ID="e2e-$port"
+export SECKILL_ADMIN_PHONES=13800000000 SECKILL_BUYS_PER_SECOND=50 SECKILL_CODE_RESEND_MS=100
+log "starting the release server on $LEPTOS_SITE_ADDR for the browser tests"
+"$CARGO_TARGET_DIR/release/server" serve > "$ROOT/target/e2e-server.log" 2>&1 &
+server_pid=$!
+trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true' EXIT
+for _ in $(seq 100); do curl -fs "http://$LEPTOS_SITE_ADDR/api/health" >/dev/null 2>&1 && break; sleep 0.2; done
+curl -fs "http://$LEPTOS_SITE_ADDR/api/health" >/dev/null || { cat "$ROOT/target/e2e-server.log"; die "server did not become healthy"; }
+log "Playwright (Debian chromium); screenshots in end2end/test-results/"
+(cd "$ROOT/end2end" && BASE_URL="http://$LEPTOS_SITE_ADDR" npx playwright test "$@")
