@@ -29,4 +29,10 @@ test("a shopper buys and watches queued turn into created, then finds it in my o
   await expect(page).toHaveURL(new RegExp(`/orders/${orderId}$`));
   await expect(page.getByTestId("order-state")).toHaveText("created");
   await page.screenshot({ path: "test-results/my-order.png", fullPage: true });
+
+  // Signing out ends the session: my orders now asks to sign in first.
+  await page.getByTestId("sign-out").click();
+  await expect(page.getByRole("link", { name: "Sign in" })).toBeVisible();
+  await page.goto("/orders");
+  await expect(page).toHaveURL(/\/login\?next=\/orders$/);
 });
