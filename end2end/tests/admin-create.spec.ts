@@ -15,10 +15,12 @@ test("an admin signs in, sees field errors for bad input, and creates a voucher 
   await page.getByTestId("price").fill("-5");
   await page.getByTestId("stock").fill("0");
   await page.getByTestId("create").click();
-  await expect(page.getByTestId("error-title")).toContainText("required");
+  await expect(page.getByTestId("error-title")).toHaveText("Title is required");
+  await expect(page.getByTestId("title")).toHaveAttribute("aria-invalid", "true");
+  await expect(page.getByTestId("title")).toHaveAttribute("aria-describedby", "error-title");
   await expect(page.getByTestId("error-price_cents")).toBeVisible();
   await expect(page.getByTestId("error-stock")).toBeVisible();
-  await expect(page.getByTestId("error-begins_at")).toContainText("required");
+  await expect(page.getByTestId("error-begins_at")).toHaveText("Opening time is required");
   await page.screenshot({ path: "test-results/admin-field-errors.png", fullPage: true });
 
   const name = title("Admin-made");

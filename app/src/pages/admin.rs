@@ -24,46 +24,59 @@ fn NewVoucherForm() -> impl IntoView {
             navigate(&format!("/vouchers/{id}"), Default::default());
         }
     });
-    let error = move |field: &'static str| {
+    let message = move |field: &'static str| {
+        create
+            .value()
+            .get()
+            .and_then(Result::err)
+            .and_then(|e| e.field(field))
+    };
+    // The core's messages are the REST API's ("is required"): the form names the field.
+    let error = move |field: &'static str, name: &'static str| {
         move || {
-            create
-                .value()
-                .get()
-                .and_then(Result::err)
-                .and_then(|e| e.field(field))
-                .map(|m| {
-                    view! {
-                        <p class="error field-error" data-testid=format!("error-{field}")>{m}</p>
-                    }
-                })
+            message(field).map(|m| {
+                view! {
+                    <p class="error field-error" id=format!("error-{field}") data-testid=format!("error-{field}")>
+                        {format!("{name} {m}")}
+                    </p>
+                }
+            })
         }
+    };
+    let invalid = move |field: &'static str| move || message(field).is_some().then_some("true");
+    let described = move |field: &'static str| {
+        move || message(field).is_some().then(|| format!("error-{field}"))
     };
     view! {
         <section class="panel narrow">
             <h1>"New voucher"</h1>
             <ActionForm action=create>
                 <label for="title">"Title"</label>
-                <input id="title" name="title" maxlength="100" data-testid="title"/>
-                {error("title")}
+                <input id="title" name="title" maxlength="100" data-testid="title"
+                    aria-invalid=invalid("title") aria-describedby=described("title")/>
+                {error("title", "Title")}
                 <label for="description">"Description"</label>
-                <textarea id="description" name="description" rows="3" data-testid="description"></textarea>
-                {error("description")}
+                <textarea id="description" name="description" rows="3" data-testid="description"
+                    aria-invalid=invalid("description") aria-describedby=described("description")></textarea>
+                {error("description", "Description")}
                 <label for="price_cents">"Price (in cents: 990 is ¥9.90)"</label>
-                <input id="price_cents" name="price_cents" inputmode="numeric" data-testid="price"/>
-                {error("price_cents")}
+                <input id="price_cents" name="price_cents" inputmode="numeric" data-testid="price"
+                    aria-invalid=invalid("price_cents") aria-describedby=described("price_cents")/>
+                {error("price_cents", "Price")}
                 <label for="stock">"Stock"</label>
-                <input id="stock" name="stock" inputmode="numeric" data-testid="stock"/>
-                {error("stock")}
+                <input id="stock" name="stock" inputmode="numeric" data-testid="stock"
+                    aria-invalid=invalid("stock") aria-describedby=described("stock")/>
+                {error("stock", "Stock")}
                 <label for="begins_local">"Sale opens"</label>
                 <input id="begins_local" name="begins_local" type="datetime-local" data-testid="begins"
-                    bind:value=begins_local/>
+                    aria-invalid=invalid("begins_at") aria-describedby=described("begins_at") bind:value=begins_local/>
                 <input type="hidden" name="begins_at" prop:value=move || browser_rfc3339(&begins_local.get())/>
-                {error("begins_at")}
+                {error("begins_at", "Opening time")}
                 <label for="ends_local">"Sale closes"</label>
                 <input id="ends_local" name="ends_local" type="datetime-local" data-testid="ends"
-                    bind:value=ends_local/>
+                    aria-invalid=invalid("ends_at") aria-describedby=described("ends_at") bind:value=ends_local/>
                 <input type="hidden" name="ends_at" prop:value=move || browser_rfc3339(&ends_local.get())/>
-                {error("ends_at")}
+                {error("ends_at", "Closing time")}
                 <p class="hint">"Times are in your time zone (UTC when JavaScript is off)."</p>
                 <button type="submit" class="primary" data-testid="create">"Create and preload"</button>
             </ActionForm>
