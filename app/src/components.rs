@@ -84,15 +84,23 @@ pub fn AdminOnly(children: ChildrenFn) -> impl IntoView {
     }
 }
 
+/// Sets the HTTP status of the page being rendered on the server (pages are sent whole, so
+/// it reaches the response); nothing in the browser.
+pub fn set_page_status(status: u16) {
+    #[cfg(feature = "ssr")]
+    {
+        let code = http::StatusCode::from_u16(status).unwrap_or(http::StatusCode::OK);
+        if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
+            resp.set_status(code);
+        }
+    }
+    let _ = status;
+}
+
 /// Signed in, but not an admin.
 #[component]
 pub fn Forbidden() -> impl IntoView {
-    #[cfg(feature = "ssr")]
-    {
-        if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
-            resp.set_status(http::StatusCode::FORBIDDEN);
-        }
-    }
+    set_page_status(403);
     view! {
         <section class="panel" data-testid="forbidden">
             <h1>"403: admins only"</h1>

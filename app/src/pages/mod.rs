@@ -12,12 +12,7 @@ use leptos::prelude::*;
 /// Any unknown path.
 #[component]
 pub fn NotFound() -> impl IntoView {
-    #[cfg(feature = "ssr")]
-    {
-        if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
-            resp.set_status(http::StatusCode::NOT_FOUND);
-        }
-    }
+    crate::components::set_page_status(404);
     view! {
         <section class="panel" data-testid="not-found">
             <h1>"Page not found"</h1>
