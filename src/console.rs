@@ -49,6 +49,37 @@ pub async fn overview(core: &Core, limit: i64) -> Result<Vec<VoucherCounts>, Cat
         .collect())
 }
 
+/// What the console shows: every voucher's counts and one voucher's sales.
+#[derive(Debug, Clone)]
+pub struct Dashboard {
+    pub rows: Vec<VoucherCounts>,
+    /// The charted voucher and its series (`None` before its first written order).
+    pub chart: Option<(VoucherId, Option<SalesSeries>)>,
+}
+
+/// The console: [`overview`], and the sales of `chart` when it is one of the listed vouchers,
+/// else of the newest voucher that sold something, else of the newest.
+pub async fn dashboard(
+    core: &Core,
+    chart: Option<VoucherId>,
+    limit: i64,
+    now: DateTime<Utc>,
+) -> Result<Dashboard, CatalogError> {
+    let rows = overview(core, limit).await?;
+    let listed = |id: VoucherId| rows.iter().any(|r| r.state.voucher.id == id);
+    let chosen = chart.filter(|id| listed(*id)).or_else(|| {
+        rows.iter()
+            .find(|r| r.written + r.state.queued > 0)
+            .or(rows.first())
+            .map(|r| r.state.voucher.id)
+    });
+    let chart = match chosen {
+        Some(id) => Some((id, sales_series(core, id, now).await?)),
+        None => None,
+    };
+    Ok(Dashboard { rows, chart })
+}
+
 /// Orders written per interval of admission time.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SalesSeries {

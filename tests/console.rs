@@ -147,3 +147,48 @@ async fn plant_order(
     .await
     .expect("insert order");
 }
+
+#[sqlx::test]
+async fn the_dashboard_charts_the_asked_voucher_else_the_newest_that_sold(db: PgPool) {
+    let core = core(db, &[]).await;
+    let empty = console::dashboard(&core, None, 50, Utc::now())
+        .await
+        .expect("dashboard");
+    assert!(empty.rows.is_empty() && empty.chart.is_none());
+
+    let u = users(&core, 1).await;
+    let sold = voucher(&core, 5, 120, 3600).await;
+    let unsold = voucher(&core, 5, 60, 3600).await; // newer (opens later), nothing sold
+    sale::buy(&core, u[0], sold).await.expect("admitted");
+    drain(&core).await;
+
+    let d = console::dashboard(&core, None, 50, Utc::now())
+        .await
+        .expect("dashboard");
+    assert_eq!(
+        d.rows.first().map(|r| r.state.voucher.id),
+        Some(unsold),
+        "newest first"
+    );
+    let (id, series) = d.chart.expect("a chart");
+    assert_eq!(id, sold, "the newest voucher that sold something");
+    assert_eq!(series.expect("series").counts.iter().sum::<i64>(), 1);
+
+    let d = console::dashboard(&core, Some(unsold), 50, Utc::now())
+        .await
+        .expect("dashboard");
+    assert_eq!(
+        d.chart.map(|(id, s)| (id, s.is_none())),
+        Some((unsold, true))
+    );
+
+    let unknown = seckill::domain::VoucherId::try_from(987_654).expect("id");
+    let d = console::dashboard(&core, Some(unknown), 50, Utc::now())
+        .await
+        .expect("dashboard");
+    assert_eq!(
+        d.chart.map(|(id, _)| id),
+        Some(sold),
+        "an unknown voucher falls back"
+    );
+}

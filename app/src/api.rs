@@ -19,7 +19,9 @@ pub mod convert {
     use chrono::Utc;
     use seckill::{catalog::VoucherState, console, domain::VoucherStatus, sale};
 
-    use crate::wire::{ConsoleRow, OrderView, SalesSeriesView, VoucherView};
+    use crate::wire::{
+        ChartView, ConsoleRow, ConsoleView, OrderView, SalesSeriesView, VoucherView,
+    };
 
     pub fn voucher(s: VoucherState) -> VoucherView {
         let status = VoucherStatus::at(&s.voucher.window, s.remaining, Utc::now());
@@ -58,6 +60,23 @@ pub mod convert {
             failed: c.failed,
             dead_lettered: c.dead_lettered,
             voucher: voucher(c.state),
+        }
+    }
+
+    pub fn dashboard(d: console::Dashboard) -> ConsoleView {
+        let chart = d.chart.map(|(id, series)| ChartView {
+            voucher_id: id.get(),
+            title: d
+                .rows
+                .iter()
+                .find(|r| r.state.voucher.id == id)
+                .map(|r| r.state.voucher.title.clone())
+                .unwrap_or_default(),
+            series: series.map(self::series),
+        });
+        ConsoleView {
+            rows: d.rows.into_iter().map(console_row).collect(),
+            chart,
         }
     }
 
@@ -240,33 +259,9 @@ pub async fn my_orders() -> Result<Vec<OrderDetail>, AppError> {
 pub async fn console(chart: Option<i64>) -> Result<ConsoleView, AppError> {
     let core = crate::ssr::core()?;
     crate::ssr::signed_in_admin(&core).await?;
-    let rows: Vec<_> = seckill::console::overview(&core, LIST_LIMIT)
-        .await?
-        .into_iter()
-        .map(convert::console_row)
-        .collect();
-    let chosen = chart
-        .and_then(|id| rows.iter().find(|r| r.voucher.id == id))
-        .map(|r| r.voucher.id)
-        .or_else(|| crate::wire::default_chart(&rows));
-    let chart = match chosen {
-        Some(id) => {
-            let voucher =
-                seckill::domain::VoucherId::try_from(id).map_err(|_| AppError::NotFound)?;
-            let series = seckill::console::sales_series(&core, voucher, chrono::Utc::now()).await?;
-            Some(crate::wire::ChartView {
-                voucher_id: id,
-                title: rows
-                    .iter()
-                    .find(|r| r.voucher.id == id)
-                    .map(|r| r.voucher.title.clone())
-                    .unwrap_or_default(),
-                series: series.map(convert::series),
-            })
-        }
-        None => None,
-    };
-    Ok(ConsoleView { rows, chart })
+    let chart = chart.and_then(|id| seckill::domain::VoucherId::try_from(id).ok());
+    let d = seckill::console::dashboard(&core, chart, LIST_LIMIT, chrono::Utc::now()).await?;
+    Ok(convert::dashboard(d))
 }
 
 /// Creates a voucher (admins only) and returns its ID. `begins_at`/`ends_at` are RFC 3339 from

@@ -87,15 +87,6 @@ pub struct ChartView {
     pub series: Option<SalesSeriesView>,
 }
 
-/// The voucher the console charts when none is asked for: the newest that sold something,
-/// else the newest.
-pub fn default_chart(rows: &[ConsoleRow]) -> Option<i64> {
-    rows.iter()
-        .find(|r| r.written + r.queued > 0)
-        .or(rows.first())
-        .map(|r| r.voucher.id)
-}
-
 /// Where a sale is at a given instant, as the page shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SalePhase {
