@@ -43,9 +43,16 @@ fi
 
 if $want_cargo_leptos && ! have_cargo_leptos; then
   log "installing cargo-leptos $CARGO_LEPTOS_VERSION (needs rustc >= 1.96; about 45 minutes)"
-  toolchain=""
-  if rustup run nightly rustc --version >/dev/null 2>&1; then toolchain="+nightly"; fi
+  # Its locked dependencies need rustc >= 1.96 while the project pins 1.95: a nightly from
+  # rustup when there is one, else Debian's cargo-web (1.96), installed into ~/.cargo/bin.
+  cargo_cmd=(cargo)
+  if rustup run nightly rustc --version >/dev/null 2>&1; then
+    cargo_cmd=(cargo +nightly)
+  elif ! (cd / && rustc --version | awk '{split($2, v, "."); exit !(v[1] > 1 || v[2] >= 96)}'); then
+    apt_install rustc-web cargo-web
+    cargo_cmd=(env PATH="/usr/bin:$PATH" /usr/bin/cargo)
+  fi
   (cd / && CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-    cargo $toolchain install --quiet --locked "cargo-leptos@$CARGO_LEPTOS_VERSION")
+    "${cargo_cmd[@]}" install --quiet --locked --root "$HOME/.cargo" "cargo-leptos@$CARGO_LEPTOS_VERSION")
 fi
 log "tools ready"

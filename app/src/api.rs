@@ -1,6 +1,7 @@
 //! Server functions the UI calls. Each is a thin adapter: read the core and the session, call
-//! one core function, map its error. Each has a fixed URL (`/sf/<name>`): plain HTML forms
-//! post to it, so it must not change between builds. The REST API (server crate) adapts the same functions.
+//! one core function, map its error. The REST API (server crate) adapts the same functions.
+//! Each has a fixed URL (`/sf/<name>`): plain HTML forms post to it, so it must not change
+//! between builds.
 
 // A form's server function takes one argument per field (create_voucher has eight); the
 // `server` macro copies them into client and server code, so the allowance is module-wide.
@@ -113,9 +114,6 @@ pub async fn list_vouchers() -> Result<Vec<VoucherView>, AppError> {
     let list = seckill::catalog::list(&core, LIST_LIMIT).await?;
     Ok(list.into_iter().map(convert::voucher).collect())
 }
-
-/// How many orders "my orders" shows.
-pub const MY_ORDERS_LIMIT: i64 = 100;
 
 /// One voucher, with the server's clock for the page's countdown.
 #[server(prefix = "/sf", endpoint = "get_voucher")]
@@ -235,6 +233,9 @@ pub async fn get_order(order_id: String) -> Result<OrderDetail, AppError> {
         order: convert::order(view),
     })
 }
+
+/// How many orders "my orders" shows.
+pub const MY_ORDERS_LIMIT: i64 = 100;
 
 /// The shopper's orders, newest first, queued ones included.
 #[server(prefix = "/sf", endpoint = "my_orders")]
