@@ -10,6 +10,7 @@ test("the countdown turns the buy button on when the sale opens, without a reloa
   await hydrated(page);
   await expect(page.getByTestId("buy")).toBeDisabled();
   await expect(page.getByTestId("buy")).toHaveText("Not open yet");
+  await expect(page.getByTestId("phase-announcement")).toHaveText("");
   await expect(page.getByTestId("countdown")).toHaveText(/^Opens in 00:[01]\d$/);
   const first = (await page.getByTestId("countdown").textContent()) ?? "";
   await page.screenshot({ path: "test-results/countdown.png", fullPage: true });
@@ -21,6 +22,7 @@ test("the countdown turns the buy button on when the sale opens, without a reloa
   await expect(page.getByTestId("buy")).toBeEnabled({ timeout: 15_000 });
   await expect(page.getByTestId("buy")).toHaveText("Buy now");
   await expect(page.getByTestId("phase")).toHaveText("On sale");
+  await expect(page.getByTestId("phase-announcement")).toHaveText("The sale is open: you can buy now.");
   await expect(page.getByTestId("countdown")).toHaveText(/^Closes in /);
   expect(navigations, "no reload").toBe(0);
 

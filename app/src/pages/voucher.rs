@@ -59,6 +59,16 @@ fn button_label(phase: SalePhase) -> &'static str {
     }
 }
 
+/// What a screen reader hears when the sale changes phase in front of the shopper.
+fn announcement(phase: SalePhase) -> &'static str {
+    match phase {
+        SalePhase::Upcoming => "",
+        SalePhase::OnSale => "The sale is open: you can buy now.",
+        SalePhase::SoldOut => "Sold out.",
+        SalePhase::Ended => "The sale has ended.",
+    }
+}
+
 #[component]
 fn Sale(detail: VoucherDetail) -> impl IntoView {
     let VoucherDetail {
@@ -128,6 +138,10 @@ fn Sale(detail: VoucherDetail) -> impl IntoView {
                 <dt>"Closes"</dt>
                 <dd><When at=ends_at/></dd>
             </dl>
+            // The countdown ticks silently; a change of phase is announced once.
+            <p class="visually-hidden" aria-live="polite" data-testid="phase-announcement">
+                {move || announcement(phase.get())}
+            </p>
             <p class="countdown" data-testid="countdown" aria-live="off">
                 {move || match phase.get() {
                     SalePhase::Upcoming => format!("Opens in {}", format_countdown((begins_at - now.get()).num_seconds() + 1)),
