@@ -2,14 +2,19 @@
 --
 -- KEYS[1] sale hash (begins_ms, ends_ms)   KEYS[2] stock   KEYS[3] buyers set
 -- KEYS[4] queued hash (order -> user)      KEYS[5] order stream
+-- KEYS[6] this shopper's attempt counter for the current second (same hash slot)
 -- ARGV[1] user id   ARGV[2] order-ID day-counter prefix   ARGV[3] voucher id
+-- ARGV[4] attempts allowed per shopper per second
 --
 -- Return codes (decoded once, in src/scripts.rs, AdmissionOutcome):
 --   {0, seconds, sequence} admitted     {1} sold out     {2} already bought
 --   {3} not started    {4} ended    {5} voucher not loaded    {6} order IDs exhausted
+--   {7} too many attempts this second
 --
--- Order of checks: window, buyer, stock; the stock is decremented only after every check passed,
--- in the same step that records the buyer and enqueues the order.
+-- Order of checks: loaded, attempts, window, buyer, stock; the stock is decremented only after
+-- every check passed, in the same step that records the buyer and enqueues the order. Every
+-- attempt on a loaded sale counts, refused ones included (a shopper hammering a sold-out sale
+-- is limited too); the counter expires at the end of the Redis-clock second.
 local now = redis.call('TIME')
 local now_sec = tonumber(now[1])
 local now_ms = now_sec * 1000 + math.floor(tonumber(now[2]) / 1000)
@@ -17,6 +22,9 @@ local now_ms = now_sec * 1000 + math.floor(tonumber(now[2]) / 1000)
 local window = redis.call('HMGET', KEYS[1], 'begins_ms', 'ends_ms')
 local stock = redis.call('GET', KEYS[2])
 if not window[1] or not window[2] or not stock then return {5} end
+local attempts = redis.call('INCR', KEYS[6])
+if attempts == 1 then redis.call('PEXPIREAT', KEYS[6], (now_sec + 1) * 1000) end
+if attempts > tonumber(ARGV[4]) then return {7} end
 if now_ms < tonumber(window[1]) then return {3} end
 if now_ms >= tonumber(window[2]) then return {4} end
 if redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 1 then return {2} end

@@ -96,7 +96,8 @@ pub struct AuthConfig {
 /// Request-rate policy on the buy path.
 #[derive(Debug, Clone)]
 pub struct RateLimits {
-    /// Purchases one shopper may attempt per second.
+    /// Purchases one shopper may attempt per second on one sale (counted by the admission
+    /// script, on the Redis clock).
     pub buys_per_second: u32,
 }
 

@@ -44,6 +44,16 @@ pub struct VoucherKeys {
     pub orders: String,
     /// Stream: orders the worker gave up on, with their reason.
     pub dead: String,
+    /// Prefix of the per-shopper purchase-attempt counters (append the user ID): each counts
+    /// the attempts of one Redis-clock second and expires at its end.
+    pub rate: String,
+}
+
+impl VoucherKeys {
+    /// The purchase-attempt counter of `user` on this sale.
+    pub fn rate_of(&self, user: UserId) -> String {
+        format!("{}{user}", self.rate)
+    }
 }
 
 /// The keys of one named lock.
@@ -81,6 +91,7 @@ impl Keys {
             queued: format!("{base}:queued"),
             orders: format!("{base}:orders"),
             dead: format!("{base}:dead"),
+            rate: format!("{base}:rate:"),
         }
     }
 
@@ -109,11 +120,6 @@ impl Keys {
         format!("{}login:{phone}:throttle", self.prefix.0)
     }
 
-    /// Purchase attempts of `user` during one Unix second.
-    pub fn buy_rate(&self, user: UserId, unix_second: i64) -> String {
-        format!("{}rate:buy:{user}:{unix_second}", self.prefix.0)
-    }
-
     pub fn lock(&self, name: &str) -> LockKeys {
         let base = format!("{}lock:{{{name}}}", self.prefix.0);
         LockKeys {
@@ -138,7 +144,10 @@ mod tests {
     fn a_vouchers_keys_share_one_hash_tag() {
         let keys = Keys::new(KeyPrefix::try_from("t1:").expect("valid"));
         let v = keys.voucher(VoucherId::try_from(42).expect("positive"));
-        for k in [&v.sale, &v.stock, &v.buyers, &v.queued, &v.orders, &v.dead] {
+        let rate = v.rate_of(crate::domain::UserId::try_from(7).expect("positive"));
+        for k in [
+            &v.sale, &v.stock, &v.buyers, &v.queued, &v.orders, &v.dead, &rate,
+        ] {
             assert!(k.starts_with("t1:seckill:{42}:"), "{k}");
             assert_eq!(slot_tag(k), "42");
         }

@@ -44,9 +44,9 @@ pub enum BuyError {
 
 /// Tries to buy one unit of `voucher` for `shopper`; returns the order ID at once.
 pub async fn buy(core: &Core, shopper: UserId, voucher: VoucherId) -> Result<OrderId, BuyError> {
-    rate_limit(core, shopper).await?;
     let mut redis = core.redis.clone();
-    let mut outcome = scripts::admit(&mut redis, &core.keys, voucher, shopper).await?;
+    let limit = core.config.limits.buys_per_second;
+    let mut outcome = scripts::admit(&mut redis, &core.keys, voucher, shopper, limit).await?;
     if outcome == AdmissionOutcome::NotLoaded {
         // Never preloaded, or Redis lost it: restore from PostgreSQL once, then decide again.
         let Some(v) = store::vouchers::get(&core.db, voucher).await? else {
@@ -54,7 +54,7 @@ pub async fn buy(core: &Core, shopper: UserId, voucher: VoucherId) -> Result<Ord
             return Err(BuyError::NotFound);
         };
         catalog::preload(core, &v).await?;
-        outcome = scripts::admit(&mut redis, &core.keys, voucher, shopper).await?;
+        outcome = scripts::admit(&mut redis, &core.keys, voucher, shopper, limit).await?;
     }
     let (label, result) = match outcome {
         AdmissionOutcome::Admitted(id) => ("admitted", Ok(id)),
@@ -63,29 +63,12 @@ pub async fn buy(core: &Core, shopper: UserId, voucher: VoucherId) -> Result<Ord
         AdmissionOutcome::NotStarted => ("not_started", Err(BuyError::NotStarted)),
         AdmissionOutcome::Ended => ("ended", Err(BuyError::Ended)),
         AdmissionOutcome::IdsExhausted => ("ids_exhausted", Err(BuyError::IdsExhausted)),
+        AdmissionOutcome::RateLimited => ("rate_limited", Err(BuyError::RateLimited)),
         // Preloaded a moment ago and gone again: the voucher's sale is not available.
         AdmissionOutcome::NotLoaded => ("not_found", Err(BuyError::NotFound)),
     };
     metrics::counter!("seckill_admissions_total", "outcome" => label).increment(1);
     result
-}
-
-/// A fixed one-second window per shopper; one pipelined round trip.
-async fn rate_limit(core: &Core, shopper: UserId) -> Result<(), BuyError> {
-    let second = Utc::now().timestamp();
-    let key = core.keys.buy_rate(shopper, second);
-    let mut redis = core.redis.clone();
-    let (count,): (u32,) = redis::pipe()
-        .incr(&key, 1)
-        .expire(&key, 2)
-        .ignore()
-        .query_async(&mut redis)
-        .await?;
-    if count > core.config.limits.buys_per_second {
-        metrics::counter!("seckill_admissions_total", "outcome" => "rate_limited").increment(1);
-        return Err(BuyError::RateLimited);
-    }
-    Ok(())
 }
 
 /// An order as its shopper sees it.

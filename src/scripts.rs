@@ -52,6 +52,8 @@ pub enum AdmissionOutcome {
     NotLoaded,
     /// The UTC day's 2^32 order IDs are spent.
     IdsExhausted,
+    /// The shopper made more attempts on this sale this second than allowed.
+    RateLimited,
 }
 
 impl AdmissionOutcome {
@@ -69,6 +71,7 @@ impl AdmissionOutcome {
             [4] => Self::Ended,
             [5] => Self::NotLoaded,
             [6] => Self::IdsExhausted,
+            [7] => Self::RateLimited,
             _ => return Err(unknown()),
         })
     }
@@ -78,12 +81,14 @@ fn order_id(secs: i64, seq: i64) -> Option<OrderId> {
     OrderId::from_parts(u32::try_from(secs).ok()?, u32::try_from(seq).ok()?).ok()
 }
 
-/// Runs the admission script for `user` buying `voucher`.
+/// Runs the admission script for `user` buying `voucher`, allowing `attempts_per_second`
+/// attempts per shopper and sale.
 pub async fn admit<C: ConnectionLike + Send>(
     conn: &mut C,
     keys: &Keys,
     voucher: VoucherId,
     user: UserId,
+    attempts_per_second: u32,
 ) -> Result<AdmissionOutcome, ScriptError> {
     let k = keys.voucher(voucher);
     let reply: Vec<i64> = ADMIT
@@ -92,9 +97,11 @@ pub async fn admit<C: ConnectionLike + Send>(
         .key(&k.buyers)
         .key(&k.queued)
         .key(&k.orders)
+        .key(k.rate_of(user))
         .arg(user.get())
         .arg(keys.order_counter_prefix())
         .arg(voucher.get())
+        .arg(attempts_per_second)
         .invoke_async(conn)
         .await?;
     AdmissionOutcome::decode(&reply)
@@ -444,6 +451,7 @@ mod tests {
             (4, AdmissionOutcome::Ended),
             (5, AdmissionOutcome::NotLoaded),
             (6, AdmissionOutcome::IdsExhausted),
+            (7, AdmissionOutcome::RateLimited),
         ];
         for (code, outcome) in cases {
             assert_eq!(AdmissionOutcome::decode(&[code]).ok(), Some(outcome));
@@ -453,7 +461,7 @@ mod tests {
     #[test]
     fn unknown_codes_are_errors() {
         for reply in [
-            &[7][..],
+            &[8][..],
             &[],
             &[0],
             &[0, 1],

@@ -346,3 +346,52 @@ async fn a_sale_missing_from_redis_is_restored_on_the_next_buy(db: PgPool) {
         .expect("admitted after restore");
     assert_eq!(redis_i64(&core, &core.keys.voucher(v).stock).await, Some(1));
 }
+
+#[sqlx::test]
+async fn attempts_beyond_the_limit_in_one_second_are_refused_per_sale(db: PgPool) {
+    let core = core(db, &[("SECKILL_BUYS_PER_SECOND", "3")]).await;
+    let u = users(&core, 2).await;
+    let v = voucher(&core, 1, 60, 3600).await;
+    let other = voucher(&core, 1, 60, 3600).await;
+    // Start early in a Redis-clock second, so the burst below stays inside it.
+    let mut c = core.redis.clone();
+    let (_, micros): (i64, i64) = redis::cmd("TIME").query_async(&mut c).await.expect("TIME");
+    if micros > 800_000 {
+        tokio::time::sleep(std::time::Duration::from_micros(1_000_050 - micros as u64)).await;
+    }
+    let mut outcomes = Vec::new();
+    for _ in 0..8 {
+        outcomes.push(sale::buy(&core, u[0], v).await);
+    }
+    assert!(outcomes[0].is_ok(), "{:?}", outcomes[0]);
+    assert!(outcomes[1..3]
+        .iter()
+        .all(|r| matches!(r, Err(BuyError::AlreadyBought))));
+    assert!(
+        outcomes[3..]
+            .iter()
+            .all(|r| matches!(r, Err(BuyError::RateLimited))),
+        "{outcomes:?}"
+    );
+    // The counter is this shopper's, on this sale.
+    assert!(matches!(
+        sale::buy(&core, u[1], v).await,
+        Err(BuyError::SoldOut)
+    ));
+    assert!(sale::buy(&core, u[0], other).await.is_ok());
+    let ttl: i64 = redis::cmd("PTTL")
+        .arg(core.keys.voucher(v).rate_of(u[0]))
+        .query_async(&mut c)
+        .await
+        .expect("PTTL");
+    assert!(
+        (0..=1000).contains(&ttl),
+        "expires at the end of the second: {ttl}"
+    );
+    // The next second starts a new count.
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+    assert!(matches!(
+        sale::buy(&core, u[0], v).await,
+        Err(BuyError::AlreadyBought)
+    ));
+}

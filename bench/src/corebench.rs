@@ -15,12 +15,12 @@ use tokio::time::Instant;
 
 use crate::{report::Report, scratch::Scratch, Options};
 
-/// The same admission script, except that the order ID arrives as ARGV[4] and ARGV[5]
+/// The same admission script, except that the order ID arrives as ARGV[5] and ARGV[6]
 /// (seconds, sequence), drawn by an earlier `next_order_id` round trip.
 static ADMIT_WITH_ID: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         &[
-            "local function next_order_id(_, _) return tonumber(ARGV[4]), tonumber(ARGV[5]) end\n",
+            "local function next_order_id(_, _) return tonumber(ARGV[5]), tonumber(ARGV[6]) end\n",
             scripts::ADMIT_BODY,
         ]
         .concat(),
@@ -28,6 +28,8 @@ static ADMIT_WITH_ID: LazyLock<Script> = LazyLock::new(|| {
 });
 
 const CONCURRENCY: usize = 64;
+/// Attempts allowed per shopper and second: each shopper here tries once.
+const ATTEMPTS: u32 = 5;
 
 pub async fn run(options: &Options) -> anyhow::Result<()> {
     let scratch = Scratch::new("core").await?;
@@ -60,7 +62,7 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
         .map(|u| {
             let mut redis = redis.clone();
             let keys = scratch.core.keys.clone();
-            async move { scripts::admit(&mut redis, &keys, voucher, u).await }
+            async move { scripts::admit(&mut redis, &keys, voucher, u, ATTEMPTS).await }
         })
         .buffer_unordered(CONCURRENCY)
         .for_each(|_| async {})
@@ -152,16 +154,18 @@ async fn admissions(
                         .key(&k.buyers)
                         .key(&k.queued)
                         .key(&k.orders)
+                        .key(k.rate_of(user))
                         .arg(user.get())
                         .arg(keys.order_counter_prefix())
                         .arg(voucher.get())
+                        .arg(ATTEMPTS)
                         .arg(id.seconds())
                         .arg(id.sequence())
                         .invoke_async(&mut redis)
                         .await?;
                     Ok::<_, anyhow::Error>(AdmissionOutcome::decode(&reply)?)
                 } else {
-                    Ok(scripts::admit(&mut redis, &keys, voucher, user).await?)
+                    Ok(scripts::admit(&mut redis, &keys, voucher, user, ATTEMPTS).await?)
                 }
             }
         })

@@ -514,11 +514,13 @@ async fn evalsha_ceiling(scratch: &Scratch, sc: &Scenario) -> anyhow::Result<f64
         .args(["-h", url.host_str().unwrap_or("127.0.0.1")])
         .args(["-p", &url.port().unwrap_or(6379).to_string()])
         .args(["-c", &sc.conns.to_string(), "-n", &sc.shoppers.to_string()])
-        .args(["-r", "100000000", "-q", "EVALSHA", &sha, "5"])
+        .args(["-r", "100000000", "-q", "EVALSHA", &sha, "6"])
         .args([&k.sale, &k.stock, &k.buyers, &k.queued, &k.orders])
+        .arg(format!("{}__rand_int__", k.rate))
         .arg("__rand_int__")
         .arg(core.keys.order_counter_prefix())
         .arg(scratch_voucher.get().to_string())
+        .arg(core.config.limits.buys_per_second.to_string())
         .output()
         .context("redis-benchmark (installed with redis-server by scripts/setup.sh)")?;
     let text = String::from_utf8_lossy(&out.stdout);
