@@ -11,7 +11,7 @@ use leptos::prelude::*;
 
 use crate::{
     error::AppError,
-    wire::{ConsoleView, Me, OrderDetail, OrderView, VoucherDetail, VoucherView},
+    wire::{ConsoleView, Me, OrderDetail, OrderView, StockNow, VoucherDetail, VoucherView},
 };
 
 #[cfg(feature = "ssr")]
@@ -130,13 +130,15 @@ pub async fn get_voucher(id: i64) -> Result<VoucherDetail, AppError> {
     })
 }
 
-/// Units of a voucher left, from Redis alone (the sale page polls it); `None` when its sale
-/// is not preloaded.
-#[server(prefix = "/sf", endpoint = "voucher_remaining")]
-pub async fn voucher_remaining(id: i64) -> Result<Option<i64>, AppError> {
+/// Units of a voucher left, from Redis alone, and the server's clock: what the sale page polls.
+#[server(prefix = "/sf", endpoint = "voucher_stock")]
+pub async fn voucher_stock(id: i64) -> Result<StockNow, AppError> {
     let core = crate::ssr::core()?;
     let id = seckill::domain::VoucherId::try_from(id).map_err(|_| AppError::NotFound)?;
-    Ok(seckill::catalog::remaining(&core, id).await?)
+    Ok(StockNow {
+        remaining: seckill::catalog::remaining(&core, id).await?,
+        server_time: chrono::Utc::now(),
+    })
 }
 
 /// The signed-in user, if any.

@@ -173,28 +173,55 @@ pub fn every(period: Duration, tick: impl Fn() + 'static) {
     }
 }
 
-/// The server's clock as the browser reckons it: the browser's clock minus how far it was
-/// ahead of `server_time` when that was read.
-#[derive(Debug, Clone, Copy)]
+/// The server's clock as the browser reckons it: the browser's clock minus how far it is
+/// ahead of the server's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ServerClock {
     ahead: chrono::Duration,
 }
 
 impl ServerClock {
+    /// Assumes `server_time` was read just now (a rough first guess: a time rendered into the
+    /// page is already as old as the page's load).
     pub fn synced_to(server_time: DateTime<Utc>) -> Self {
+        Self::from_round_trip(Utc::now(), Utc::now(), server_time)
+    }
+
+    /// From a request sent at `sent` and answered at `received` (browser clock) with the
+    /// server's `server_time`, read half-way through the round trip.
+    pub fn from_round_trip(
+        sent: DateTime<Utc>,
+        received: DateTime<Utc>,
+        server_time: DateTime<Utc>,
+    ) -> Self {
+        let midpoint = sent + (received - sent) / 2;
         Self {
-            ahead: Utc::now() - server_time,
+            ahead: midpoint - server_time,
         }
     }
 
     pub fn now(self) -> DateTime<Utc> {
-        Utc::now() - self.ahead
+        self.at(Utc::now())
+    }
+
+    /// The server's time when the browser's clock reads `browser_time`.
+    pub fn at(self, browser_time: DateTime<Utc>) -> DateTime<Utc> {
+        browser_time - self.ahead
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_server_clock_is_read_half_way_through_the_round_trip() {
+        let t = |ms: i64| DateTime::UNIX_EPOCH + chrono::Duration::milliseconds(ms);
+        // Browser 5 s ahead: sent at 10,000, answered at 10,200, server read 5,100.
+        let clock = ServerClock::from_round_trip(t(10_000), t(10_200), t(5_100));
+        assert_eq!(clock.at(t(10_100)), t(5_100));
+        assert_eq!(clock.at(t(20_000)), t(15_000));
+    }
 
     #[test]
     fn sign_in_comes_back_only_to_local_paths() {

@@ -42,6 +42,14 @@ pub struct VoucherDetail {
     pub server_time: DateTime<Utc>,
 }
 
+/// What a sale page polls: the stock left (`None` when the sale is not in Redis) and the
+/// server's clock, which the page's countdown follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StockNow {
+    pub remaining: Option<i64>,
+    pub server_time: DateTime<Utc>,
+}
+
 /// An order with the title of its voucher (my orders, the order page).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OrderDetail {

@@ -10,7 +10,7 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
 use crate::{
-    api::{get_voucher, voucher_remaining, Buy},
+    api::{get_voucher, voucher_stock, Buy},
     components::{every, ErrorNote, ServerClock, When},
     pages::{
         home::{status_label, StockBar},
@@ -76,13 +76,27 @@ fn Sale(detail: VoucherDetail) -> impl IntoView {
         server_time,
     } = detail;
     let id = voucher.id;
-    let clock = ServerClock::synced_to(server_time);
+    // The time in the page is as old as its load: the browser re-syncs on its first poll.
+    let clock = StoredValue::new(ServerClock::synced_to(server_time));
     let now = RwSignal::new(server_time);
     let v = RwSignal::new(voucher);
     let phase = Memo::new(move |_| SalePhase::of(&v.read(), now.get()));
 
-    // The countdown's clock, and the stock while it can still change.
-    every(TICK, move || now.set(clock.now()));
+    // The countdown's clock, and the stock (with the clock) while it can still change.
+    every(TICK, move || now.set(clock.get_value().now()));
+    let refresh = move || {
+        leptos::task::spawn_local(async move {
+            let sent = chrono::Utc::now();
+            if let Ok(s) = voucher_stock(id).await {
+                let synced = ServerClock::from_round_trip(sent, chrono::Utc::now(), s.server_time);
+                let _ = clock.try_update_value(|c| *c = synced);
+                if let Some(left) = s.remaining {
+                    v.try_update(|v| v.remaining = left);
+                }
+            }
+        });
+    };
+    Effect::new(move |_| refresh());
     let last_refresh = StoredValue::new(server_time);
     every(Duration::from_secs(1), move || {
         let period = match phase.get_untracked() {
@@ -90,16 +104,12 @@ fn Sale(detail: VoucherDetail) -> impl IntoView {
             SalePhase::OnSale => STOCK_DURING_SALE,
             SalePhase::Upcoming | SalePhase::SoldOut => STOCK_OTHERWISE,
         };
-        let t = clock.now();
+        let t = clock.get_value().now();
         if (t - last_refresh.get_value()).to_std().unwrap_or_default() < period {
             return;
         }
         last_refresh.set_value(t);
-        leptos::task::spawn_local(async move {
-            if let Ok(Some(left)) = voucher_remaining(id).await {
-                v.try_update(|v| v.remaining = left);
-            }
-        });
+        refresh();
     });
 
     let buy = ServerAction::<Buy>::new();
