@@ -146,6 +146,8 @@ pub struct VoucherState {
     pub redis_stock: Option<i64>,
     /// Orders admitted and not yet written.
     pub queued: i64,
+    /// Orders the worker gave up on (the voucher's dead-letter stream).
+    pub dead_lettered: i64,
 }
 
 /// Newest vouchers first, with what is left of each.
@@ -197,17 +199,18 @@ async fn with_live_counts(
     let mut pipe = redis::pipe();
     for v in &vouchers {
         let k = core.keys.voucher(v.id);
-        pipe.get(&k.stock).hlen(&k.queued);
+        pipe.get(&k.stock).hlen(&k.queued).xlen(&k.dead);
     }
     let mut redis = core.redis.clone();
-    let counts: Vec<(Option<i64>, i64)> = pipe.query_async(&mut redis).await?;
+    let counts: Vec<(Option<i64>, i64, i64)> = pipe.query_async(&mut redis).await?;
     Ok(vouchers
         .into_iter()
         .zip(counts)
-        .map(|(voucher, (stock, queued))| VoucherState {
+        .map(|(voucher, (stock, queued, dead_lettered))| VoucherState {
             remaining: stock.unwrap_or(voucher.db_stock).max(0),
             redis_stock: stock,
             queued,
+            dead_lettered,
             voucher,
         })
         .collect())

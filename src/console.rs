@@ -5,7 +5,7 @@ use chrono::{DateTime, TimeZone, Utc};
 
 use crate::{
     catalog::{self, CatalogError, VoucherState},
-    domain::VoucherId,
+    domain::{Voucher, VoucherId},
     store, Core,
 };
 
@@ -18,11 +18,10 @@ pub struct VoucherCounts {
     pub written: i64,
     /// Orders the worker refused.
     pub failed: i64,
-    /// Orders the worker gave up on (the voucher's dead-letter stream in Redis).
-    pub dead_lettered: i64,
 }
 
-/// The newest vouchers first, each with its counts: one Redis pipeline and two queries.
+/// The newest vouchers first, each with its counts: the catalog's listing (one query, one
+/// Redis pipeline, which also reads the dead letters) and one query of tallies.
 pub async fn overview(core: &Core, limit: i64) -> Result<Vec<VoucherCounts>, CatalogError> {
     let states = catalog::list(core, limit).await?;
     if states.is_empty() {
@@ -30,21 +29,13 @@ pub async fn overview(core: &Core, limit: i64) -> Result<Vec<VoucherCounts>, Cat
     }
     let ids: Vec<VoucherId> = states.iter().map(|s| s.voucher.id).collect();
     let tallies = store::orders::tallies(&core.db, &ids).await?;
-    let mut pipe = redis::pipe();
-    for id in &ids {
-        pipe.xlen(core.keys.voucher(*id).dead);
-    }
-    let mut redis = core.redis.clone();
-    let dead: Vec<i64> = pipe.query_async(&mut redis).await?;
     Ok(states
         .into_iter()
         .zip(tallies)
-        .zip(dead)
-        .map(|((state, tally), dead_lettered)| VoucherCounts {
+        .map(|(state, tally)| VoucherCounts {
             state,
             written: tally.written,
             failed: tally.failed,
-            dead_lettered,
         })
         .collect())
 }
@@ -66,15 +57,13 @@ pub async fn dashboard(
     now: DateTime<Utc>,
 ) -> Result<Dashboard, CatalogError> {
     let rows = overview(core, limit).await?;
-    let listed = |id: VoucherId| rows.iter().any(|r| r.state.voucher.id == id);
-    let chosen = chart.filter(|id| listed(*id)).or_else(|| {
-        rows.iter()
-            .find(|r| r.written + r.state.queued > 0)
-            .or(rows.first())
-            .map(|r| r.state.voucher.id)
-    });
+    let chosen = chart
+        .and_then(|id| rows.iter().find(|r| r.state.voucher.id == id))
+        .or_else(|| rows.iter().find(|r| r.written + r.state.queued > 0))
+        .or(rows.first())
+        .map(|r| &r.state.voucher);
     let chart = match chosen {
-        Some(id) => Some((id, sales_series(core, id, now).await?)),
+        Some(v) => Some((v.id, series_of(core, v, now).await?)),
         None => None,
     };
     Ok(Dashboard { rows, chart })
@@ -116,9 +105,19 @@ pub async fn sales_series(
     voucher: VoucherId,
     now: DateTime<Utc>,
 ) -> Result<Option<SalesSeries>, CatalogError> {
-    let Some(v) = store::vouchers::get(&core.db, voucher).await? else {
-        return Ok(None);
-    };
+    match store::vouchers::get(&core.db, voucher).await? {
+        Some(v) => series_of(core, &v, now).await,
+        None => Ok(None),
+    }
+}
+
+/// [`sales_series`] of a voucher already read.
+async fn series_of(
+    core: &Core,
+    v: &Voucher,
+    now: DateTime<Utc>,
+) -> Result<Option<SalesSeries>, CatalogError> {
+    let voucher = v.id;
     let Some((first, last)) = store::orders::admission_span(&core.db, voucher).await? else {
         return Ok(None);
     };

@@ -34,7 +34,10 @@ async fn every_unit_is_counted_where_it_is(db: PgPool) {
         .expect("listed");
     assert_eq!(row.state.redis_stock, Some(6));
     assert_eq!(row.state.queued, 4);
-    assert_eq!((row.written, row.failed, row.dead_lettered), (0, 0, 0));
+    assert_eq!(
+        (row.written, row.failed, row.state.dead_lettered),
+        (0, 0, 0)
+    );
     assert_eq!(catalog::remaining(&core, v).await.expect("GET"), Some(6));
     let untouched = before
         .iter()
@@ -65,7 +68,7 @@ async fn every_unit_is_counted_where_it_is(db: PgPool) {
     assert_eq!(row.state.queued, 0);
     assert_eq!(row.written, 3, "u[0], u[1] and the planted order");
     assert_eq!(row.failed, 1);
-    assert_eq!(row.dead_lettered, 1);
+    assert_eq!(row.state.dead_lettered, 1);
     // Both the dead letter's unit and the refused duplicate's went back.
     assert_eq!(row.state.redis_stock, Some(8));
 

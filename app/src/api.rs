@@ -59,7 +59,7 @@ pub mod convert {
             queued: c.state.queued,
             written: c.written,
             failed: c.failed,
-            dead_lettered: c.dead_lettered,
+            dead_lettered: c.state.dead_lettered,
             voucher: voucher(c.state),
         }
     }

@@ -84,7 +84,10 @@ fn Sale(detail: VoucherDetail) -> impl IntoView {
 
     // The countdown's clock, and the stock (with the clock) while it can still change.
     every(TICK, move || now.set(clock.get_value().now()));
+    // When the stock was last asked for (server clock): the page's load counts as one.
+    let last_refresh = StoredValue::new(server_time);
     let refresh = move || {
+        last_refresh.set_value(clock.get_value().now());
         leptos::task::spawn_local(async move {
             let sent = chrono::Utc::now();
             if let Ok(s) = voucher_stock(id).await {
@@ -97,19 +100,16 @@ fn Sale(detail: VoucherDetail) -> impl IntoView {
         });
     };
     Effect::new(move |_| refresh());
-    let last_refresh = StoredValue::new(server_time);
     every(Duration::from_secs(1), move || {
         let period = match phase.get_untracked() {
             SalePhase::Ended => return,
             SalePhase::OnSale => STOCK_DURING_SALE,
             SalePhase::Upcoming | SalePhase::SoldOut => STOCK_OTHERWISE,
         };
-        let t = clock.get_value().now();
-        if (t - last_refresh.get_value()).to_std().unwrap_or_default() < period {
-            return;
+        let since = clock.get_value().now() - last_refresh.get_value();
+        if since.to_std().unwrap_or_default() >= period {
+            refresh();
         }
-        last_refresh.set_value(t);
-        refresh();
     });
 
     let buy = ServerAction::<Buy>::new();
