@@ -28,7 +28,7 @@ pub async fn overview(core: &Core, limit: i64) -> Result<Vec<VoucherCounts>, Cat
         return Ok(Vec::new());
     }
     let ids: Vec<VoucherId> = states.iter().map(|s| s.voucher.id).collect();
-    let tallies = store::orders::tallies(&core.db, &ids).await?;
+    let tallies = store::sales::tallies(&core.db, &ids).await?;
     Ok(states
         .into_iter()
         .zip(tallies)
@@ -118,7 +118,7 @@ async fn series_of(
     now: DateTime<Utc>,
 ) -> Result<Option<SalesSeries>, CatalogError> {
     let voucher = v.id;
-    let Some((first, last)) = store::orders::admission_span(&core.db, voucher).await? else {
+    let Some((first, last)) = store::sales::admission_span(&core.db, voucher).await? else {
         return Ok(None);
     };
     let end = last.max(now.min(v.window.ends_at()));
@@ -127,7 +127,7 @@ async fn series_of(
     let start = Utc.timestamp_opt(start_secs, 0).single().unwrap_or(first);
     let buckets = (end.timestamp() - start_secs) / width + 1;
     let mut counts = vec![0; usize::try_from(buckets).unwrap_or(0)];
-    for (bucket, n) in store::orders::admitted_per_bucket(&core.db, voucher, start, width).await? {
+    for (bucket, n) in store::sales::admitted_per_bucket(&core.db, voucher, start, width).await? {
         if let Some(slot) = usize::try_from(bucket).ok().and_then(|b| counts.get_mut(b)) {
             *slot = n;
         }

@@ -6,9 +6,9 @@
 //! | module | owns |
 //! | --- | --- |
 //! | [`config`] | the typed configuration read from the environment |
-//! | [`domain`] | parsed newtypes (`VoucherId`, `Phone`, `Stock`, `SaleWindow`, `OrderId`, …) |
+//! | [`domain`] | the `domain` crate, re-exported: parsed newtypes (`VoucherId`, `Phone`, `Stock`, `SaleWindow`, `OrderId`, `FailureReason`, …), shared with the browser |
 //! | [`keys`] | every Redis key name |
-//! | [`scripts`] | the Lua scripts and the decoding of their return codes |
+//! | [`scripts`] | the Lua scripts, one wrapper per file, and the decoding of their replies |
 //! | [`order_id`] | the global 64-bit order ID generator |
 //! | [`lock`] | the distributed lock (reentrant, watchdog, fencing, RedLock) |
 //! | [`catalog`] | creating, listing and preloading vouchers |
@@ -18,14 +18,16 @@
 //! | [`store`] | PostgreSQL repositories |
 //! | [`sweeper`] | the housekeeping job: restore lost sales, retire finished ones |
 //! | [`auth`] | sign-in codes and sessions |
-//! | [`core`] | [`Core`], the handles every operation needs |
+//! | [`handles`] | [`Core`], the handles every operation needs |
+//!
+//! Layers: `domain` → `keys`, `scripts`, `store` → services (`catalog`, `sale`, `queue`,
+//! `sweeper`, `console`, `auth`, `lock`) → the adapters in `app` and `server`.
 
 pub mod auth;
 pub mod catalog;
 pub mod config;
 pub mod console;
-pub mod core;
-pub mod domain;
+pub mod handles;
 pub mod keys;
 pub mod lock;
 pub mod order_id;
@@ -35,5 +37,6 @@ pub mod scripts;
 pub mod store;
 pub mod sweeper;
 
-pub use crate::core::Core;
+pub use ::domain;
 pub use config::Config;
+pub use handles::Core;

@@ -1,8 +1,8 @@
 //! The buy path and order status.
 //!
-//! [`buy`] is the hot path of sale day: one rate-limit round trip, then one Lua admission
-//! round trip that checks the window (Redis clock), the buyer and the stock, takes a unit,
-//! records the buyer and enqueues the order, and returns its global ID at once. The order
+//! [`buy`] is the hot path of sale day: one Lua admission round trip that counts the shopper's
+//! attempts, checks the window (Redis clock), the buyer and the stock, takes a unit, records the
+//! buyer and enqueues the order, and returns its global ID at once. The order
 //! reaches PostgreSQL through the queue worker; [`order_status`] tells the shopper where it is.
 
 use chrono::{DateTime, Utc};
@@ -124,20 +124,30 @@ async fn find_queued(
     order: OrderId,
 ) -> Result<Option<(VoucherId, UserId)>, StatusError> {
     let mut redis = core.redis.clone();
-    let vouchers: Vec<i64> = redis.smembers(core.keys.preloaded_vouchers()).await?;
+    let vouchers = preloaded(core).await?;
     if vouchers.is_empty() {
         return Ok(None);
     }
     let field = order.to_redis_hex();
     let mut pipe = redis::pipe();
     for v in &vouchers {
-        pipe.hget(core.keys.voucher(VoucherId::from_db(*v)).queued, &field);
+        pipe.hget(core.keys.voucher(*v).queued, &field);
     }
     let owners: Vec<Option<i64>> = pipe.query_async(&mut redis).await?;
     Ok(vouchers
         .into_iter()
         .zip(owners)
-        .find_map(|(v, owner)| Some((VoucherId::from_db(v), UserId::from_db(owner?)))))
+        .find_map(|(v, owner)| Some((v, UserId::try_from(owner?).ok()?))))
+}
+
+/// The vouchers preloaded into Redis (the registry), skipping anything that is not an ID.
+async fn preloaded(core: &Core) -> Result<Vec<VoucherId>, StatusError> {
+    let mut redis = core.redis.clone();
+    let ids: Vec<i64> = redis.smembers(core.keys.preloaded_vouchers()).await?;
+    Ok(ids
+        .into_iter()
+        .filter_map(|id| VoucherId::try_from(id).ok())
+        .collect())
 }
 
 /// `shopper`'s orders, newest first: queued ones from Redis, then PostgreSQL's.
@@ -147,10 +157,8 @@ pub async fn my_orders(
     limit: i64,
 ) -> Result<Vec<OrderView>, StatusError> {
     let mut redis = core.redis.clone();
-    let vouchers: Vec<i64> = redis.smembers(core.keys.preloaded_vouchers()).await?;
     let mut views = Vec::new();
-    for v in vouchers {
-        let voucher = VoucherId::from_db(v);
+    for voucher in preloaded(core).await? {
         let queued: Vec<(String, i64)> = redis.hgetall(core.keys.voucher(voucher).queued).await?;
         views.extend(queued.into_iter().filter_map(|(hex, user)| {
             let order = OrderId::from_redis_hex(&hex).ok()?;

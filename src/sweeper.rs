@@ -40,8 +40,8 @@ pub enum SweepError {
     Script(#[from] ScriptError),
 }
 
-/// What one pass did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// What one pass did; recorded as JSON in `job_runs.report`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct SweepReport {
     /// Live vouchers whose Redis state was missing and was preloaded again.
     pub restored: Vec<VoucherId>,
@@ -80,7 +80,8 @@ pub async fn sweep_once(core: &Core) -> Result<SweepOutcome, SweepError> {
         tracing::warn!("sweep lock lost during the pass");
     }
     let report = report?;
-    store::jobs::finish(&core.db, JOB, fence, &format!("{report:?}")).await?;
+    let recorded = serde_json::to_string(&report).unwrap_or_default();
+    store::jobs::finish(&core.db, JOB, fence, &recorded).await?;
     if let Err(e) = guard.release().await {
         tracing::warn!(error = %e, "sweep lock release");
     }
@@ -115,7 +116,10 @@ async fn sweep(core: &Core) -> Result<SweepReport, SweepError> {
     // 2. Retire finished, drained sales.
     let grace = u64::try_from(core.config.sweep.retire_after.as_millis()).unwrap_or(u64::MAX);
     let registered: Vec<i64> = redis.smembers(&registry).await?;
-    for id in registered.into_iter().map(VoucherId::from_db) {
+    for id in registered
+        .into_iter()
+        .filter_map(|id| VoucherId::try_from(id).ok())
+    {
         match scripts::retire(&mut redis, &core.keys.voucher(id), grace).await? {
             Retirement::Retired | Retirement::Absent => {
                 let _: () = redis.srem(&registry, id.get()).await?;

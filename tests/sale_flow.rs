@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use common::*;
 use seckill::{
     catalog,
-    domain::{OrderId, OrderStatus},
+    domain::{FailureReason, OrderId, OrderStatus},
     queue::Worker,
     sale::{self, BuyError},
     store,
@@ -249,9 +249,12 @@ async fn a_poison_entry_goes_to_the_dead_letters_and_gives_back(db: PgPool) {
         .await
         .expect("status")
         .expect("found");
-    assert!(
-        matches!(s.status, OrderStatus::Failed { ref reason } if reason.starts_with("dead_letter"))
-    );
+    assert!(matches!(
+        s.status,
+        OrderStatus::Failed {
+            reason: FailureReason::DeadLetter { .. }
+        }
+    ));
     let s = sale::order_status(&core, real, good)
         .await
         .expect("status")

@@ -18,24 +18,22 @@ use crate::{
 pub mod convert {
     //! Core values into wire types (shared with the REST handlers).
     use chrono::Utc;
-    use seckill::{catalog::VoucherState, console, domain::VoucherStatus, sale};
+    use seckill::{catalog::VoucherState, console, sale};
 
     use crate::wire::{
         ChartView, ConsoleRow, ConsoleView, OrderView, SalesSeriesView, VoucherView,
     };
 
     pub fn voucher(s: VoucherState) -> VoucherView {
-        let status = VoucherStatus::at(&s.voucher.window, s.remaining, Utc::now());
         VoucherView {
-            id: s.voucher.id.get(),
+            status: s.voucher.status(s.remaining, Utc::now()),
+            id: s.voucher.id,
             title: s.voucher.title,
             description: s.voucher.description,
             price_cents: s.voucher.price_cents,
             stock: s.voucher.initial_stock,
             remaining: s.remaining,
-            begins_at: s.voucher.window.begins_at(),
-            ends_at: s.voucher.window.ends_at(),
-            status: status.as_str().to_owned(),
+            window: s.voucher.window,
         }
     }
 
@@ -66,7 +64,7 @@ pub mod convert {
 
     pub fn dashboard(d: console::Dashboard) -> ConsoleView {
         let chart = d.chart.map(|(id, series)| ChartView {
-            voucher_id: id.get(),
+            voucher_id: id,
             title: d
                 .rows
                 .iter()
@@ -90,15 +88,10 @@ pub mod convert {
     }
 
     pub fn order(v: sale::OrderView) -> OrderView {
-        let reason = match &v.status {
-            seckill::domain::OrderStatus::Failed { reason } => Some(reason.clone()),
-            _ => None,
-        };
         OrderView {
-            order_id: v.order.to_string(),
-            voucher_id: v.voucher.get(),
-            status: v.status.as_str().to_owned(),
-            reason,
+            order_id: v.order,
+            voucher_id: v.voucher,
+            status: v.status,
             created_at: v.created_at,
         }
     }
@@ -147,8 +140,8 @@ pub async fn whoami() -> Result<Option<Me>, AppError> {
     let core = crate::ssr::core()?;
     match crate::ssr::signed_in(&core).await {
         Ok(p) => Ok(Some(Me {
-            user_id: p.user.get(),
-            phone: p.phone.to_string(),
+            user_id: p.user,
+            phone: p.phone,
             is_admin: p.is_admin,
         })),
         Err(AppError::Unauthenticated) => Ok(None),
@@ -174,8 +167,8 @@ pub async fn sign_in(phone: String, code: String) -> Result<Me, AppError> {
         crate::ssr::session_cookie(&signed.token, core.config.auth.session_ttl.as_secs()),
     );
     Ok(Me {
-        user_id: signed.principal.user.get(),
-        phone: signed.principal.phone.to_string(),
+        user_id: signed.principal.user,
+        phone: signed.principal.phone,
         is_admin: signed.principal.is_admin,
     })
 }
@@ -198,14 +191,14 @@ pub async fn sign_out() -> Result<(), AppError> {
 /// Buys one unit; returns the order ID at once (decimal string). A plain form post (no
 /// JavaScript) is redirected to the order's page.
 #[server(prefix = "/sf", endpoint = "buy")]
-pub async fn buy(voucher_id: i64) -> Result<String, AppError> {
+pub async fn buy(voucher_id: i64) -> Result<domain::OrderId, AppError> {
     let core = crate::ssr::core()?;
     let shopper = crate::ssr::signed_in(&core).await?;
     let voucher =
         seckill::domain::VoucherId::try_from(voucher_id).map_err(|_| AppError::NotFound)?;
     let order = seckill::sale::buy(&core, shopper.user, voucher).await?;
     crate::ssr::redirect_plain_form(&format!("/orders/{order}"));
-    Ok(order.to_string())
+    Ok(order)
 }
 
 /// The status of one of the shopper's orders.

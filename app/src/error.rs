@@ -11,7 +11,7 @@ use leptos::server_fn::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::wire::FieldMessage;
+use domain::FieldErrors;
 
 /// A refusal, or an opaque failure, as users and clients see it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
@@ -37,7 +37,7 @@ pub enum AppError {
     #[error("The code is wrong or has expired.")]
     InvalidCode,
     #[error("Some fields need attention.")]
-    Invalid(Vec<FieldMessage>),
+    Invalid(FieldErrors),
     #[error("The request was malformed: {0}")]
     BadRequest(String),
     #[error("The service is busy; try again shortly.")]
@@ -87,10 +87,7 @@ impl AppError {
     /// The message of one field, for forms.
     pub fn field(&self, name: &str) -> Option<String> {
         match self {
-            Self::Invalid(fields) => fields
-                .iter()
-                .find(|f| f.field == name)
-                .map(|f| f.message.clone()),
+            Self::Invalid(fields) => fields.get(name).map(str::to_owned),
             _ => None,
         }
     }

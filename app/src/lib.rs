@@ -1,6 +1,6 @@
 //! The seckill UI: one Leptos app rendered on the server (`ssr`) and hydrated in the browser
-//! (`hydrate`). Server functions live next to the components that call them and are thin
-//! adapters over the core library (`seckill`), which only the `ssr` build links.
+//! (`hydrate`). The server functions (`api`) are thin adapters over the core library
+//! (`seckill`), which only the `ssr` build links; both builds share the `domain` crate's types.
 
 pub mod api;
 pub mod components;
@@ -99,7 +99,7 @@ fn UserNav(me: Option<wire::Me>) -> impl IntoView {
         <A href="/orders">"My orders"</A>
         {me.is_admin.then(|| view! { <A href="/admin">"Console"</A> })}
         <ActionForm action=sign_out attr:class="sign-out">
-            <span class="who" data-testid="signed-in-as">{me.phone}</span>
+            <span class="who" data-testid="signed-in-as">{me.phone.to_string()}</span>
             <button type="submit" class="link" data-testid="sign-out">"Sign out"</button>
         </ActionForm>
     }

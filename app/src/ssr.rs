@@ -10,7 +10,7 @@ use seckill::{
     Core,
 };
 
-use crate::{error::AppError, wire::FieldMessage};
+use crate::error::AppError;
 
 /// The session cookie's name.
 pub const SESSION_COOKIE: &str = "seckill_session";
@@ -130,16 +130,7 @@ impl From<LoginError> for AppError {
 impl From<CreateVoucherError> for AppError {
     fn from(e: CreateVoucherError) -> Self {
         match e {
-            CreateVoucherError::Invalid(fields) => Self::Invalid(
-                fields
-                    .0
-                    .into_iter()
-                    .map(|f| FieldMessage {
-                        field: f.field,
-                        message: f.message,
-                    })
-                    .collect(),
-            ),
+            CreateVoucherError::Invalid(fields) => Self::Invalid(fields),
             e @ (CreateVoucherError::Store(_) | CreateVoucherError::Preload(..)) => internal(e),
         }
     }

@@ -1,13 +1,15 @@
 //! Types that cross the wire: server functions, the REST API and the browser share them, so
-//! they compile to wasm and carry no server-only dependency.
+//! they compile to wasm and carry no server-only dependency. They are made of the `domain`
+//! crate's types, so a status is an enum and an ID is parsed on arrival, on both sides.
 
 use chrono::{DateTime, Utc};
+use domain::{OrderId, OrderStatus, Phone, SaleWindow, UserId, VoucherId, VoucherStatus};
 use serde::{Deserialize, Serialize};
 
 /// A voucher as listed (`GET /api/vouchers`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VoucherView {
-    pub id: i64,
+    pub id: VoucherId,
     pub title: String,
     pub description: String,
     pub price_cents: i64,
@@ -15,22 +17,29 @@ pub struct VoucherView {
     pub stock: i64,
     /// Units left to sell.
     pub remaining: i64,
-    pub begins_at: DateTime<Utc>,
-    pub ends_at: DateTime<Utc>,
-    /// `upcoming`, `on_sale`, `sold_out` or `ended`.
-    pub status: String,
+    /// `begins_at`, `ends_at` on the wire.
+    #[serde(flatten)]
+    pub window: SaleWindow,
+    /// Where the sale stood when the server read it.
+    pub status: VoucherStatus,
+}
+
+impl VoucherView {
+    /// Where the sale stands at `now` with the units the view last heard of.
+    pub fn status_at(&self, now: DateTime<Utc>) -> VoucherStatus {
+        VoucherStatus::at(&self.window, self.remaining, now)
+    }
 }
 
 /// An order as its shopper sees it (`GET /api/orders/{id}`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OrderView {
-    /// Decimal string: the 64-bit ID does not fit a JavaScript number.
-    pub order_id: String,
-    pub voucher_id: i64,
-    /// `queued`, `created` or `failed`.
-    pub status: String,
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub reason: Option<String>,
+    /// A decimal string on the wire: the 64-bit ID does not fit a JavaScript number.
+    pub order_id: OrderId,
+    pub voucher_id: VoucherId,
+    /// `status` (and `reason` when failed) on the wire.
+    #[serde(flatten)]
+    pub status: OrderStatus,
     pub created_at: DateTime<Utc>,
 }
 
@@ -90,44 +99,9 @@ pub struct ConsoleView {
 /// The voucher the console charts, with its series (`None` before its first written order).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChartView {
-    pub voucher_id: i64,
+    pub voucher_id: VoucherId,
     pub title: String,
     pub series: Option<SalesSeriesView>,
-}
-
-/// Where a sale is at a given instant, as the page shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SalePhase {
-    Upcoming,
-    OnSale,
-    SoldOut,
-    Ended,
-}
-
-impl SalePhase {
-    /// The sale's phase at `now` (the same rule as the core's `VoucherStatus::at`, which the
-    /// wasm build cannot link): ended, else sold out, else by the window's start.
-    pub fn of(v: &VoucherView, now: DateTime<Utc>) -> Self {
-        if now >= v.ends_at {
-            Self::Ended
-        } else if v.remaining <= 0 {
-            Self::SoldOut
-        } else if now < v.begins_at {
-            Self::Upcoming
-        } else {
-            Self::OnSale
-        }
-    }
-
-    /// The wire name (`VoucherView::status`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Upcoming => "upcoming",
-            Self::OnSale => "on_sale",
-            Self::SoldOut => "sold_out",
-            Self::Ended => "ended",
-        }
-    }
 }
 
 /// A countdown: `1d 02:03:04`, `02:03:04` or `03:04` (never negative).
@@ -144,16 +118,9 @@ pub fn format_countdown(secs: i64) -> String {
 /// The signed-in user, for the UI.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Me {
-    pub user_id: i64,
-    pub phone: String,
+    pub user_id: UserId,
+    pub phone: Phone,
     pub is_admin: bool,
-}
-
-/// One field's validation message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FieldMessage {
-    pub field: String,
-    pub message: String,
 }
 
 /// Formats integer cents as money.
@@ -164,36 +131,7 @@ pub fn format_price(cents: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn voucher(remaining: i64) -> VoucherView {
-        let begins = DateTime::parse_from_rfc3339("2030-01-01T10:00:00Z")
-            .map(|t| t.with_timezone(&Utc))
-            .expect("time");
-        VoucherView {
-            id: 1,
-            title: "t".into(),
-            description: String::new(),
-            price_cents: 1,
-            stock: 5,
-            remaining,
-            begins_at: begins,
-            ends_at: begins + chrono::Duration::hours(1),
-            status: String::new(),
-        }
-    }
-
-    #[test]
-    fn the_phase_is_ended_then_sold_out_then_by_the_start() {
-        let v = voucher(3);
-        let at = |secs: i64| v.begins_at + chrono::Duration::seconds(secs);
-        assert_eq!(SalePhase::of(&v, at(-1)), SalePhase::Upcoming);
-        assert_eq!(SalePhase::of(&v, at(0)), SalePhase::OnSale);
-        assert_eq!(SalePhase::of(&v, at(3_599)), SalePhase::OnSale);
-        assert_eq!(SalePhase::of(&v, at(3_600)), SalePhase::Ended);
-        assert_eq!(SalePhase::of(&voucher(0), at(10)), SalePhase::SoldOut);
-        assert_eq!(SalePhase::of(&voucher(0), at(-10)), SalePhase::SoldOut);
-        assert_eq!(SalePhase::of(&voucher(0), at(4_000)), SalePhase::Ended);
-    }
+    use domain::FailureReason;
 
     #[test]
     fn countdowns_drop_empty_leading_units() {
@@ -208,5 +146,46 @@ mod tests {
         assert_eq!(format_price(990), "¥9.90");
         assert_eq!(format_price(5), "¥0.05");
         assert_eq!(format_price(120_000), "¥1200.00");
+    }
+
+    #[test]
+    fn the_wire_shapes_stay_those_of_design_md() {
+        let begins = DateTime::parse_from_rfc3339("2030-01-01T10:00:00Z")
+            .map(|t| t.with_timezone(&Utc))
+            .expect("time");
+        let window = SaleWindow::new(begins, begins + chrono::Duration::hours(1)).expect("window");
+        let v = VoucherView {
+            id: VoucherId::from_db(4),
+            title: "t".into(),
+            description: String::new(),
+            price_cents: 1,
+            stock: 5,
+            remaining: 3,
+            window,
+            status: VoucherStatus::Upcoming,
+        };
+        let json = serde_json::to_value(&v).expect("serializes");
+        assert_eq!(json["id"], 4);
+        assert_eq!(json["begins_at"], "2030-01-01T10:00:00Z");
+        assert_eq!(json["status"], "upcoming");
+        assert_eq!(
+            serde_json::from_value::<VoucherView>(json).ok(),
+            Some(v.clone())
+        );
+        assert_eq!(v.status_at(begins), VoucherStatus::OnSale);
+
+        let o = OrderView {
+            order_id: OrderId::from_parts(1, 2).expect("fits"),
+            voucher_id: VoucherId::from_db(4),
+            status: OrderStatus::Failed {
+                reason: FailureReason::SoldOut,
+            },
+            created_at: begins,
+        };
+        let json = serde_json::to_value(o).expect("serializes");
+        assert_eq!(json["order_id"], "4294967298");
+        assert_eq!(json["status"], "failed");
+        assert_eq!(json["reason"], "sold_out");
+        assert_eq!(serde_json::from_value::<OrderView>(json).ok(), Some(o));
     }
 }

@@ -2,5 +2,6 @@
 
 mod rest;
 mod startup;
+mod state;
 
 pub use startup::Application;

@@ -4,21 +4,15 @@ use std::{net::SocketAddr, time::Duration};
 
 use anyhow::Context;
 use app::{shell, App};
-use axum::{extract::FromRef, routing::get, Router};
-use leptos::{config::LeptosOptions, prelude::provide_context};
+use axum::{routing::get, Router};
+use leptos::prelude::provide_context;
 use leptos_axum::{generate_route_list, LeptosRoutes};
-use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use metrics_exporter_prometheus::PrometheusBuilder;
 use seckill::{catalog, queue::Worker, Config, Core};
 use tokio::net::TcpListener;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
-/// What every handler can reach.
-#[derive(Clone, FromRef)]
-pub struct AppState {
-    pub leptos_options: LeptosOptions,
-    pub core: Core,
-    pub metrics: Option<PrometheusHandle>,
-}
+use crate::{rest, state::AppState};
 
 /// A built application, bound to its port and ready to serve.
 pub struct Application {
@@ -167,5 +161,3 @@ async fn signals(shutdown: CancellationToken) {
     }
     shutdown.cancel();
 }
-
-use crate::rest;

@@ -2,6 +2,7 @@
 
 pub mod jobs;
 pub mod orders;
+pub mod sales;
 pub mod users;
 pub mod vouchers;
 

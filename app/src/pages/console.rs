@@ -4,13 +4,14 @@
 
 use std::time::Duration;
 
+use domain::VoucherId;
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
 use crate::{
     api::console,
     components::{every, AdminOnly, ErrorNote, When},
-    pages::home::status_label,
+    pages::home::StatusBadge,
     wire::{ChartView, ConsoleRow, SalesSeriesView},
 };
 
@@ -61,7 +62,7 @@ fn Console() -> impl IntoView {
 }
 
 #[component]
-fn CountsTable(rows: Vec<ConsoleRow>, chosen: Option<i64>) -> impl IntoView {
+fn CountsTable(rows: Vec<ConsoleRow>, chosen: Option<VoucherId>) -> impl IntoView {
     view! {
         <div class="table-wrap" tabindex="0" role="region" aria-label="Vouchers and their counts">
             <table class="counts" data-testid="console-table">
@@ -83,9 +84,9 @@ fn CountsTable(rows: Vec<ConsoleRow>, chosen: Option<i64>) -> impl IntoView {
                         let id = r.voucher.id;
                         let selected = chosen == Some(id);
                         view! {
-                            <tr data-testid="console-row" data-voucher=id class:selected=selected>
+                            <tr data-testid="console-row" data-voucher=id.get() class:selected=selected>
                                 <th scope="row"><a href=format!("/vouchers/{id}")>{r.voucher.title.clone()}</a></th>
-                                <td><span class=format!("badge badge-{}", r.voucher.status)>{status_label(&r.voucher.status)}</span></td>
+                                <td><StatusBadge status=r.voucher.status/></td>
                                 <td class="num">{r.voucher.stock}</td>
                                 <td class="num" data-testid="count-redis">{r.redis_stock.map_or_else(|| "–".to_owned(), |s| s.to_string())}</td>
                                 <td class="num" data-testid="count-queued">{r.queued}</td>
@@ -108,7 +109,7 @@ fn CountsTable(rows: Vec<ConsoleRow>, chosen: Option<i64>) -> impl IntoView {
 #[component]
 fn SalesPanel(chart: ChartView) -> impl IntoView {
     view! {
-        <section class="panel chart-panel" data-testid="sales-chart" data-voucher=chart.voucher_id>
+        <section class="panel chart-panel" data-testid="sales-chart" data-voucher=chart.voucher_id.get()>
             <h2>"Sales over time: " {chart.title}</h2>
             {match chart.series {
                 Some(s) => view! { <SalesChart series=s/> }.into_any(),

@@ -1,5 +1,6 @@
 //! The home page: every voucher, filterable by the state of its sale.
 
+use domain::VoucherStatus;
 use leptos::prelude::*;
 
 use crate::{
@@ -8,28 +9,28 @@ use crate::{
     wire::{format_price, VoucherView},
 };
 
-const FILTERS: [(&str, &str); 5] = [
-    ("all", "All"),
-    ("on_sale", "On sale"),
-    ("upcoming", "Upcoming"),
-    ("sold_out", "Sold out"),
-    ("ended", "Ended"),
-];
+/// The filter buttons: everything, or one status.
+fn filters() -> impl Iterator<Item = (Option<VoucherStatus>, &'static str, &'static str)> {
+    std::iter::once((None, "all", "All")).chain(
+        VoucherStatus::ALL
+            .into_iter()
+            .map(|s| (Some(s), s.as_str(), s.label())),
+    )
+}
 
 #[component]
 pub fn HomePage() -> impl IntoView {
     let vouchers = Resource::new(|| (), |_| list_vouchers());
-    let (filter, set_filter) = signal("all");
+    let (filter, set_filter) = signal(None::<VoucherStatus>);
     view! {
         <h1>"Flash sales"</h1>
         <div class="filters" role="group" aria-label="Show vouchers that are">
-            {FILTERS
-                .into_iter()
-                .map(|(key, label)| {
+            {filters()
+                .map(|(key, name, label)| {
                     view! {
                         <button
                             type="button"
-                            data-testid=format!("filter-{key}")
+                            data-testid=format!("filter-{name}")
                             class:active=move || filter.get() == key
                             aria-pressed=move || (filter.get() == key).to_string()
                             on:click=move |_| set_filter.set(key)
@@ -53,7 +54,7 @@ pub fn HomePage() -> impl IntoView {
                                 let f = filter.get();
                                 list.get_value()
                                     .into_iter()
-                                    .filter(|v| f == "all" || v.status == f)
+                                    .filter(|v| f.is_none_or(|f| v.status == f))
                                     .collect::<Vec<_>>()
                             };
                             view! {
@@ -76,17 +77,22 @@ pub fn HomePage() -> impl IntoView {
 /// One voucher in a list.
 #[component]
 pub fn VoucherCard(v: VoucherView) -> impl IntoView {
-    let status_label = status_label(&v.status);
-    let upcoming = v.status == "upcoming";
+    let upcoming = v.status == VoucherStatus::Upcoming;
     view! {
-        <li class="voucher-card" data-testid="voucher-card" data-status=v.status.clone()>
+        <li class="voucher-card" data-testid="voucher-card" data-status=v.status.as_str()>
             <a href=format!("/vouchers/{}", v.id) class="voucher-title">{v.title.clone()}</a>
-            <span class=format!("badge badge-{}", v.status)>{status_label}</span>
+            <StatusBadge status=v.status/>
             <p class="price">{format_price(v.price_cents)}</p>
             <StockBar remaining=v.remaining stock=v.stock/>
-            {upcoming.then(|| view! { <p class="opens">"Opens " <When at=v.begins_at/></p> })}
+            {upcoming.then(|| view! { <p class="opens">"Opens " <When at=v.window.begins_at()/></p> })}
         </li>
     }
+}
+
+/// A sale's status as a coloured badge.
+#[component]
+pub fn StatusBadge(status: VoucherStatus) -> impl IntoView {
+    view! { <span class=format!("badge badge-{}", status.as_str())>{status.label()}</span> }
 }
 
 /// What is left of a stock, as a bar and in words.
@@ -108,16 +114,5 @@ pub fn StockBar(remaining: i64, stock: i64) -> impl IntoView {
                 {format!("{remaining} of {stock} left · {sold} sold")}
             </p>
         </div>
-    }
-}
-
-/// Words for a sale's state.
-pub fn status_label(status: &str) -> &'static str {
-    match status {
-        "on_sale" => "On sale",
-        "upcoming" => "Upcoming",
-        "sold_out" => "Sold out",
-        "ended" => "Ended",
-        _ => "Unknown",
     }
 }

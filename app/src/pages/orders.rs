@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use domain::{OrderId, OrderStatus};
 use leptos::prelude::*;
 use leptos_router::{components::Redirect, hooks::use_params_map};
 
@@ -17,29 +18,13 @@ use crate::{
 const POLL_FIRST: Duration = Duration::from_millis(500);
 const POLL_MAX: Duration = Duration::from_secs(4);
 
-/// Whether an order's status can still change.
-pub fn is_final(status: &str) -> bool {
-    status != "queued"
-}
-
-/// Words for an order's status.
-pub fn status_sentence(o: &OrderView) -> String {
-    match (o.status.as_str(), &o.reason) {
-        ("queued", _) => "Your order is in the queue and is being written.".to_owned(),
-        ("created", _) => "Your order is confirmed.".to_owned(),
-        ("failed", Some(reason)) => format!("Your order could not be completed ({reason})."),
-        ("failed", None) => "Your order could not be completed.".to_owned(),
-        (other, _) => format!("Status: {other}."),
-    }
-}
-
 /// Polls `order_id` until its status is final, writing each answer into `order`; stops when
 /// the page that owns `order` is gone. Browser only.
-pub fn follow(order_id: String, order: RwSignal<Option<OrderView>>) {
+pub fn follow(order_id: OrderId, order: RwSignal<Option<OrderView>>) {
     poll_after(order_id, POLL_FIRST, order);
 }
 
-fn poll_after(order_id: String, delay: Duration, order: RwSignal<Option<OrderView>>) {
+fn poll_after(order_id: OrderId, delay: Duration, order: RwSignal<Option<OrderView>>) {
     set_timeout(
         move || {
             if order.is_disposed() {
@@ -47,9 +32,9 @@ fn poll_after(order_id: String, delay: Duration, order: RwSignal<Option<OrderVie
             }
             leptos::task::spawn_local(async move {
                 let next = (delay * 3 / 2).min(POLL_MAX);
-                let done = match order_status(order_id.clone()).await {
+                let done = match order_status(order_id.to_string()).await {
                     Ok(view) => {
-                        let done = is_final(&view.status);
+                        let done = view.status.is_final();
                         let _ = order.try_set(Some(view));
                         done
                     }
@@ -70,19 +55,19 @@ fn poll_after(order_id: String, delay: Duration, order: RwSignal<Option<OrderVie
 
 /// The live line "Order N is <status>", announced to screen readers as it changes.
 #[component]
-pub fn OrderProgress(order_id: String, order: RwSignal<Option<OrderView>>) -> impl IntoView {
+pub fn OrderProgress(order_id: OrderId, order: RwSignal<Option<OrderView>>) -> impl IntoView {
     let status = move || {
         order
             .get()
-            .map(|o| o.status)
-            .unwrap_or_else(|| "queued".into())
+            .map_or(OrderStatus::Queued, |o| o.status)
+            .as_str()
     };
-    let sentence = move || order.get().map(|o| status_sentence(&o));
+    let sentence = move || order.get().map(|o| o.status.sentence());
     let href = format!("/orders/{order_id}");
     view! {
         <div class="order-progress" data-testid="order-progress" data-status=status>
             <p>
-                "Order " <a href=href data-testid="order-link"><code data-testid="order-id">{order_id}</code></a>
+                "Order " <a href=href data-testid="order-link"><code data-testid="order-id">{order_id.to_string()}</code></a>
                 " is " <strong data-testid="order-state" class=move || format!("state state-{}", status())>{status}</strong>
             </p>
             <p class="hint">{sentence}</p>
@@ -124,16 +109,15 @@ fn OrderCard(detail: OrderDetail) -> impl IntoView {
         order: view,
         voucher_title,
     } = detail;
-    let order_id = view.order_id.clone();
+    let order_id = view.order_id;
     let voucher_href = format!("/vouchers/{}", view.voucher_id);
     let created_at = view.created_at;
-    let pending = !is_final(&view.status);
+    let pending = !view.status.is_final();
     let order = RwSignal::new(Some(view));
     // Effects run in the browser only: the server renders the status it has.
-    let followed = order_id.clone();
     Effect::new(move |_| {
         if pending {
-            follow(followed.clone(), order);
+            follow(order_id, order);
         }
     });
     view! {
@@ -184,40 +168,28 @@ pub fn MyOrdersPage() -> impl IntoView {
 #[component]
 fn OrderRow(detail: OrderDetail) -> impl IntoView {
     let o = detail.order;
+    let status = o.status.as_str();
     view! {
-        <li class="order-row" data-testid="order-row" data-status=o.status.clone()>
+        <li class="order-row" data-testid="order-row" data-status=status>
             <a href=format!("/orders/{}", o.order_id) class="order-title">{detail.voucher_title}</a>
-            <span class=format!("state state-{}", o.status)>{o.status.clone()}</span>
-            <span class="order-meta"><code>{o.order_id.clone()}</code> " · " <When at=o.created_at/></span>
+            <span class=format!("state state-{status}") title=o.status.sentence()>{status}</span>
+            <span class="order-meta"><code>{o.order_id.to_string()}</code> " · " <When at=o.created_at/></span>
         </li>
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use domain::FailureReason;
+
     use super::*;
 
-    fn order(status: &str, reason: Option<&str>) -> OrderView {
-        OrderView {
-            order_id: "1".into(),
-            voucher_id: 1,
-            status: status.into(),
-            reason: reason.map(Into::into),
-            created_at: chrono::Utc::now(),
-        }
-    }
-
     #[test]
-    fn only_queued_orders_are_followed() {
-        assert!(!is_final("queued"));
-        assert!(is_final("created"));
-        assert!(is_final("failed"));
-    }
-
-    #[test]
-    fn every_status_has_a_sentence() {
-        assert!(status_sentence(&order("queued", None)).contains("queue"));
-        assert!(status_sentence(&order("created", None)).contains("confirmed"));
-        assert!(status_sentence(&order("failed", Some("sold_out"))).contains("sold_out"));
+    fn a_failed_order_reads_as_a_sentence_not_a_code() {
+        let failed = OrderStatus::Failed {
+            reason: FailureReason::DeadLetter { deliveries: 5 },
+        };
+        assert!(!failed.sentence().contains("dead_letter"));
+        assert!(failed.is_final() && !OrderStatus::Queued.is_final());
     }
 }

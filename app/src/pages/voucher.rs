@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use domain::VoucherStatus;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
@@ -13,10 +14,10 @@ use crate::{
     api::{get_voucher, voucher_stock, Buy},
     components::{every, ErrorNote, ServerClock, When},
     pages::{
-        home::{status_label, StockBar},
+        home::StockBar,
         orders::{follow, OrderProgress},
     },
-    wire::{format_countdown, format_price, OrderView, SalePhase, VoucherDetail, VoucherView},
+    wire::{format_countdown, format_price, OrderView, VoucherDetail, VoucherView},
 };
 
 /// How often the clock of the countdown ticks.
@@ -50,22 +51,22 @@ pub fn VoucherPage() -> impl IntoView {
 }
 
 /// The button's words in each phase.
-fn button_label(phase: SalePhase) -> &'static str {
+fn button_label(phase: VoucherStatus) -> &'static str {
     match phase {
-        SalePhase::Upcoming => "Not open yet",
-        SalePhase::OnSale => "Buy now",
-        SalePhase::SoldOut => "Sold out",
-        SalePhase::Ended => "Sale ended",
+        VoucherStatus::Upcoming => "Not open yet",
+        VoucherStatus::OnSale => "Buy now",
+        VoucherStatus::SoldOut => "Sold out",
+        VoucherStatus::Ended => "Sale ended",
     }
 }
 
 /// What a screen reader hears when the sale changes phase in front of the shopper.
-fn announcement(phase: SalePhase) -> &'static str {
+fn announcement(phase: VoucherStatus) -> &'static str {
     match phase {
-        SalePhase::Upcoming => "",
-        SalePhase::OnSale => "The sale is open: you can buy now.",
-        SalePhase::SoldOut => "Sold out.",
-        SalePhase::Ended => "The sale has ended.",
+        VoucherStatus::Upcoming => "",
+        VoucherStatus::OnSale => "The sale is open: you can buy now.",
+        VoucherStatus::SoldOut => "Sold out.",
+        VoucherStatus::Ended => "The sale has ended.",
     }
 }
 
@@ -80,7 +81,7 @@ fn Sale(detail: VoucherDetail) -> impl IntoView {
     let clock = StoredValue::new(ServerClock::synced_to(server_time));
     let now = RwSignal::new(server_time);
     let v = RwSignal::new(voucher);
-    let phase = Memo::new(move |_| SalePhase::of(&v.read(), now.get()));
+    let phase = Memo::new(move |_| v.read().status_at(now.get()));
 
     // The countdown's clock, and the stock (with the clock) while it can still change.
     every(TICK, move || now.set(clock.get_value().now()));
@@ -90,7 +91,7 @@ fn Sale(detail: VoucherDetail) -> impl IntoView {
         last_refresh.set_value(clock.get_value().now());
         leptos::task::spawn_local(async move {
             let sent = chrono::Utc::now();
-            if let Ok(s) = voucher_stock(id).await {
+            if let Ok(s) = voucher_stock(id.get()).await {
                 let synced = ServerClock::from_round_trip(sent, chrono::Utc::now(), s.server_time);
                 let _ = clock.try_update_value(|c| *c = synced);
                 if let Some(left) = s.remaining {
@@ -102,9 +103,9 @@ fn Sale(detail: VoucherDetail) -> impl IntoView {
     Effect::new(move |_| refresh());
     every(Duration::from_secs(1), move || {
         let period = match phase.get_untracked() {
-            SalePhase::Ended => return,
-            SalePhase::OnSale => STOCK_DURING_SALE,
-            SalePhase::Upcoming | SalePhase::SoldOut => STOCK_OTHERWISE,
+            VoucherStatus::Ended => return,
+            VoucherStatus::OnSale => STOCK_DURING_SALE,
+            VoucherStatus::Upcoming | VoucherStatus::SoldOut => STOCK_OTHERWISE,
         };
         let since = clock.get_value().now() - last_refresh.get_value();
         if since.to_std().unwrap_or_default() >= period {
@@ -121,20 +122,19 @@ fn Sale(detail: VoucherDetail) -> impl IntoView {
         }
     });
 
-    let view_of = v.get_untracked();
     let VoucherView {
         title,
         description,
         price_cents,
-        begins_at,
-        ends_at,
+        window,
         ..
-    } = view_of;
+    } = v.get_untracked();
+    let (begins_at, ends_at) = (window.begins_at(), window.ends_at());
     view! {
         <section class="panel sale" data-testid="voucher" data-phase=move || phase.get().as_str()>
             <h1>{title}</h1>
             <span class=move || format!("badge badge-{}", phase.get().as_str()) data-testid="phase">
-                {move || status_label(phase.get().as_str())}
+                {move || phase.get().label()}
             </span>
             <p class="price">{format_price(price_cents)}</p>
             {(!description.is_empty()).then(|| view! { <p class="description">{description}</p> })}
@@ -154,16 +154,16 @@ fn Sale(detail: VoucherDetail) -> impl IntoView {
             </p>
             <p class="countdown" data-testid="countdown" aria-live="off">
                 {move || match phase.get() {
-                    SalePhase::Upcoming => format!("Opens in {}", format_countdown((begins_at - now.get()).num_seconds() + 1)),
-                    SalePhase::OnSale => format!("Closes in {}", format_countdown((ends_at - now.get()).num_seconds())),
-                    SalePhase::SoldOut => "Every unit has been sold.".to_owned(),
-                    SalePhase::Ended => "This sale is over.".to_owned(),
+                    VoucherStatus::Upcoming => format!("Opens in {}", format_countdown((begins_at - now.get()).num_seconds() + 1)),
+                    VoucherStatus::OnSale => format!("Closes in {}", format_countdown((ends_at - now.get()).num_seconds())),
+                    VoucherStatus::SoldOut => "Every unit has been sold.".to_owned(),
+                    VoucherStatus::Ended => "This sale is over.".to_owned(),
                 }}
             </p>
             <ActionForm action=buy attr:class="buy-form">
-                <input type="hidden" name="voucher_id" value=id/>
+                <input type="hidden" name="voucher_id" value=id.get()/>
                 <button type="submit" class="primary buy" data-testid="buy"
-                    disabled=move || phase.get() != SalePhase::OnSale || buy.pending().get()>
+                    disabled=move || phase.get() != VoucherStatus::OnSale || buy.pending().get()>
                     {move || if buy.pending().get() { "Buying…" } else { button_label(phase.get()) }}
                 </button>
             </ActionForm>
@@ -187,9 +187,9 @@ mod tests {
 
     #[test]
     fn the_button_says_why_it_is_off() {
-        assert_eq!(button_label(SalePhase::OnSale), "Buy now");
-        assert_eq!(button_label(SalePhase::SoldOut), "Sold out");
-        assert_eq!(button_label(SalePhase::Upcoming), "Not open yet");
-        assert_eq!(button_label(SalePhase::Ended), "Sale ended");
+        assert_eq!(button_label(VoucherStatus::OnSale), "Buy now");
+        assert_eq!(button_label(VoucherStatus::SoldOut), "Sold out");
+        assert_eq!(button_label(VoucherStatus::Upcoming), "Not open yet");
+        assert_eq!(button_label(VoucherStatus::Ended), "Sale ended");
     }
 }

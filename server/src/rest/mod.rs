@@ -1,24 +1,31 @@
 //! The public REST API (design.md §5): thin adapters over the core, sharing the UI's error type
 //! ([`AppError`]) so both speak the same codes.
 
+mod error;
+mod extract;
+mod voucher_json;
+
 use app::{api::convert, error::AppError, ssr as glue};
 use axum::{
-    extract::{FromRequest, FromRequestParts, Path, Request, State},
-    http::{header, request::Parts, HeaderMap, StatusCode},
+    extract::{Path, State},
+    http::{header, HeaderMap, StatusCode},
     response::{IntoResponse, Response},
     routing::{get, post},
     Json, Router,
 };
 use seckill::{
-    auth::{self, Admin, Principal},
-    catalog,
-    domain::{OrderId, VoucherDraft, VoucherId},
+    auth, catalog,
+    domain::{NewVoucher, OrderId, VoucherId},
     sale, Core,
 };
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::startup::AppState;
+use self::{
+    error::{ApiError, ApiJson, ApiResult},
+    extract::{AdminUser, Shopper},
+};
+use crate::state::AppState;
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -32,75 +39,6 @@ pub fn router() -> Router<AppState> {
         .route("/orders/{order_id}", get(order))
         .route("/admin/vouchers", post(create_voucher))
         .fallback(|| async { ApiError(AppError::NotFound) })
-}
-
-/// [`AppError`] as a JSON response `{"error", "message"[, "fields"]}`.
-pub struct ApiError(pub AppError);
-
-impl<E: Into<AppError>> From<E> for ApiError {
-    fn from(e: E) -> Self {
-        Self(e.into())
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let status =
-            StatusCode::from_u16(self.0.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let mut body = json!({ "error": self.0.code(), "message": self.0.to_string() });
-        if let AppError::Invalid(fields) = &self.0 {
-            body["fields"] = fields
-                .iter()
-                .map(|f| (f.field.clone(), Value::from(f.message.clone())))
-                .collect();
-        }
-        (status, Json(body)).into_response()
-    }
-}
-
-type ApiResult<T> = Result<T, ApiError>;
-
-/// `Json<T>` whose rejections (bad JSON, wrong types) are `400 bad_request` with a message.
-pub struct ApiJson<T>(pub T);
-
-impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequest<S> for ApiJson<T> {
-    type Rejection = ApiError;
-    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        match Json::<T>::from_request(req, state).await {
-            Ok(Json(v)) => Ok(Self(v)),
-            Err(rejection) => Err(ApiError(AppError::BadRequest(rejection.body_text()))),
-        }
-    }
-}
-
-/// The signed-in shopper (from the session cookie, never from the body).
-pub struct Shopper(pub Principal);
-
-impl FromRequestParts<AppState> for Shopper {
-    type Rejection = ApiError;
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &AppState,
-    ) -> Result<Self, Self::Rejection> {
-        glue::principal(&state.core, &parts.headers)
-            .await?
-            .map(Self)
-            .ok_or(ApiError(AppError::Unauthenticated))
-    }
-}
-
-/// A signed-in admin: 401 when signed out, 403 when not an admin.
-pub struct AdminUser(pub Admin);
-
-impl FromRequestParts<AppState> for AdminUser {
-    type Rejection = ApiError;
-    async fn from_request_parts(
-        parts: &mut Parts,
-        state: &AppState,
-    ) -> Result<Self, Self::Rejection> {
-        let Shopper(p) = Shopper::from_request_parts(parts, state).await?;
-        p.as_admin().map(Self).ok_or(ApiError(AppError::Forbidden))
-    }
 }
 
 async fn health(State(core): State<Core>) -> Response {
@@ -189,28 +127,19 @@ async fn create_voucher(
     AdminUser(admin): AdminUser,
     ApiJson(body): ApiJson<serde_json::Map<String, Value>>,
 ) -> ApiResult<Response> {
-    let draft = draft_from_json(&body);
-    let id = catalog::create_voucher(&core, &admin, &draft, chrono::Utc::now()).await?;
-    Ok((StatusCode::CREATED, Json(json!({ "id": id.get() }))).into_response())
-}
-
-/// JSON values become the draft's text fields, so the core's rules and messages apply to both
-/// the form and the API; a value of the wrong kind fails the field's rule with its message.
-fn draft_from_json(body: &serde_json::Map<String, Value>) -> VoucherDraft {
-    let text = |name: &str| match body.get(name) {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Number(n)) => n.to_string(),
-        Some(Value::Null) | None => String::new(),
-        Some(other) => format!("\u{0}{other}"),
-    };
-    VoucherDraft {
-        title: text("title"),
-        description: text("description"),
-        price_cents: text("price_cents"),
-        stock: text("stock"),
-        begins_at: text("begins_at"),
-        ends_at: text("ends_at"),
+    let now = chrono::Utc::now();
+    let (draft, mut kinds) = voucher_json::draft(&body);
+    if !kinds.is_empty() {
+        // Every field's message at once: the wrong kinds, and the rules for the rest.
+        if let Err(rules) = NewVoucher::parse(&draft, now) {
+            for e in rules.0 {
+                kinds.push(&e.field, e.message);
+            }
+        }
+        return Err(AppError::Invalid(kinds).into());
     }
+    let id = catalog::create_voucher(&core, &admin, &draft, now).await?;
+    Ok((StatusCode::CREATED, Json(json!({ "id": id.get() }))).into_response())
 }
 
 async fn buy(

@@ -5,6 +5,8 @@ use std::{fmt, str::FromStr};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::FailureReason;
+
 /// 2022-01-01T00:00:00Z as a Unix timestamp: second zero of the order ID's clock.
 pub const ORDER_EPOCH_UNIX: i64 = 1_640_995_200;
 
@@ -118,21 +120,22 @@ impl fmt::Display for OrderId {
     }
 }
 
-/// Where an order is in its life (design.md §2).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// Where an order is in its life (design.md §2). On the wire: `{"status": "failed",
+/// "reason": "sold_out"}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum OrderStatus {
     /// Admitted in Redis and on the durable queue; not yet in PostgreSQL.
     Queued,
     /// The row is committed.
     Created,
-    /// The worker rejected it; its stock went back.
-    Failed { reason: String },
+    /// The worker rejected it or gave up on it; its stock went back.
+    Failed { reason: FailureReason },
 }
 
 impl OrderStatus {
-    /// The wire name (`queued`, `created`, `failed`).
-    pub fn as_str(&self) -> &'static str {
+    /// The wire name (`queued`, `created`, `failed`), also the pages' CSS class suffix.
+    pub fn as_str(self) -> &'static str {
         match self {
             Self::Queued => "queued",
             Self::Created => "created",
@@ -140,8 +143,21 @@ impl OrderStatus {
         }
     }
 
-    pub fn is_final(&self) -> bool {
-        !matches!(self, Self::Queued)
+    /// Whether the status can still change.
+    pub fn is_final(self) -> bool {
+        match self {
+            Self::Queued => false,
+            Self::Created | Self::Failed { .. } => true,
+        }
+    }
+
+    /// What the shopper reads about it.
+    pub fn sentence(self) -> &'static str {
+        match self {
+            Self::Queued => "Your order is in the queue and is being written.",
+            Self::Created => "Your order is confirmed.",
+            Self::Failed { reason } => reason.sentence(),
+        }
     }
 }
 
@@ -184,6 +200,28 @@ mod tests {
             serde_json::from_str::<OrderId>("12").is_err(),
             "numbers are refused"
         );
+    }
+
+    #[test]
+    fn a_failed_status_carries_its_reason_on_the_wire() {
+        let failed = OrderStatus::Failed {
+            reason: FailureReason::SoldOut,
+        };
+        let json = serde_json::to_value(failed).expect("serializes");
+        assert_eq!(
+            json,
+            serde_json::json!({"status": "failed", "reason": "sold_out"})
+        );
+        assert_eq!(
+            serde_json::from_value::<OrderStatus>(json).ok(),
+            Some(failed)
+        );
+        assert!(serde_json::from_value::<OrderStatus>(
+            serde_json::json!({"status": "failed", "reason": "oops"})
+        )
+        .is_err());
+        assert!(!OrderStatus::Queued.is_final());
+        assert!(OrderStatus::Created.is_final() && failed.is_final());
     }
 
     #[test]

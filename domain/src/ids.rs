@@ -13,11 +13,12 @@ macro_rules! row_id {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-        #[serde(transparent)]
+        #[serde(try_from = "i64", into = "i64")]
         pub struct $name(i64);
 
         impl $name {
-            /// Wraps a value read from PostgreSQL, where the column guarantees it is positive.
+            /// Wraps a value read from a PostgreSQL key column (`BIGSERIAL`, always positive).
+            /// Anything read from elsewhere (Redis, a request) goes through `TryFrom`.
             pub fn from_db(value: i64) -> Self {
                 Self(value)
             }
@@ -30,6 +31,12 @@ macro_rules! row_id {
             type Error = IdParseError;
             fn try_from(value: i64) -> Result<Self, Self::Error> {
                 if value > 0 { Ok(Self(value)) } else { Err(IdParseError) }
+            }
+        }
+
+        impl From<$name> for i64 {
+            fn from(id: $name) -> Self {
+                id.0
             }
         }
 
@@ -68,5 +75,22 @@ mod tests {
         assert!("-3".parse::<UserId>().is_err());
         assert!("4x".parse::<UserId>().is_err());
         assert!("".parse::<UserId>().is_err());
+    }
+
+    #[test]
+    fn json_goes_through_the_parser() {
+        assert_eq!(
+            serde_json::to_string(&VoucherId::from_db(7))
+                .ok()
+                .as_deref(),
+            Some("7")
+        );
+        assert_eq!(
+            serde_json::from_str::<VoucherId>("7").ok(),
+            VoucherId::try_from(7).ok()
+        );
+        assert!(serde_json::from_str::<VoucherId>("0").is_err());
+        assert!(serde_json::from_str::<UserId>("-1").is_err());
+        assert!(serde_json::from_str::<UserId>("\"1\"").is_err());
     }
 }

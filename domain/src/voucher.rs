@@ -4,45 +4,14 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::VoucherId;
+use crate::{FieldErrors, SaleWindow, Stock, VoucherId, VoucherStatus};
 
-/// The largest stock one voucher may have.
-pub const MAX_STOCK: i64 = 10_000_000;
-const MAX_PRICE_CENTS: i64 = 100_000_000;
-const MAX_TITLE_CHARS: usize = 100;
-const MAX_DESCRIPTION_CHARS: usize = 2_000;
-
-/// One field's problem, in words for the person who typed it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FieldError {
-    pub field: String,
-    pub message: String,
-}
-
-/// Every problem of one submission, at most one per field, in form order.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
-#[error("invalid voucher: {}", self.0.iter().map(|e| format!("{}: {}", e.field, e.message)).collect::<Vec<_>>().join("; "))]
-pub struct FieldErrors(pub Vec<FieldError>);
-
-impl FieldErrors {
-    fn push(&mut self, field: &str, message: impl Into<String>) {
-        self.0.push(FieldError {
-            field: field.to_owned(),
-            message: message.into(),
-        });
-    }
-
-    pub fn get(&self, field: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .find(|e| e.field == field)
-            .map(|e| e.message.as_str())
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
+/// The highest price, in cents (¥1,000,000.00).
+pub const MAX_PRICE_CENTS: i64 = 100_000_000;
+/// The longest title, in characters.
+pub const MAX_TITLE_CHARS: usize = 100;
+/// The longest description, in characters.
+pub const MAX_DESCRIPTION_CHARS: usize = 2_000;
 
 /// A voucher as submitted, every field still text: a form sends text, and the REST adapter
 /// turns JSON values into text, so both paths meet the same rules and messages.
@@ -56,51 +25,6 @@ pub struct VoucherDraft {
     pub begins_at: String,
     /// RFC 3339 with offset.
     pub ends_at: String,
-}
-
-/// A positive stock no larger than [`MAX_STOCK`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Stock(i64);
-
-impl Stock {
-    pub fn get(self) -> i64 {
-        self.0
-    }
-}
-
-impl TryFrom<i64> for Stock {
-    type Error = String;
-    fn try_from(value: i64) -> Result<Self, Self::Error> {
-        if (1..=MAX_STOCK).contains(&value) {
-            Ok(Self(value))
-        } else {
-            Err(format!("must be between 1 and {MAX_STOCK}"))
-        }
-    }
-}
-
-/// When a sale is open: `[begins_at, ends_at)`, judged by the Redis server's clock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SaleWindow {
-    begins_at: DateTime<Utc>,
-    ends_at: DateTime<Utc>,
-}
-
-impl SaleWindow {
-    /// A window that ends after it begins.
-    pub fn new(begins_at: DateTime<Utc>, ends_at: DateTime<Utc>) -> Result<Self, String> {
-        if ends_at <= begins_at {
-            return Err("must be after the start".to_owned());
-        }
-        Ok(Self { begins_at, ends_at })
-    }
-
-    pub fn begins_at(&self) -> DateTime<Utc> {
-        self.begins_at
-    }
-    pub fn ends_at(&self) -> DateTime<Utc> {
-        self.ends_at
-    }
 }
 
 /// A validated voucher, ready to store.
@@ -135,6 +59,13 @@ impl NewVoucher {
                 "description",
                 format!("must be at most {MAX_DESCRIPTION_CHARS} characters"),
             );
+        } else if description
+            .chars()
+            .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+        {
+            // Line breaks and tabs are how people write a description; NUL and the rest are not
+            // text (PostgreSQL refuses NUL outright).
+            errors.push("description", "must not contain control characters");
         }
         let price = match whole_number(&draft.price_cents) {
             Some(p) if (0..=MAX_PRICE_CENTS).contains(&p) => Some(p),
@@ -202,43 +133,12 @@ fn whole_number(raw: &str) -> Option<i64> {
 }
 
 fn instant(raw: &str) -> Option<DateTime<Utc>> {
+    if raw.chars().any(char::is_control) {
+        return None;
+    }
     DateTime::parse_from_rfc3339(raw.trim())
         .ok()
         .map(|t| t.with_timezone(&Utc))
-}
-
-/// Where a voucher's sale stands, for listings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum VoucherStatus {
-    Upcoming,
-    OnSale,
-    SoldOut,
-    Ended,
-}
-
-impl VoucherStatus {
-    /// Classifies a sale at `now` with `remaining` units left.
-    pub fn at(window: &SaleWindow, remaining: i64, now: DateTime<Utc>) -> Self {
-        if now >= window.ends_at() {
-            Self::Ended
-        } else if remaining <= 0 {
-            Self::SoldOut
-        } else if now < window.begins_at() {
-            Self::Upcoming
-        } else {
-            Self::OnSale
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Upcoming => "upcoming",
-            Self::OnSale => "on_sale",
-            Self::SoldOut => "sold_out",
-            Self::Ended => "ended",
-        }
-    }
 }
 
 /// A stored voucher.
@@ -254,6 +154,13 @@ pub struct Voucher {
     pub db_stock: i64,
     pub window: SaleWindow,
     pub created_at: DateTime<Utc>,
+}
+
+impl Voucher {
+    /// Where the sale stands at `now` with `remaining` units left.
+    pub fn status(&self, remaining: i64, now: DateTime<Utc>) -> VoucherStatus {
+        VoucherStatus::at(&self.window, remaining, now)
+    }
 }
 
 /// Why a date-time field did not parse.
@@ -342,12 +249,26 @@ mod tests {
     }
 
     #[test]
-    fn status_follows_the_clock_and_the_stock() {
-        let w = NewVoucher::parse(&draft(), now()).expect("valid").window;
-        assert_eq!(VoucherStatus::at(&w, 5, now()), VoucherStatus::Upcoming);
-        let open = w.begins_at();
-        assert_eq!(VoucherStatus::at(&w, 5, open), VoucherStatus::OnSale);
-        assert_eq!(VoucherStatus::at(&w, 0, open), VoucherStatus::SoldOut);
-        assert_eq!(VoucherStatus::at(&w, 5, w.ends_at()), VoucherStatus::Ended);
+    fn control_characters_are_refused_in_every_text_field() {
+        let mut d = draft();
+        d.title = "a\u{0}b".into();
+        d.description = "line one\nline two\u{0}".into();
+        d.begins_at = "2026-11-22T21:00:00\u{7}+08:00".into();
+        let errors = NewVoucher::parse(&d, now()).expect_err("invalid");
+        assert_eq!(
+            errors.get("title"),
+            Some("must not contain control characters")
+        );
+        assert_eq!(
+            errors.get("description"),
+            Some("must not contain control characters")
+        );
+        assert!(errors.get("begins_at").is_some());
+        let mut ok = draft();
+        ok.description = "line one\r\nline two\tend".into();
+        assert!(
+            NewVoucher::parse(&ok, now()).is_ok(),
+            "line breaks and tabs are text"
+        );
     }
 }

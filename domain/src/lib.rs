@@ -1,0 +1,25 @@
+//! The seckill domain: values that parse their input, so an invalid one cannot exist past the
+//! boundary. Every newtype's serde goes through its parser.
+//!
+//! This crate needs only serde, chrono and thiserror, so the browser (wasm) links it too: the
+//! core, the server functions, the REST API and the pages share these types instead of copies.
+
+mod failure;
+mod field;
+mod ids;
+mod order;
+mod phone;
+mod status;
+mod voucher;
+mod window;
+
+pub use failure::{FailureReason, FailureReasonError, Settlement};
+pub use field::{FieldError, FieldErrors};
+pub use ids::{IdParseError, UserId, VoucherId};
+pub use order::{OrderId, OrderIdError, OrderStatus, ORDER_EPOCH_UNIX};
+pub use phone::{Phone, PhoneError};
+pub use status::VoucherStatus;
+pub use voucher::{
+    NewVoucher, Voucher, VoucherDraft, MAX_DESCRIPTION_CHARS, MAX_PRICE_CENTS, MAX_TITLE_CHARS,
+};
+pub use window::{SaleWindow, Stock, MAX_STOCK};

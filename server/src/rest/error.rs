@@ -1,0 +1,51 @@
+//! How the REST API answers an error: [`AppError`] as JSON `{"error", "message"[, "fields"]}`,
+//! and JSON bodies whose rejections answer the same way.
+
+use app::error::AppError;
+use axum::{
+    extract::{FromRequest, Request},
+    http::StatusCode,
+    response::{IntoResponse, Response},
+    Json,
+};
+use serde_json::{json, Value};
+
+/// [`AppError`] as a JSON response.
+pub struct ApiError(pub AppError);
+
+impl<E: Into<AppError>> From<E> for ApiError {
+    fn from(e: E) -> Self {
+        Self(e.into())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status =
+            StatusCode::from_u16(self.0.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut body = json!({ "error": self.0.code(), "message": self.0.to_string() });
+        if let AppError::Invalid(fields) = &self.0 {
+            body["fields"] = fields
+                .0
+                .iter()
+                .map(|f| (f.field.clone(), Value::from(f.message.clone())))
+                .collect();
+        }
+        (status, Json(body)).into_response()
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+/// `Json<T>` whose rejections (bad JSON, wrong types) are `400 bad_request` with a message.
+pub struct ApiJson<T>(pub T);
+
+impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        match Json::<T>::from_request(req, state).await {
+            Ok(Json(v)) => Ok(Self(v)),
+            Err(rejection) => Err(ApiError(AppError::BadRequest(rejection.body_text()))),
+        }
+    }
+}

@@ -1,0 +1,38 @@
+//! Who is asking: the signed-in shopper or admin, from the session cookie (never the body, I7).
+
+use app::{error::AppError, ssr as glue};
+use axum::{extract::FromRequestParts, http::request::Parts};
+use seckill::auth::{Admin, Principal};
+
+use super::error::ApiError;
+use crate::state::AppState;
+
+/// The signed-in shopper: 401 when signed out.
+pub struct Shopper(pub Principal);
+
+impl FromRequestParts<AppState> for Shopper {
+    type Rejection = ApiError;
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        glue::principal(&state.core, &parts.headers)
+            .await?
+            .map(Self)
+            .ok_or(ApiError(AppError::Unauthenticated))
+    }
+}
+
+/// A signed-in admin: 401 when signed out, 403 when not an admin.
+pub struct AdminUser(pub Admin);
+
+impl FromRequestParts<AppState> for AdminUser {
+    type Rejection = ApiError;
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let Shopper(p) = Shopper::from_request_parts(parts, state).await?;
+        p.as_admin().map(Self).ok_or(ApiError(AppError::Forbidden))
+    }
+}

@@ -1,0 +1,107 @@
+//! `POST /api/admin/vouchers`'s body into the core's [`VoucherDraft`], field by field: a value
+//! of the wrong JSON kind gets that field's message ("must be a number", "must be text") instead
+//! of reaching the rules as some other text.
+
+use seckill::domain::{FieldErrors, VoucherDraft};
+use serde_json::{Map, Value};
+
+/// What JSON kind a field takes.
+#[derive(Clone, Copy)]
+enum Kind {
+    Text,
+    Number,
+}
+
+/// The draft's fields in form order, with their kind.
+const FIELDS: [(&str, Kind); 6] = [
+    ("title", Kind::Text),
+    ("description", Kind::Text),
+    ("price_cents", Kind::Number),
+    ("stock", Kind::Number),
+    ("begins_at", Kind::Text),
+    ("ends_at", Kind::Text),
+];
+
+/// The draft as text (a missing or `null` field is empty), and the fields whose value was of
+/// the wrong kind (left empty in the draft).
+pub fn draft(body: &Map<String, Value>) -> (VoucherDraft, FieldErrors) {
+    let mut kinds = FieldErrors::default();
+    let mut text = |name: &str, kind: Kind| match (kind, body.get(name)) {
+        (_, None | Some(Value::Null)) => String::new(),
+        (Kind::Text, Some(Value::String(s))) => s.clone(),
+        (Kind::Number, Some(Value::Number(n))) => n.to_string(),
+        (Kind::Text, Some(_)) => {
+            kinds.push(name, "must be text");
+            String::new()
+        }
+        (Kind::Number, Some(_)) => {
+            kinds.push(name, "must be a number");
+            String::new()
+        }
+    };
+    let [title, description, price_cents, stock, begins_at, ends_at] =
+        FIELDS.map(|(name, kind)| text(name, kind));
+    let draft = VoucherDraft {
+        title,
+        description,
+        price_cents,
+        stock,
+        begins_at,
+        ends_at,
+    };
+    (draft, kinds)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn kinds_of(body: Value) -> FieldErrors {
+        let Value::Object(map) = body else {
+            panic!("an object")
+        };
+        draft(&map).1
+    }
+
+    #[test]
+    fn a_well_typed_body_becomes_the_draft() {
+        let Value::Object(map) = json!({"title": "T", "description": null, "price_cents": 990,
+            "stock": 5, "begins_at": "a", "ends_at": "b"})
+        else {
+            panic!("an object")
+        };
+        let (d, kinds) = draft(&map);
+        assert!(kinds.is_empty());
+        assert_eq!(
+            (d.title.as_str(), d.price_cents.as_str(), d.stock.as_str()),
+            ("T", "990", "5")
+        );
+        assert_eq!(d.description, "");
+    }
+
+    #[test]
+    fn each_text_field_refuses_other_kinds() {
+        for field in ["title", "description", "begins_at", "ends_at"] {
+            for wrong in [json!(5), json!(true), json!(["x"]), json!({"a": 1})] {
+                let kinds = kinds_of(json!({ field: wrong }));
+                assert_eq!(kinds.get(field), Some("must be text"), "{field} = {wrong}");
+            }
+        }
+    }
+
+    #[test]
+    fn each_number_field_refuses_other_kinds() {
+        for field in ["price_cents", "stock"] {
+            for wrong in [json!("5"), json!(false), json!([1]), json!({})] {
+                let kinds = kinds_of(json!({ field: wrong }));
+                assert_eq!(
+                    kinds.get(field),
+                    Some("must be a number"),
+                    "{field} = {wrong}"
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! Writing a set of deliveries to PostgreSQL: undecodable or too-often-delivered entries go to
+//! the dead letters, the rest are written in one transaction, falling back to one per order when
+//! the batch fails, so one poisoned order does not hold up the others.
+
+use super::{settle::Decided, Delivery, Worker, WorkerError, WorkerReport};
+use crate::{
+    domain::FailureReason,
+    store::orders::{self, QueuedOrder},
+};
+
+impl Worker {
+    /// Writes and settles a set of deliveries.
+    pub async fn handle(&mut self, deliveries: Vec<Delivery>) -> Result<WorkerReport, WorkerError> {
+        let mut report = WorkerReport::default();
+        let max = u64::from(self.core.config.worker.max_deliveries);
+        let mut fresh = Vec::new();
+        for d in deliveries {
+            match &d.order {
+                Err(why) => {
+                    self.dead_letter_undecodable(&d, why).await?;
+                    report.dead_lettered += 1;
+                }
+                Ok(q) if d.deliveries > max => {
+                    let reason = FailureReason::DeadLetter {
+                        deliveries: u32::try_from(d.deliveries - 1).unwrap_or(u32::MAX),
+                    };
+                    orders::record_failure(&self.core.db, q, reason).await?;
+                    self.settle(&[Decided::failed(&d, *q, reason)]).await?;
+                    report.dead_lettered += 1;
+                    metrics::counter!("seckill_orders_dead_lettered_total").increment(1);
+                }
+                Ok(q) => fresh.push((d.clone(), *q)),
+            }
+        }
+        if fresh.is_empty() {
+            return Ok(report);
+        }
+        let batch: Vec<QueuedOrder> = fresh.iter().map(|(_, q)| *q).collect();
+        match orders::write_batch(&self.core.db, &batch).await {
+            Ok(decisions) => report.add(self.settle_decisions(&fresh, &decisions).await?),
+            Err(e) => {
+                tracing::warn!(error = %e, size = fresh.len(), "batch write failed; writing one by one");
+                for one in &fresh {
+                    match orders::write_batch(&self.core.db, &[one.1]).await {
+                        Ok(decisions) => {
+                            report.add(
+                                self.settle_decisions(std::slice::from_ref(one), &decisions)
+                                    .await?,
+                            );
+                        }
+                        Err(e) => {
+                            tracing::warn!(order = %one.1.order, deliveries = one.0.deliveries, error = %e, "order write failed; it stays pending");
+                            report.left_pending += 1;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(report)
+    }
+}

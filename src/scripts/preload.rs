@@ -1,0 +1,57 @@
+//! `lua/preload.lua`: loads a voucher's sale into Redis, or restores it after a loss.
+
+use std::sync::LazyLock;
+
+use redis::{aio::ConnectionLike, Script};
+
+use super::ScriptError;
+use crate::{domain::UserId, keys::VoucherKeys};
+
+static PRELOAD: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("../../lua/preload.lua")));
+
+/// What a preload did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreloadOutcome {
+    /// The stock was absent and is now this many units.
+    Rebuilt { stock: i64 },
+    /// The stock was live already and was left alone (the window was refreshed).
+    AlreadyLoaded { stock: i64 },
+}
+
+/// What the preload script needs to know from PostgreSQL.
+#[derive(Debug, Clone)]
+pub struct PreloadInput<'a> {
+    pub begins_ms: i64,
+    pub ends_ms: i64,
+    pub initial_stock: i64,
+    /// Units PostgreSQL has not sold.
+    pub db_stock: i64,
+    /// Users holding written orders.
+    pub buyers: &'a [UserId],
+}
+
+/// Runs `lua/preload.lua` for one voucher.
+pub async fn preload<C: ConnectionLike + Send>(
+    conn: &mut C,
+    keys: &VoucherKeys,
+    input: &PreloadInput<'_>,
+) -> Result<PreloadOutcome, ScriptError> {
+    let mut call = PRELOAD.key(&keys.sale);
+    call.key(&keys.stock)
+        .key(&keys.buyers)
+        .key(&keys.queued)
+        .arg(input.begins_ms)
+        .arg(input.ends_ms)
+        .arg(input.initial_stock)
+        .arg(input.db_stock);
+    for b in input.buyers {
+        call.arg(b.get());
+    }
+    let reply: Vec<i64> = call.invoke_async(conn).await?;
+    match reply.as_slice() {
+        [1, stock] => Ok(PreloadOutcome::Rebuilt { stock: *stock }),
+        [0, stock] => Ok(PreloadOutcome::AlreadyLoaded { stock: *stock }),
+        _ => Err(ScriptError::unknown("preload", &reply)),
+    }
+}

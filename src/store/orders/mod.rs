@@ -1,0 +1,89 @@
+//! The `orders` and `order_failures` tables: the worker's write ([`write`], decided by
+//! [`decide`]), and what a shopper reads of their orders.
+
+mod decide;
+mod write;
+
+pub use decide::{decide, Decision, Existing, QueuedOrder};
+pub use write::{record_failure, write_batch};
+
+use sqlx::PgPool;
+
+use crate::domain::{FailureReason, OrderId, OrderStatus, UserId, VoucherId};
+
+/// An order's state as PostgreSQL knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredOrder {
+    pub order: OrderId,
+    pub voucher: VoucherId,
+    pub status: OrderStatus,
+}
+
+/// `order` if it belongs to `user` and PostgreSQL has it (written or failed).
+pub async fn find_for_user(
+    db: &PgPool,
+    order: OrderId,
+    user: UserId,
+) -> Result<Option<StoredOrder>, sqlx::Error> {
+    let row: Option<(i64, Option<String>)> = sqlx::query_as(
+        "SELECT voucher_id, NULL::text FROM orders WHERE id = $1 AND user_id = $2
+         UNION ALL
+         SELECT voucher_id, reason FROM order_failures WHERE id = $1 AND user_id = $2
+         LIMIT 1",
+    )
+    .bind(order.as_i64())
+    .bind(user.get())
+    .fetch_optional(db)
+    .await?;
+    row.map(|(voucher, reason)| {
+        Ok(StoredOrder {
+            order,
+            voucher: VoucherId::from_db(voucher),
+            status: status(reason)?,
+        })
+    })
+    .transpose()
+}
+
+/// `user`'s orders known to PostgreSQL, newest first.
+pub async fn list_for_user(
+    db: &PgPool,
+    user: UserId,
+    limit: i64,
+) -> Result<Vec<StoredOrder>, sqlx::Error> {
+    let rows: Vec<(i64, i64, Option<String>)> = sqlx::query_as(
+        "SELECT id, voucher_id, reason FROM (
+             SELECT id, voucher_id, NULL::text AS reason FROM orders WHERE user_id = $1
+             UNION ALL
+             SELECT id, voucher_id, reason FROM order_failures WHERE user_id = $1
+         ) o ORDER BY id DESC LIMIT $2",
+    )
+    .bind(user.get())
+    .bind(limit)
+    .fetch_all(db)
+    .await?;
+    rows.into_iter()
+        .map(|(id, voucher, reason)| {
+            Ok(StoredOrder {
+                order: OrderId::from_db(id).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
+                voucher: VoucherId::from_db(voucher),
+                status: status(reason)?,
+            })
+        })
+        .collect()
+}
+
+/// A stored failure reason, parsed; text this code does not know is a decode error.
+pub(crate) fn reason(text: &str) -> Result<FailureReason, sqlx::Error> {
+    text.parse().map_err(|e| sqlx::Error::Decode(Box::new(e)))
+}
+
+/// The status of a row of `orders` (no reason) or `order_failures` (its reason).
+fn status(failure: Option<String>) -> Result<OrderStatus, sqlx::Error> {
+    Ok(match failure {
+        None => OrderStatus::Created,
+        Some(text) => OrderStatus::Failed {
+            reason: reason(&text)?,
+        },
+    })
+}

@@ -1,0 +1,193 @@
+//! The worker's idempotent batch write into `orders` and `order_failures`.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use sqlx::PgPool;
+
+use super::decide::{decide, Decision, Existing, QueuedOrder};
+use crate::domain::{FailureReason, OrderId, UserId, VoucherId};
+
+/// Writes a batch in one transaction: locks the batch's vouchers, decides each order against
+/// what is already there ([`decide`]), inserts the new rows and the rejections, and decrements
+/// each voucher's stock under `stock >= n`. Idempotent by order ID: a redelivered order is
+/// reported, never written twice.
+pub async fn write_batch(db: &PgPool, batch: &[QueuedOrder]) -> Result<Vec<Decision>, sqlx::Error> {
+    let mut tx = db.begin().await?;
+    let mut vouchers: Vec<i64> = batch.iter().map(|q| q.voucher.get()).collect();
+    vouchers.sort_unstable();
+    vouchers.dedup();
+    let order_ids: Vec<i64> = batch.iter().map(|q| q.order.as_i64()).collect();
+    let users: Vec<i64> = batch.iter().map(|q| q.user.get()).collect();
+    let batch_vouchers: Vec<i64> = batch.iter().map(|q| q.voucher.get()).collect();
+
+    // Row locks in id order: concurrent writers of one voucher serialise here, in one order.
+    let stock: Vec<(i64, i64)> =
+        sqlx::query_as("SELECT id, stock FROM vouchers WHERE id = ANY($1) ORDER BY id FOR UPDATE")
+            .bind(&vouchers)
+            .fetch_all(&mut *tx)
+            .await?;
+    let written: Vec<i64> = sqlx::query_scalar("SELECT id FROM orders WHERE id = ANY($1)")
+        .bind(&order_ids)
+        .fetch_all(&mut *tx)
+        .await?;
+    let failed: Vec<(i64, String)> =
+        sqlx::query_as("SELECT id, reason FROM order_failures WHERE id = ANY($1)")
+            .bind(&order_ids)
+            .fetch_all(&mut *tx)
+            .await?;
+    let holders: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT o.voucher_id, o.user_id FROM orders o
+         JOIN UNNEST($1::int8[], $2::int8[]) AS b(voucher_id, user_id)
+           ON o.voucher_id = b.voucher_id AND o.user_id = b.user_id",
+    )
+    .bind(&batch_vouchers)
+    .bind(&users)
+    .fetch_all(&mut *tx)
+    .await?;
+
+    let existing = Existing {
+        stock: stock
+            .into_iter()
+            .map(|(v, s)| (VoucherId::from_db(v), s))
+            .collect(),
+        written: written
+            .into_iter()
+            .filter_map(|id| OrderId::from_db(id).ok())
+            .collect(),
+        failed: failed
+            .into_iter()
+            .filter_map(|(id, r)| Some((OrderId::from_db(id).ok()?, r)))
+            .map(|(id, r)| Ok((id, super::reason(&r)?)))
+            .collect::<Result<_, sqlx::Error>>()?,
+        holders: holders
+            .into_iter()
+            .map(|(v, u)| (VoucherId::from_db(v), UserId::from_db(u)))
+            .collect(),
+    };
+    let decisions = decide(batch, &existing);
+
+    let mut rows = NewRows::default();
+    for (q, d) in batch.iter().zip(&decisions) {
+        match d {
+            Decision::Write => rows.write(q),
+            Decision::Reject(reason) => rows.reject(q, *reason),
+            Decision::AlreadyWritten | Decision::AlreadyFailed(_) => {}
+        }
+    }
+    rows.insert(&mut tx).await?;
+    tx.commit().await?;
+    Ok(decisions)
+}
+
+#[derive(Default)]
+struct NewRows {
+    ids: Vec<i64>,
+    vouchers: Vec<i64>,
+    users: Vec<i64>,
+    admitted: Vec<DateTime<Utc>>,
+    per_voucher: HashMap<i64, i64>,
+    rejected_ids: Vec<i64>,
+    rejected_vouchers: Vec<i64>,
+    rejected_users: Vec<i64>,
+    reasons: Vec<String>,
+}
+
+impl NewRows {
+    fn write(&mut self, q: &QueuedOrder) {
+        self.ids.push(q.order.as_i64());
+        self.vouchers.push(q.voucher.get());
+        self.users.push(q.user.get());
+        self.admitted.push(q.order.issued_at());
+        *self.per_voucher.entry(q.voucher.get()).or_default() += 1;
+    }
+
+    fn reject(&mut self, q: &QueuedOrder, reason: FailureReason) {
+        self.rejected_ids.push(q.order.as_i64());
+        self.rejected_vouchers.push(q.voucher.get());
+        self.rejected_users.push(q.user.get());
+        self.reasons.push(reason.to_string());
+    }
+
+    async fn insert(self, tx: &mut sqlx::PgConnection) -> Result<(), sqlx::Error> {
+        if !self.ids.is_empty() {
+            sqlx::query(
+                "INSERT INTO orders (id, voucher_id, user_id, admitted_at)
+                 SELECT * FROM UNNEST($1::int8[], $2::int8[], $3::int8[], $4::timestamptz[])",
+            )
+            .bind(&self.ids)
+            .bind(&self.vouchers)
+            .bind(&self.users)
+            .bind(&self.admitted)
+            .execute(&mut *tx)
+            .await?;
+            let (vs, ns): (Vec<i64>, Vec<i64>) = self.per_voucher.into_iter().unzip();
+            let updated = sqlx::query(
+                "UPDATE vouchers v SET stock = v.stock - b.n
+                 FROM UNNEST($1::int8[], $2::int8[]) AS b(id, n)
+                 WHERE v.id = b.id AND v.stock >= b.n",
+            )
+            .bind(&vs)
+            .bind(&ns)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if updated != vs.len() as u64 {
+                // decide() allots at most the locked stock, so this means a bug, not a race.
+                return Err(sqlx::Error::Protocol(
+                    "stock decrement matched fewer vouchers than allotted".into(),
+                ));
+            }
+        }
+        if !self.rejected_ids.is_empty() {
+            record_failures(
+                &mut *tx,
+                &self.rejected_ids,
+                &self.rejected_vouchers,
+                &self.rejected_users,
+                &self.reasons,
+            )
+            .await?;
+        }
+        Ok(())
+    }
+}
+
+async fn record_failures(
+    conn: &mut sqlx::PgConnection,
+    ids: &[i64],
+    vouchers: &[i64],
+    users: &[i64],
+    reasons: &[String],
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO order_failures (id, voucher_id, user_id, reason)
+         SELECT * FROM UNNEST($1::int8[], $2::int8[], $3::int8[], $4::text[])
+         ON CONFLICT (id) DO NOTHING",
+    )
+    .bind(ids)
+    .bind(vouchers)
+    .bind(users)
+    .bind(reasons)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Records one order as failed (a dead letter). Idempotent: an order that had already failed
+/// keeps its first reason.
+pub async fn record_failure(
+    db: &PgPool,
+    q: &QueuedOrder,
+    reason: FailureReason,
+) -> Result<(), sqlx::Error> {
+    let mut conn = db.acquire().await?;
+    record_failures(
+        &mut conn,
+        &[q.order.as_i64()],
+        &[q.voucher.get()],
+        &[q.user.get()],
+        &[reason.to_string()],
+    )
+    .await
+}

@@ -1,0 +1,71 @@
+//! The admin console's queries over written orders: counts per voucher and sales over time.
+
+use chrono::{DateTime, Utc};
+use sqlx::PgPool;
+
+use crate::domain::{FailureReason, VoucherId};
+
+/// What PostgreSQL holds for one voucher's orders.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Orders written.
+    pub written: i64,
+    /// Orders the worker refused (sold out in PostgreSQL, already bought, unknown voucher);
+    /// the ones it gave up delivering are not counted here (see the dead-letter stream).
+    pub failed: i64,
+}
+
+/// The [`Tally`] of each voucher, in the order given.
+pub async fn tallies(db: &PgPool, vouchers: &[VoucherId]) -> Result<Vec<Tally>, sqlx::Error> {
+    let ids: Vec<i64> = vouchers.iter().map(|v| v.get()).collect();
+    let rows: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT
+             (SELECT count(*) FROM orders o WHERE o.voucher_id = v.id),
+             (SELECT count(*) FROM order_failures f
+               WHERE f.voucher_id = v.id AND NOT starts_with(f.reason, $2))
+         FROM UNNEST($1::int8[]) WITH ORDINALITY AS v(id, n)
+         ORDER BY v.n",
+    )
+    .bind(&ids)
+    .bind(FailureReason::DEAD_LETTER_CODE)
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(written, failed)| Tally { written, failed })
+        .collect())
+}
+
+/// Written orders of `voucher` per `bucket_secs`-wide interval of admission time, counted from
+/// `from` (bucket 0 starts there): `(bucket, orders)` for the non-empty buckets, in order.
+pub async fn admitted_per_bucket(
+    db: &PgPool,
+    voucher: VoucherId,
+    from: DateTime<Utc>,
+    bucket_secs: i64,
+) -> Result<Vec<(i64, i64)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT floor(extract(epoch FROM admitted_at - $2) / $3)::int8 AS bucket, count(*)
+         FROM orders WHERE voucher_id = $1 AND admitted_at >= $2
+         GROUP BY 1 ORDER BY 1",
+    )
+    .bind(voucher.get())
+    .bind(from)
+    .bind(bucket_secs as f64)
+    .fetch_all(db)
+    .await
+}
+
+/// The first and last admission time of `voucher`'s written orders, if it has any.
+pub async fn admission_span(
+    db: &PgPool,
+    voucher: VoucherId,
+) -> Result<Option<(DateTime<Utc>, DateTime<Utc>)>, sqlx::Error> {
+    let row: (Option<DateTime<Utc>>, Option<DateTime<Utc>>) = sqlx::query_as(
+        "SELECT min(admitted_at), max(admitted_at) FROM orders WHERE voucher_id = $1",
+    )
+    .bind(voucher.get())
+    .fetch_one(db)
+    .await?;
+    Ok(row.0.zip(row.1))
+}
