@@ -9,7 +9,7 @@ source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 
 "$ROOT/scripts/setup.sh"
-eval "$("$ROOT/scripts/services.sh" start)"
+start_services
 case "${1:-}" in
   rush | all) "$ROOT/scripts/build.sh" --release ;;
 esac

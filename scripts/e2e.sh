@@ -6,7 +6,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
-eval "$("$ROOT/scripts/services.sh" start)"
+start_services
 
 "$ROOT/scripts/build.sh" --release
 port=${SECKILL_E2E_PORT:-3917}

@@ -34,3 +34,12 @@ wasm_bindgen_version() {
 have_cargo_leptos() {
   command -v cargo-leptos >/dev/null && cargo leptos --version 2>/dev/null | grep -q "$CARGO_LEPTOS_VERSION"
 }
+
+# Starts (or reuses) the local services and exports their URLs. Fails loudly: `eval "$(…)"`
+# alone would go on with an empty environment when a service did not start.
+start_services() {
+  local env_lines
+  env_lines=$("$ROOT/scripts/services.sh" start) || die "the local services did not start (see above)"
+  [ -n "$env_lines" ] || die "scripts/services.sh start printed no URLs"
+  eval "$env_lines"
+}

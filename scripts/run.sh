@@ -6,7 +6,7 @@ source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 
 "$ROOT/scripts/setup.sh"
-eval "$("$ROOT/scripts/services.sh" start)"
+start_services
 "$ROOT/scripts/build.sh" --release
 export LEPTOS_SITE_ROOT="$ROOT/target/site" LEPTOS_SITE_PKG_DIR=pkg
 export SECKILL_DEV_LOGIN=${SECKILL_DEV_LOGIN:-true}

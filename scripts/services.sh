@@ -16,7 +16,8 @@ PG_PORT=${SECKILL_PG_PORT:-15432}
 LOCAL_REDIS_URL="redis://127.0.0.1:$REDIS_PORT/"
 LOCAL_DATABASE_URL="postgres://seckill:seckill@127.0.0.1:$PG_PORT/seckill"
 
-pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
+# The newest installed PostgreSQL's bin directory; empty (and success) when there is none.
+pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true; }
 
 # PostgreSQL refuses to run as root: as root, its commands run as `postgres`.
 as_pg() {

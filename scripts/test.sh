@@ -10,7 +10,7 @@ source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 
 "$ROOT/scripts/setup.sh"
-eval "$("$ROOT/scripts/services.sh" start)"
+start_services
 
 log "cargo fmt --check"
 cargo fmt --all -- --check

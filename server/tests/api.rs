@@ -209,6 +209,41 @@ async fn admin_rules_and_validation(db: PgPool) {
             "no message for {field}: {err}"
         );
     }
+    // A value of the wrong JSON kind, or text with a NUL, is that field's message; nothing is
+    // stored (PostgreSQL would refuse the NUL with a 500).
+    let good = json!({ "title": "Typed", "description": "two\nlines", "price_cents": 1, "stock": 1,
+        "begins_at": "2030-01-01T00:00:00Z", "ends_at": "2030-01-02T00:00:00Z" });
+    let cases = [
+        ("title", json!(7), "must be text"),
+        ("description", json!(["x"]), "must be text"),
+        (
+            "description",
+            json!("bad\u{0}byte"),
+            "must not contain control characters",
+        ),
+        ("price_cents", json!("5"), "must be a number"),
+        ("stock", json!({"n": 1}), "must be a number"),
+        ("begins_at", json!(20300101), "must be text"),
+        ("ends_at", json!(true), "must be text"),
+    ];
+    for (field, value, message) in cases {
+        let mut body = good.clone();
+        body[field] = value;
+        let err = expect_error(
+            admin.post(&url).json(&body).send().await.expect("send"),
+            StatusCode::BAD_REQUEST,
+            "invalid",
+        )
+        .await;
+        assert_eq!(err["fields"][field], message, "{field}: {err}");
+    }
+    let before: i64 = sqlx::query_scalar("SELECT count(*) FROM vouchers")
+        .fetch_one(&app.core.db)
+        .await
+        .expect("count");
+    assert_eq!(before, 0, "no refused voucher was stored");
+    let r = admin.post(&url).json(&good).send().await.expect("send");
+    assert_eq!(r.status(), StatusCode::CREATED, "line breaks are text");
     let id = app.create(&admin, -5, 3600, 10).await;
     let r = client()
         .get(format!("{}/api/vouchers/{id}", app.base))

@@ -1,0 +1,127 @@
+//! Sale day over real HTTP: N shoppers with sessions fire one buy each from C connections at the
+//! moment the sale opens, then poll every returned order ID until it is final. The release
+//! server runs as a child process (its peak RSS is read from /proc), on a scratch database and
+//! key prefix. The invariants I1–I4 are checked against PostgreSQL and Redis afterwards, and the
+//! ceilings (the same Lua script under `redis-benchmark`, a raw batched insert) are measured in
+//! the same run, so the ratios compare like with like on a noisy machine.
+
+//!
+//! | file | job |
+//! | --- | --- |
+//! | `setup.rs` | the server, the shoppers' sessions, the sale, warm connections |
+//! | `fire.rs` | the rush: one buy per shopper from every connection at once |
+//! | `measure.rs` | every ID to final, the drain rate, the invariants I1–I4 |
+//! | `ceilings.rs` | the script alone under `redis-benchmark`, a raw batched insert |
+//! | `summary.rs` | figures beside ceilings and targets, as a report |
+//! | `process.rs` | the server as a child process, `perf` on it |
+
+mod ceilings;
+mod fire;
+mod measure;
+mod process;
+mod setup;
+mod summary;
+
+use anyhow::bail;
+use tokio::time::Instant;
+
+use crate::{scratch::Scratch, Options};
+
+/// How big a rush is.
+pub struct Scenario {
+    pub shoppers: usize,
+    pub stock: usize,
+    pub conns: usize,
+}
+
+impl Scenario {
+    fn from(o: &Options) -> Self {
+        let (shoppers, stock, conns) = if o.quick {
+            (2_000, 200, 50)
+        } else {
+            (100_000, 10_000, 1_000)
+        };
+        Self {
+            shoppers: o.shoppers.unwrap_or(shoppers),
+            stock: o.stock.unwrap_or(stock),
+            conns: o.conns.unwrap_or(conns),
+        }
+    }
+}
+
+pub async fn run(options: &Options) -> anyhow::Result<()> {
+    let sc = Scenario::from(options);
+    println!(
+        "rush: {} shoppers, stock {}, {} connections",
+        sc.shoppers, sc.stock, sc.conns
+    );
+    let scratch = Scratch::new("rush").await?;
+    let result = rush(options, &sc, &scratch).await;
+    scratch.cleanup().await?;
+    result
+}
+
+/// Set-up, fire, measure, report.
+async fn rush(options: &Options, sc: &Scenario, scratch: &Scratch) -> anyhow::Result<()> {
+    let mut stage = setup::Stage::prepare(options, sc, scratch).await?;
+    let base = stage.server.base.clone();
+    stage.wait_for_opening().await;
+
+    let fire_start = Instant::now();
+    let fired =
+        fire::fire_all(&stage.client, &base, stage.voucher, &stage.tokens, sc.conns).await?;
+    let fire_elapsed = fire_start.elapsed();
+
+    // Every returned ID until it is final.
+    let poll_start = Instant::now();
+    let statuses = measure::poll_all(
+        &stage.client,
+        &base,
+        &stage.tokens,
+        &fired.admitted,
+        sc.conns,
+    )
+    .await?;
+    let poll_elapsed = poll_start.elapsed();
+    let profile = stage.stop_profiler()?;
+    let peak_rss_mb = stage.server.peak_rss_mb();
+    stage.server.stop();
+
+    let drain = measure::drain(scratch, stage.voucher).await?;
+    let written_after_last_admission = match (fired.last_admitted, drain.last_written) {
+        (Some((_, admitted_at)), Some(w)) => {
+            Some((w - admitted_at).num_microseconds().unwrap_or(0) as f64 / 1e6)
+        }
+        _ => None,
+    };
+    let violations =
+        measure::check_invariants(scratch, stage.voucher, sc, &fired.admitted, &statuses).await?;
+
+    // The ceilings, on the same machine, right after.
+    let evalsha = ceilings::evalsha_ceiling(scratch, sc).await?;
+    let insert = ceilings::insert_ceiling(scratch, sc.stock.max(5_000)).await?;
+
+    let broken = violations.clone();
+    summary::Figures {
+        sc,
+        buys_per_sec: sc.shoppers as f64 / fire_elapsed.as_secs_f64(),
+        sold_out_after: fired
+            .last_admitted
+            .map(|(at, _)| at.duration_since(fire_start)),
+        latency: fired.latency,
+        outcomes: fired.outcomes,
+        written_after_last_admission,
+        drain,
+        poll_elapsed,
+        peak_rss_mb,
+        violations,
+        evalsha,
+        insert,
+        profile,
+    }
+    .publish(options)?;
+    if !broken.is_empty() {
+        bail!("invariants broken: {}", broken.join("; "));
+    }
+    Ok(())
+}

@@ -1,0 +1,86 @@
+//! Before the rush: the release server started on a scratch database, shoppers signed in, a
+//! sale that opens shortly, and every connection warmed as browsers would have loaded the page.
+
+use std::{sync::Arc, time::Duration};
+
+use anyhow::Context;
+use chrono::{DateTime, Utc};
+use futures::StreamExt;
+use seckill::domain::VoucherId;
+
+use super::{
+    process::{Profiler, Server},
+    Scenario,
+};
+use crate::{scratch::Scratch, Options};
+
+/// Everything a rush needs, ready.
+pub struct Stage {
+    pub server: Server,
+    pub client: reqwest::Client,
+    /// One session token per shopper.
+    pub tokens: Arc<Vec<String>>,
+    pub voucher: VoucherId,
+    begins: DateTime<Utc>,
+    profiler: Option<Profiler>,
+}
+
+impl Stage {
+    /// Starts the server, signs the shoppers in, creates the sale and warms the connections.
+    pub async fn prepare(
+        options: &Options,
+        sc: &Scenario,
+        scratch: &Scratch,
+    ) -> anyhow::Result<Self> {
+        let server = Server::start(&scratch.env).await?;
+        let users = scratch.users(sc.shoppers).await?;
+        let tokens = Arc::new(scratch.sessions(&users).await?);
+        // The sale opens shortly after set-up; the shoppers are already waiting.
+        let voucher = scratch
+            .voucher(sc.stock, chrono::Duration::milliseconds(1_500))
+            .await?;
+        let begins = seckill::store::vouchers::get(&scratch.core.db, voucher)
+            .await?
+            .context("voucher")?
+            .window
+            .begins_at();
+        let client = reqwest::Client::builder()
+            .pool_max_idle_per_host(sc.conns)
+            .tcp_nodelay(true)
+            .timeout(Duration::from_secs(30))
+            .build()?;
+        let profiler = if options.profile {
+            Some(Profiler::start(server.pid())?)
+        } else {
+            None
+        };
+        // Not measured: one request per connection, so the rush measures buying, not handshakes.
+        futures::stream::iter(0..sc.conns)
+            .map(|_| client.get(format!("{}/api/health", server.base)).send())
+            .buffer_unordered(sc.conns)
+            .for_each(|_| async {})
+            .await;
+        Ok(Self {
+            server,
+            client,
+            tokens,
+            voucher,
+            begins,
+            profiler,
+        })
+    }
+
+    /// Sleeps until the sale opens.
+    pub async fn wait_for_opening(&self) {
+        let wait = (self.begins - Utc::now()).to_std().unwrap_or_default();
+        tokio::time::sleep(wait).await;
+    }
+
+    /// Stops the profiler, if one runs; returns the top of its report.
+    pub fn stop_profiler(&mut self) -> anyhow::Result<Vec<String>> {
+        match self.profiler.take() {
+            Some(p) => p.stop(),
+            None => Ok(Vec::new()),
+        }
+    }
+}

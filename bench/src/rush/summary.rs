@@ -1,0 +1,154 @@
+//! A rush's figures beside their ceilings and targets, as a BENCHMARKS.md section and JSON.
+
+use std::{collections::BTreeMap, time::Duration};
+
+use hdrhistogram::Histogram;
+
+use super::{measure::Drain, Scenario};
+use crate::{
+    report::{self, Report},
+    Options,
+};
+
+/// What one rush measured.
+pub struct Figures<'a> {
+    pub sc: &'a Scenario,
+    pub buys_per_sec: f64,
+    pub latency: Histogram<u64>,
+    pub outcomes: BTreeMap<String, u64>,
+    /// From the sale's opening to the last admission.
+    pub sold_out_after: Option<Duration>,
+    /// From the last admission to the last row written, in seconds.
+    pub written_after_last_admission: Option<f64>,
+    pub drain: Drain,
+    pub poll_elapsed: Duration,
+    pub peak_rss_mb: f64,
+    pub violations: Vec<String>,
+    /// Ceilings: EVALSHA calls per second, raw inserted rows per second.
+    pub evalsha: f64,
+    pub insert: f64,
+    /// The top of `perf report`, when profiled.
+    pub profile: Vec<String>,
+}
+
+impl Figures<'_> {
+    /// Prints, records (full runs) and writes the JSON.
+    pub fn publish(self, options: &Options) -> anyhow::Result<()> {
+        let f = self;
+        let ratio_buys = f.buys_per_sec / f.evalsha;
+        let ratio_drain = f.drain.rate / f.insert;
+        let p99_ms = report::ms(f.latency.value_at_quantile(0.99));
+        let mut rows = vec![
+            (
+                "scenario".into(),
+                format!(
+                    "{} shoppers, stock {}, {} connections",
+                    f.sc.shoppers, f.sc.stock, f.sc.conns
+                ),
+            ),
+            (
+                "buys per second (HTTP, all outcomes)".into(),
+                format!("{:.0}", f.buys_per_sec),
+            ),
+            (
+                "ceiling: same script by EVALSHA (redis-benchmark)".into(),
+                format!("{:.0}/s → ratio {ratio_buys:.2}", f.evalsha),
+            ),
+            ("buy latency".into(), report::latency_row(&f.latency)),
+            (
+                "outcomes".into(),
+                f.outcomes
+                    .iter()
+                    .map(|(k, v)| format!("{k} {v}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ),
+            (
+                "sale start → sold out".into(),
+                f.sold_out_after.map_or("not sold out".into(), |d| {
+                    format!("{:.3} s", d.as_secs_f64())
+                }),
+            ),
+            (
+                "last admission → last order written".into(),
+                f.written_after_last_admission
+                    .map_or("n/a".into(), |s| format!("{s:.3} s")),
+            ),
+            (
+                "drain into PostgreSQL".into(),
+                format!(
+                    "{:.0} orders/s ({} orders in {:.3} s)",
+                    f.drain.rate, f.drain.written, f.drain.secs
+                ),
+            ),
+            (
+                "ceiling: raw batched insert".into(),
+                format!("{:.0} rows/s → ratio {ratio_drain:.2}", f.insert),
+            ),
+            (
+                "polling every ID to final".into(),
+                format!("{:.3} s", f.poll_elapsed.as_secs_f64()),
+            ),
+            ("server peak RSS".into(), format!("{:.1} MB", f.peak_rss_mb)),
+            (
+                "invariants I1–I4".into(),
+                if f.violations.is_empty() {
+                    "hold".into()
+                } else {
+                    format!("BROKEN: {}", f.violations.join("; "))
+                },
+            ),
+        ];
+        let targets = [
+            ("buys/s ≥ 0.5× EVALSHA ceiling", ratio_buys >= 0.5),
+            ("p99 ≤ 10 ms", p99_ms <= 10.0),
+            ("drain ≥ 20,000 orders/s", f.drain.rate >= 20_000.0),
+            (
+                "written within 2 s of the last admission",
+                f.written_after_last_admission.is_some_and(|s| s <= 2.0),
+            ),
+            ("server RSS ≤ 150 MB", f.peak_rss_mb <= 150.0),
+        ];
+        rows.push((
+            "targets".into(),
+            targets
+                .iter()
+                .map(|(t, ok)| format!("{t}: {}", if *ok { "met" } else { "missed" }))
+                .collect::<Vec<_>>()
+                .join("; "),
+        ));
+        let json = serde_json::json!({
+            "scenario": {"shoppers": f.sc.shoppers, "stock": f.sc.stock, "conns": f.sc.conns},
+            "buys_per_sec": f.buys_per_sec,
+            "latency": report::latency_json(&f.latency),
+            "outcomes": f.outcomes,
+            "sold_out_after_s": f.sold_out_after.map(|d| d.as_secs_f64()),
+            "written_after_last_admission_s": f.written_after_last_admission,
+            "drain_orders_per_sec": f.drain.rate,
+            "written": f.drain.written,
+            "poll_s": f.poll_elapsed.as_secs_f64(),
+            "server_peak_rss_mb": f.peak_rss_mb,
+            "ceiling_evalsha_per_sec": f.evalsha,
+            "ceiling_insert_rows_per_sec": f.insert,
+            "ratio_buys_to_evalsha": ratio_buys,
+            "ratio_drain_to_insert": ratio_drain,
+            "invariant_violations": f.violations,
+            "targets": targets.iter().map(|(t, ok)| (t.to_string(), *ok)).collect::<BTreeMap<_, _>>(),
+        });
+        Report {
+            name: if options.quick { "rush-quick" } else { "rush" },
+            title: format!("Rush{}", if options.quick { " (quick)" } else { "" }),
+            rows,
+            notes: if f.profile.is_empty() {
+                Vec::new()
+            } else {
+                vec![format!(
+                    "Top of `perf report --no-children --sort dso,symbol` for the server during the rush:\n\n```text\n{}\n```",
+                    f.profile.join("\n")
+                )]
+            },
+            json,
+        }
+        .publish(options)
+    }
+}
