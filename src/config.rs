@@ -58,7 +58,22 @@ pub struct Config {
     pub sweep: SweepConfig,
     pub auth: AuthConfig,
     pub limits: RateLimits,
+    pub http: HttpConfig,
     pub db_max_connections: u32,
+}
+
+/// What one HTTP connection or request may take.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// A request body larger than this is refused (413).
+    pub max_body_bytes: usize,
+    /// Connections served at once; past it the server stops accepting until one closes.
+    pub max_connections: usize,
+    /// A connection that does not send a whole request head within this long (a slow client, or
+    /// an idle keep-alive connection) is closed.
+    pub header_timeout: Duration,
+    /// A request whose body does not arrive within this long is refused (408).
+    pub body_timeout: Duration,
 }
 
 /// Knobs of the order-queue worker.
@@ -72,6 +87,9 @@ pub struct WorkerConfig {
     pub reclaim_idle: Duration,
     /// Deliveries after which an entry goes to the dead letters.
     pub max_deliveries: u32,
+    /// Writing counts as stalled (health fails, the console warns) once the oldest queued
+    /// order is older than this.
+    pub stall_after: Duration,
 }
 
 /// Knobs of the housekeeping job (one instance at a time, see `sweeper`).
@@ -146,6 +164,7 @@ impl Config {
                 block: millis(&get, "SECKILL_WORKER_BLOCK_MS", 500)?,
                 reclaim_idle: millis(&get, "SECKILL_RECLAIM_IDLE_MS", 30_000)?,
                 max_deliveries: positive(&get, "SECKILL_MAX_DELIVERIES", 5)?,
+                stall_after: millis(&get, "SECKILL_STALL_AFTER_MS", 15_000)?,
             },
             sweep: SweepConfig {
                 every: millis(&get, "SECKILL_SWEEP_MS", 15_000)?,
@@ -159,6 +178,12 @@ impl Config {
             },
             limits: RateLimits {
                 buys_per_second: positive(&get, "SECKILL_BUYS_PER_SECOND", 5)?,
+            },
+            http: HttpConfig {
+                max_body_bytes: positive(&get, "SECKILL_MAX_BODY_BYTES", 64 * 1024)?,
+                max_connections: positive(&get, "SECKILL_MAX_CONNECTIONS", 10_000)?,
+                header_timeout: millis(&get, "SECKILL_HEADER_TIMEOUT_MS", 15_000)?,
+                body_timeout: millis(&get, "SECKILL_BODY_TIMEOUT_MS", 15_000)?,
             },
             db_max_connections: positive(&get, "SECKILL_DB_MAX_CONNECTIONS", 20)?,
         })

@@ -40,12 +40,15 @@ pub async fn overview(core: &Core, limit: i64) -> Result<Vec<VoucherCounts>, Cat
         .collect())
 }
 
-/// What the console shows: every voucher's counts and one voucher's sales.
+/// What the console shows: every voucher's counts, one voucher's sales, and whether orders are
+/// being written.
 #[derive(Debug, Clone)]
 pub struct Dashboard {
     pub rows: Vec<VoucherCounts>,
     /// The charted voucher and its series (`None` before its first written order).
     pub chart: Option<(VoucherId, Option<SalesSeries>)>,
+    /// The age of the oldest queued order, when it is past `SECKILL_STALL_AFTER_MS`.
+    pub stalled_for: Option<std::time::Duration>,
 }
 
 /// The console: [`overview`], and the sales of `chart` when it is one of the listed vouchers,
@@ -66,7 +69,14 @@ pub async fn dashboard(
         Some(v) => Some((v.id, series_of(core, v, now).await?)),
         None => None,
     };
-    Ok(Dashboard { rows, chart })
+    let stalled_for = crate::queue::oldest_queued_age(core)
+        .await?
+        .filter(|age| *age > core.config.worker.stall_after);
+    Ok(Dashboard {
+        rows,
+        chart,
+        stalled_for,
+    })
 }
 
 /// Orders written per interval of admission time.

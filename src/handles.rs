@@ -27,16 +27,21 @@ pub enum ConnectError {
     Migrate(#[source] sqlx::migrate::MigrateError),
 }
 
-/// Whether each backing service answered.
+/// Whether each backing service answered, and whether orders are being written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Health {
     pub postgres: bool,
     pub redis: bool,
+    /// The age of the oldest order still queued (`None`: nothing queued, or Redis is down).
+    pub oldest_queued: Option<Duration>,
+    /// The oldest queued order is older than `SECKILL_STALL_AFTER_MS`: writing has stalled.
+    pub stalled: bool,
 }
 
 impl Health {
+    /// Ready to serve: both stores answer and orders are being written.
     pub fn ok(self) -> bool {
-        self.postgres && self.redis
+        self.postgres && self.redis && !self.stalled
     }
 }
 
@@ -113,7 +118,8 @@ impl Core {
         &self.client
     }
 
-    /// Pings both services, each bounded by one second.
+    /// Pings both services and measures the queue's lag, each bounded by one second; records
+    /// the lag as the metric `seckill_oldest_queued_seconds`.
     pub async fn health(&self) -> Health {
         let limit = Duration::from_secs(1);
         let postgres = async {
@@ -130,7 +136,20 @@ impl Core {
                 Ok(Ok(_))
             )
         };
-        let (postgres, redis) = tokio::join!(postgres, redis);
-        Health { postgres, redis }
+        let lag = async {
+            match tokio::time::timeout(limit, crate::queue::oldest_queued_age(self)).await {
+                Ok(Ok(age)) => age,
+                _ => None,
+            }
+        };
+        let (postgres, redis, oldest_queued) = tokio::join!(postgres, redis, lag);
+        let age = oldest_queued.unwrap_or_default();
+        metrics::gauge!("seckill_oldest_queued_seconds").set(age.as_secs_f64());
+        Health {
+            postgres,
+            redis,
+            oldest_queued,
+            stalled: age > self.config.worker.stall_after,
+        }
     }
 }

@@ -76,6 +76,7 @@ pub mod convert {
         ConsoleView {
             rows: d.rows.into_iter().map(console_row).collect(),
             chart,
+            stalled_secs: d.stalled_for.map(|age| age.as_secs()),
         }
     }
 
@@ -178,9 +179,7 @@ pub async fn sign_in(phone: String, code: String) -> Result<Me, AppError> {
 pub async fn sign_out() -> Result<(), AppError> {
     let core = crate::ssr::core()?;
     if let Some(token) = crate::ssr::request_session_token() {
-        seckill::auth::sign_out(&core, &token)
-            .await
-            .map_err(crate::ssr::internal)?;
+        seckill::auth::sign_out(&core, &token).await?;
     }
     let response = expect_context::<leptos_axum::ResponseOptions>();
     response.insert_header(http::header::SET_COOKIE, crate::ssr::clear_session_cookie());

@@ -40,6 +40,12 @@ pub enum AppError {
     Invalid(FieldErrors),
     #[error("The request was malformed: {0}")]
     BadRequest(String),
+    #[error("This address does not accept that method.")]
+    MethodNotAllowed,
+    #[error("The request is too large.")]
+    TooLarge,
+    #[error("The request took too long to arrive.")]
+    Timeout,
     #[error("The service is busy; try again shortly.")]
     Unavailable,
     #[error("Something went wrong on our side (reference {0}).")]
@@ -64,6 +70,9 @@ impl AppError {
             Self::InvalidCode => "invalid_code",
             Self::Invalid(_) => "invalid",
             Self::BadRequest(_) => "bad_request",
+            Self::MethodNotAllowed => "method_not_allowed",
+            Self::TooLarge => "too_large",
+            Self::Timeout => "timeout",
             Self::Unavailable => "unavailable",
             Self::Internal(_) => "internal",
             Self::Transport(_) => "transport",
@@ -79,6 +88,9 @@ impl AppError {
             Self::SoldOut | Self::AlreadyBought => 409,
             Self::RateLimited => 429,
             Self::InvalidPhone | Self::InvalidCode | Self::Invalid(_) | Self::BadRequest(_) => 400,
+            Self::MethodNotAllowed => 405,
+            Self::Timeout => 408,
+            Self::TooLarge => 413,
             Self::Unavailable => 503,
             Self::Internal(_) | Self::Transport(_) => 500,
         }

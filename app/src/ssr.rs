@@ -4,8 +4,9 @@
 use http::{header, HeaderMap, HeaderValue};
 use leptos::prelude::*;
 use seckill::{
-    auth::{self, LoginError, Principal},
+    auth::{self, AuthError, LoginError, Principal},
     catalog::{CatalogError, CreateVoucherError},
+    faults::Unavailable,
     sale::{BuyError, StatusError},
     Core,
 };
@@ -42,7 +43,7 @@ pub fn clear_session_cookie() -> HeaderValue {
 /// The principal of a request, if signed in.
 pub async fn principal(core: &Core, headers: &HeaderMap) -> Result<Option<Principal>, AppError> {
     match session_token(headers) {
-        Some(token) => auth::session(core, &token).await.map_err(internal),
+        Some(token) => auth::session(core, &token).await.map_err(fault),
         None => Ok(None),
     }
 }
@@ -87,6 +88,17 @@ pub fn redirect_plain_form(path: &str) {
     }
 }
 
+/// A failure that is not the user's: `Unavailable` (503, retry shortly) when a store is out of
+/// reach, logged as a warning; otherwise [`internal`].
+pub fn fault<E: Unavailable + std::fmt::Display>(cause: E) -> AppError {
+    if cause.is_unavailable() {
+        tracing::warn!(error = %cause, "a store is unreachable; answering 503");
+        AppError::Unavailable
+    } else {
+        internal(cause)
+    }
+}
+
 /// Logs an unexpected failure with a reference and returns the opaque error.
 pub fn internal(cause: impl std::fmt::Display) -> AppError {
     let reference = uuid::Uuid::new_v4().simple().to_string();
@@ -111,7 +123,7 @@ impl From<BuyError> for AppError {
             e @ (BuyError::Redis(_)
             | BuyError::Script(_)
             | BuyError::Store(_)
-            | BuyError::Preload(_)) => internal(e),
+            | BuyError::Preload(_)) => fault(e),
         }
     }
 }
@@ -122,7 +134,7 @@ impl From<LoginError> for AppError {
             LoginError::InvalidPhone(_) => Self::InvalidPhone,
             LoginError::RateLimited => Self::RateLimited,
             LoginError::InvalidCode => Self::InvalidCode,
-            LoginError::Internal(e) => internal(e),
+            LoginError::Internal(e) => fault(e),
         }
     }
 }
@@ -131,19 +143,25 @@ impl From<CreateVoucherError> for AppError {
     fn from(e: CreateVoucherError) -> Self {
         match e {
             CreateVoucherError::Invalid(fields) => Self::Invalid(fields),
-            e @ (CreateVoucherError::Store(_) | CreateVoucherError::Preload(..)) => internal(e),
+            e @ (CreateVoucherError::Store(_) | CreateVoucherError::Preload(..)) => fault(e),
         }
     }
 }
 
 impl From<CatalogError> for AppError {
     fn from(e: CatalogError) -> Self {
-        internal(e)
+        fault(e)
     }
 }
 
 impl From<StatusError> for AppError {
     fn from(e: StatusError) -> Self {
-        internal(e)
+        fault(e)
+    }
+}
+
+impl From<AuthError> for AppError {
+    fn from(e: AuthError) -> Self {
+        fault(e)
     }
 }

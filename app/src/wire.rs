@@ -94,6 +94,8 @@ pub struct SalesSeriesView {
 pub struct ConsoleView {
     pub rows: Vec<ConsoleRow>,
     pub chart: Option<ChartView>,
+    /// Seconds the oldest queued order has waited, when writing has stalled.
+    pub stalled_secs: Option<u64>,
 }
 
 /// The voucher the console charts, with its series (`None` before its first written order).

@@ -1,6 +1,9 @@
 //! The server as a library, so integration tests can start it on port 0 (see `Application`).
 
+mod refusals;
 mod rest;
+mod screen;
+mod serve;
 mod startup;
 mod state;
 

@@ -4,7 +4,11 @@ use std::{net::SocketAddr, time::Duration};
 
 use anyhow::Context;
 use app::{shell, App};
-use axum::{routing::get, Router};
+use axum::{
+    middleware,
+    routing::{any, get},
+    Router,
+};
 use leptos::prelude::provide_context;
 use leptos_axum::{generate_route_list, LeptosRoutes};
 use metrics_exporter_prometheus::PrometheusBuilder;
@@ -12,7 +16,12 @@ use seckill::{catalog, queue::Worker, Config, Core};
 use tokio::net::TcpListener;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
-use crate::{rest, state::AppState};
+use crate::{
+    refusals, rest,
+    screen::{self, BodyLimit},
+    serve,
+    state::AppState,
+};
 
 /// A built application, bound to its port and ready to serve.
 pub struct Application {
@@ -51,8 +60,11 @@ impl Application {
             metrics,
         };
         let routes = generate_route_list(App);
+        let http = core.config.http.clone();
         let router = Router::new()
             .route("/metrics", get(rest::metrics))
+            .route("/api", any(rest::not_found))
+            .route("/api/", any(rest::not_found))
             .nest("/api", rest::router())
             .leptos_routes_with_context(
                 &state,
@@ -77,7 +89,18 @@ impl Application {
                 },
                 shell,
             ))
+            .layer(middleware::from_fn(refusals::refusal_status))
+            .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
+                http.body_timeout,
+            ))
+            .layer(tower_http::limit::RequestBodyLimitLayer::new(
+                http.max_body_bytes,
+            ))
             .layer(tower_http::trace::TraceLayer::new_for_http())
+            .layer(middleware::from_fn_with_state(
+                BodyLimit(http.max_body_bytes),
+                screen::screen,
+            ))
             .with_state(state);
 
         let listener = TcpListener::bind(addr)
@@ -121,10 +144,13 @@ impl Application {
         println!("seckill is serving on http://{addr}");
         let shutdown = self.shutdown.clone();
         tokio::spawn(signals(shutdown.clone()));
-        axum::serve(self.listener, self.router)
-            .with_graceful_shutdown(shutdown.clone().cancelled_owned())
-            .await
-            .context("serving")?;
+        serve::serve(
+            self.listener,
+            self.router,
+            &self.core.config.http,
+            shutdown.clone(),
+        )
+        .await;
         shutdown.cancel();
         self.tasks.close();
         if tokio::time::timeout(Duration::from_secs(30), self.tasks.wait())

@@ -14,12 +14,15 @@
 //! | `read.rs` | reading new, own-pending and reclaimed entries |
 //! | `write.rs` | writing a set of deliveries to PostgreSQL, in a batch or one by one |
 //! | `settle.rs` | settling decided entries in Redis, and dead-lettering |
+//! | `lag.rs` | the age of the oldest queued order (health, metrics, the console) |
 
 mod delivery;
+mod lag;
 mod read;
 mod settle;
 mod worker;
 mod write;
 
 pub use delivery::{Delivery, EntryError};
+pub use lag::oldest_queued_age;
 pub use worker::{Worker, WorkerError, WorkerReport};

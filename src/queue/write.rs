@@ -2,10 +2,15 @@
 //! the dead letters, the rest are written in one transaction, falling back to one per order when
 //! the batch fails, so one poisoned order does not hold up the others.
 
-use super::{settle::Decided, Delivery, Worker, WorkerError, WorkerReport};
+use std::time::Duration;
+
+use super::{settle::Decided, worker::BACKOFF_MAX, Delivery, Worker, WorkerError, WorkerReport};
 use crate::{
     domain::FailureReason,
-    store::orders::{self, QueuedOrder},
+    store::{
+        self,
+        orders::{self, Decision, QueuedOrder},
+    },
 };
 
 impl Worker {
@@ -36,7 +41,7 @@ impl Worker {
             return Ok(report);
         }
         let batch: Vec<QueuedOrder> = fresh.iter().map(|(_, q)| *q).collect();
-        match orders::write_batch(&self.core.db, &batch).await {
+        match self.write_when_reachable(&batch).await {
             Ok(decisions) => report.add(self.settle_decisions(&fresh, &decisions).await?),
             Err(e) => {
                 tracing::warn!(error = %e, size = fresh.len(), "batch write failed; writing one by one");
@@ -57,5 +62,37 @@ impl Worker {
             }
         }
         Ok(report)
+    }
+
+    /// Writes a batch; while PostgreSQL cannot be reached, keeps the batch in hand and tries
+    /// again every [`BACKOFF_MAX`] at most (until shutdown), so an outage neither spends the
+    /// entries' deliveries nor waits for the reclaim bound once PostgreSQL is back.
+    async fn write_when_reachable(
+        &self,
+        batch: &[QueuedOrder],
+    ) -> Result<Vec<Decision>, sqlx::Error> {
+        let mut pause = Duration::from_millis(50);
+        let mut warned = false;
+        loop {
+            match orders::write_batch(&self.core.db, batch).await {
+                Err(e) if store::is_unavailable(&e) && !self.shutdown.is_cancelled() => {
+                    if !warned {
+                        tracing::warn!(error = %e, size = batch.len(), "PostgreSQL unreachable; holding the batch until it is back");
+                        warned = true;
+                    }
+                    tokio::select! {
+                        () = self.shutdown.cancelled() => return Err(e),
+                        () = tokio::time::sleep(pause) => {}
+                    }
+                    pause = (pause * 2).min(BACKOFF_MAX);
+                }
+                other => {
+                    if warned {
+                        tracing::info!(size = batch.len(), "PostgreSQL is back; batch written");
+                    }
+                    return other;
+                }
+            }
+        }
     }
 }

@@ -50,6 +50,11 @@ fn Console() -> impl IntoView {
                     Ok(c) => {
                         let chosen = c.chart.as_ref().map(|ch| ch.voucher_id);
                         view! {
+                            {c.stalled_secs.map(|secs| view! {
+                                <p class="error" role="alert" data-testid="worker-stalled">
+                                    {format!("Orders are not being written: the oldest queued order has waited {secs} s. Check PostgreSQL, Redis and the servers' logs.")}
+                                </p>
+                            })}
                             <CountsTable rows=c.rows chosen/>
                             {c.chart.map(|chart| view! { <SalesPanel chart/> })}
                         }.into_any()

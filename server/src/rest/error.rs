@@ -4,7 +4,7 @@
 use app::error::AppError;
 use axum::{
     extract::{FromRequest, Request},
-    http::StatusCode,
+    http::{header, HeaderValue, StatusCode},
     response::{IntoResponse, Response},
     Json,
 };
@@ -31,7 +31,13 @@ impl IntoResponse for ApiError {
                 .map(|f| (f.field.clone(), Value::from(f.message.clone())))
                 .collect();
         }
-        (status, Json(body)).into_response()
+        let mut res = (status, Json(body)).into_response();
+        if matches!(self.0, AppError::Unavailable) {
+            // A store is out of reach: the same request may succeed shortly.
+            res.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("2"));
+        }
+        res
     }
 }
 

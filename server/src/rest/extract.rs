@@ -1,7 +1,10 @@
 //! Who is asking: the signed-in shopper or admin, from the session cookie (never the body, I7).
 
 use app::{error::AppError, ssr as glue};
-use axum::{extract::FromRequestParts, http::request::Parts};
+use axum::{
+    extract::{FromRequestParts, Path},
+    http::request::Parts,
+};
 use seckill::auth::{Admin, Principal};
 
 use super::error::ApiError;
@@ -34,5 +37,19 @@ impl FromRequestParts<AppState> for AdminUser {
     ) -> Result<Self, Self::Rejection> {
         let Shopper(p) = Shopper::from_request_parts(parts, state).await?;
         p.as_admin().map(Self).ok_or(ApiError(AppError::Forbidden))
+    }
+}
+
+/// The one dynamic segment of an API path, as text. A segment that is not valid text (`%ff`)
+/// names nothing here: `404 not_found` in JSON, like an unknown ID.
+pub struct ApiPath(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for ApiPath {
+    type Rejection = ApiError;
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        Path::<String>::from_request_parts(parts, state)
+            .await
+            .map(|Path(s)| Self(s))
+            .map_err(|_| ApiError(AppError::NotFound))
     }
 }

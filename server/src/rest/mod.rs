@@ -7,7 +7,7 @@ mod voucher_json;
 
 use app::{api::convert, error::AppError, ssr as glue};
 use axum::{
-    extract::{Path, State},
+    extract::State,
     http::{header, HeaderMap, StatusCode},
     response::{IntoResponse, Response},
     routing::{get, post},
@@ -21,9 +21,10 @@ use seckill::{
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+pub use self::error::ApiError;
 use self::{
-    error::{ApiError, ApiJson, ApiResult},
-    extract::{AdminUser, Shopper},
+    error::{ApiJson, ApiResult},
+    extract::{AdminUser, ApiPath, Shopper},
 };
 use crate::state::AppState;
 
@@ -38,7 +39,15 @@ pub fn router() -> Router<AppState> {
         .route("/vouchers/{id}/orders", post(buy))
         .route("/orders/{order_id}", get(order))
         .route("/admin/vouchers", post(create_voucher))
-        .fallback(|| async { ApiError(AppError::NotFound) })
+        .fallback(not_found)
+        .method_not_allowed_fallback(|| async { ApiError(AppError::MethodNotAllowed) })
+}
+
+/// Readiness: both stores answer and orders are being written (the oldest queued order is
+/// younger than `SECKILL_STALL_AFTER_MS`).
+/// Any path under `/api` that names nothing.
+pub async fn not_found() -> ApiError {
+    ApiError(AppError::NotFound)
 }
 
 async fn health(State(core): State<Core>) -> Response {
@@ -48,20 +57,28 @@ async fn health(State(core): State<Core>) -> Response {
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
-    (
-        status,
-        Json(json!({ "postgres": h.postgres, "redis": h.redis })),
-    )
-        .into_response()
+    let oldest_ms = h
+        .oldest_queued
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    let body = json!({
+        "postgres": h.postgres,
+        "redis": h.redis,
+        "worker": { "oldest_queued_ms": oldest_ms, "stalled": h.stalled },
+    });
+    (status, Json(body)).into_response()
 }
 
 pub async fn metrics(State(state): State<AppState>) -> Response {
     match state.metrics {
-        Some(h) => (
-            [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-            h.render(),
-        )
-            .into_response(),
+        Some(h) => {
+            // Refreshes the gauges read at scrape time (the queue's lag).
+            state.core.health().await;
+            (
+                [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+                h.render(),
+            )
+                .into_response()
+        }
         None => StatusCode::NOT_FOUND.into_response(),
     }
 }
@@ -97,9 +114,7 @@ async fn login(State(core): State<Core>, ApiJson(b): ApiJson<LoginBody>) -> ApiR
 
 async fn logout(State(core): State<Core>, headers: HeaderMap) -> ApiResult<Response> {
     if let Some(token) = glue::session_token(&headers) {
-        auth::sign_out(&core, &token)
-            .await
-            .map_err(glue::internal)?;
+        auth::sign_out(&core, &token).await.map_err(glue::fault)?;
     }
     Ok((
         StatusCode::NO_CONTENT,
@@ -116,7 +131,7 @@ async fn list_vouchers(State(core): State<Core>) -> ApiResult<Json<Value>> {
         .collect::<Vec<_>>())))
 }
 
-async fn get_voucher(State(core): State<Core>, Path(id): Path<String>) -> ApiResult<Json<Value>> {
+async fn get_voucher(State(core): State<Core>, ApiPath(id): ApiPath) -> ApiResult<Json<Value>> {
     let id: VoucherId = id.parse().map_err(|_| AppError::NotFound)?;
     let v = catalog::get(&core, id).await?.ok_or(AppError::NotFound)?;
     Ok(Json(json!(convert::voucher(v))))
@@ -145,7 +160,7 @@ async fn create_voucher(
 async fn buy(
     State(core): State<Core>,
     Shopper(p): Shopper,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath,
 ) -> ApiResult<Response> {
     let voucher: VoucherId = id.parse().map_err(|_| AppError::NotFound)?;
     let order = sale::buy(&core, p.user, voucher).await?;
@@ -159,7 +174,7 @@ async fn buy(
 async fn order(
     State(core): State<Core>,
     Shopper(p): Shopper,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath,
 ) -> ApiResult<Json<Value>> {
     let order: OrderId = id.parse().map_err(|_| AppError::NotFound)?;
     let view = sale::order_status(&core, p.user, order)
