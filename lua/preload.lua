@@ -1,8 +1,9 @@
 -- Loads a voucher's sale into Redis, or restores it after Redis lost it. Idempotent.
 --
--- KEYS[1] sale hash   KEYS[2] stock   KEYS[3] buyers set   KEYS[4] queued hash
+-- KEYS[1] sale hash   KEYS[2] stock   KEYS[3] buyers hash (user -> order)   KEYS[4] queued hash
 -- ARGV[1] begins_ms   ARGV[2] ends_ms   ARGV[3] initial stock
--- ARGV[4] units PostgreSQL has not sold (vouchers.stock)   ARGV[5..] users with written orders
+-- ARGV[4] units PostgreSQL has not sold (vouchers.stock)
+-- ARGV[5..] pairs: user, order (16-hex) of each written order
 --
 -- The window is always (re)written. The stock is written only when absent: a present stock is
 -- live state that admissions and the worker own. When absent, it is PostgreSQL's remainder
@@ -13,20 +14,25 @@ redis.call('HSET', KEYS[1], 'begins_ms', ARGV[1], 'ends_ms', ARGV[2], 'initial',
 local current = redis.call('GET', KEYS[2])
 if current then return {0, tonumber(current)} end
 
-local function add_buyers(list, from)
+-- Records user -> order for the pairs of `list` from index `from`; `user_first` says which of
+-- each pair is the user (ARGV: user, order; the queued hash: order, user).
+local function add_buyers(list, from, user_first)
   local batch = {}
-  for i = from, #list do
-    batch[#batch + 1] = list[i]
+  for i = from, #list - 1, 2 do
+    local user, order = list[i], list[i + 1]
+    if not user_first then user, order = order, user end
+    batch[#batch + 1] = user
+    batch[#batch + 1] = order
     if #batch == 1000 then
-      redis.call('SADD', KEYS[3], unpack(batch))
+      redis.call('HSET', KEYS[3], unpack(batch))
       batch = {}
     end
   end
-  if #batch > 0 then redis.call('SADD', KEYS[3], unpack(batch)) end
+  if #batch > 0 then redis.call('HSET', KEYS[3], unpack(batch)) end
 end
 
-add_buyers(ARGV, 5)
-add_buyers(redis.call('HVALS', KEYS[4]), 1)
+add_buyers(ARGV, 5, true)
+add_buyers(redis.call('HGETALL', KEYS[4]), 1, false)
 local remaining = tonumber(ARGV[4]) - redis.call('HLEN', KEYS[4])
 if remaining < 0 then remaining = 0 end
 redis.call('SET', KEYS[2], remaining)

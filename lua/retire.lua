@@ -1,7 +1,7 @@
 -- Retires a finished sale's Redis state once nothing is left to write. Atomic, so no admission
 -- or settlement can slip between the checks and the deletes.
 --
--- KEYS[1] sale hash   KEYS[2] stock   KEYS[3] buyers set   KEYS[4] queued hash
+-- KEYS[1] sale hash   KEYS[2] stock   KEYS[3] buyers hash   KEYS[4] queued hash
 -- KEYS[5] order stream (one hash slot; the caller removes the voucher from the registry after)
 -- ARGV[1] grace in ms after the sale's end
 -- Returns {0} retired, {1, ms} not yet (ends + grace is ms away), {2, n} n orders still queued

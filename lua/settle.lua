@@ -1,7 +1,7 @@
 -- Settles orders the worker has decided (after its PostgreSQL commit): acknowledges and deletes
 -- their stream entries and, for rejected ones, gives back what the admission took.
 --
--- KEYS[1] order stream   KEYS[2] stock   KEYS[3] buyers set   KEYS[4] queued hash
+-- KEYS[1] order stream   KEYS[2] stock   KEYS[3] buyers hash (user -> order)   KEYS[4] queued hash
 -- KEYS[5] dead-letter stream
 -- ARGV[1] consumer group, then groups of five:
 --   entry id, order (16-hex), user id, flags, reason
@@ -15,7 +15,10 @@ for i = 2, #ARGV, 5 do
   local entry, order, user, flags, reason = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3]), ARGV[i + 4]
   local was_queued = redis.call('HDEL', KEYS[4], order)
   if was_queued == 1 then
-    if flags % 2 == 1 then redis.call('SREM', KEYS[3], user) end
+    -- The buyer is released only from this order (a shopper holds one order per sale).
+    if flags % 2 == 1 and redis.call('HGET', KEYS[3], user) == order then
+      redis.call('HDEL', KEYS[3], user)
+    end
     if math.floor(flags / 2) % 2 == 1 and redis.call('EXISTS', KEYS[2]) == 1 then
       redis.call('INCR', KEYS[2])
     end

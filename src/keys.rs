@@ -36,7 +36,9 @@ pub struct VoucherKeys {
     pub sale: String,
     /// String: units left to admit.
     pub stock: String,
-    /// Set: users admitted and not released.
+    /// Hash: user → order (16-hex) of each shopper admitted and not released, so a repeated
+    /// buy answers with the same order. (Named `buyer-orders`: the set this replaced was
+    /// `buyers`, and a live Redis may still hold one.)
     pub buyers: String,
     /// Hash: order (16-hex) → user, for orders admitted and not yet settled by the worker.
     pub queued: String,
@@ -87,7 +89,7 @@ impl Keys {
         VoucherKeys {
             sale: format!("{base}:sale"),
             stock: format!("{base}:stock"),
-            buyers: format!("{base}:buyers"),
+            buyers: format!("{base}:buyer-orders"),
             queued: format!("{base}:queued"),
             orders: format!("{base}:orders"),
             dead: format!("{base}:dead"),

@@ -22,8 +22,10 @@ pub enum BuyError {
     NotFound,
     #[error("sold out")]
     SoldOut,
-    #[error("already bought")]
-    AlreadyBought,
+    /// The shopper already holds this order on this sale: a repeated buy (a retry after a lost
+    /// reply, a second click) learns it instead of buying twice.
+    #[error("already bought (order {0})")]
+    AlreadyBought(OrderId),
     #[error("the sale has not started")]
     NotStarted,
     #[error("the sale has ended")]
@@ -59,7 +61,7 @@ pub async fn buy(core: &Core, shopper: UserId, voucher: VoucherId) -> Result<Ord
     let (label, result) = match outcome {
         AdmissionOutcome::Admitted(id) => ("admitted", Ok(id)),
         AdmissionOutcome::SoldOut => ("sold_out", Err(BuyError::SoldOut)),
-        AdmissionOutcome::AlreadyBought => ("already_bought", Err(BuyError::AlreadyBought)),
+        AdmissionOutcome::AlreadyBought(id) => ("already_bought", Err(BuyError::AlreadyBought(id))),
         AdmissionOutcome::NotStarted => ("not_started", Err(BuyError::NotStarted)),
         AdmissionOutcome::Ended => ("ended", Err(BuyError::Ended)),
         AdmissionOutcome::IdsExhausted => ("ids_exhausted", Err(BuyError::IdsExhausted)),

@@ -27,7 +27,7 @@ async fn every_admission_outcome_is_produced(db: PgPool) {
     let id = sale::buy(&core, u[0], open).await.expect("admitted");
     assert!(matches!(
         sale::buy(&core, u[0], open).await,
-        Err(BuyError::AlreadyBought)
+        Err(BuyError::AlreadyBought(_))
     ));
     assert!(matches!(
         sale::buy(&core, u[1], open).await,
@@ -125,7 +125,7 @@ async fn one_shopper_firing_two_hundred_buys_gets_one_order(db: PgPool) {
     for t in tasks {
         match t.await.expect("task") {
             Ok(_) => ok += 1,
-            Err(BuyError::AlreadyBought) => {}
+            Err(BuyError::AlreadyBought(_)) => {}
             Err(e) => panic!("unexpected {e}"),
         }
     }
@@ -238,12 +238,12 @@ async fn a_poison_entry_goes_to_the_dead_letters_and_gives_back(db: PgPool) {
         "its unit went back"
     );
     let mut c = core.redis.clone();
-    let is_buyer: bool = redis::cmd("SISMEMBER")
+    let is_buyer: bool = redis::cmd("HEXISTS")
         .arg(&k.buyers)
         .arg(ghost.get())
         .query_async(&mut c)
         .await
-        .expect("SISMEMBER");
+        .expect("HEXISTS");
     assert!(!is_buyer, "its buyer was released");
     let s = sale::order_status(&core, ghost, poison)
         .await
@@ -302,11 +302,11 @@ async fn after_redis_loses_a_sale_the_restore_cannot_oversell(db: PgPool) {
     // Earlier buyers (written and queued) are still refused.
     assert!(matches!(
         sale::buy(&core, shoppers[0], v).await,
-        Err(BuyError::AlreadyBought)
+        Err(BuyError::AlreadyBought(_))
     ));
     assert!(matches!(
         sale::buy(&core, shoppers[9], v).await,
-        Err(BuyError::AlreadyBought)
+        Err(BuyError::AlreadyBought(_))
     ));
     let mut admitted = 0;
     for u in &shoppers[12..] {
@@ -342,7 +342,7 @@ async fn a_sale_missing_from_redis_is_restored_on_the_next_buy(db: PgPool) {
 
     assert!(matches!(
         sale::buy(&core, u[0], v).await,
-        Err(BuyError::AlreadyBought)
+        Err(BuyError::AlreadyBought(_))
     ));
     sale::buy(&core, u[1], v)
         .await
@@ -369,7 +369,7 @@ async fn attempts_beyond_the_limit_in_one_second_are_refused_per_sale(db: PgPool
     assert!(outcomes[0].is_ok(), "{:?}", outcomes[0]);
     assert!(outcomes[1..3]
         .iter()
-        .all(|r| matches!(r, Err(BuyError::AlreadyBought))));
+        .all(|r| matches!(r, Err(BuyError::AlreadyBought(_)))));
     assert!(
         outcomes[3..]
             .iter()
@@ -395,6 +395,56 @@ async fn attempts_beyond_the_limit_in_one_second_are_refused_per_sale(db: PgPool
     tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
     assert!(matches!(
         sale::buy(&core, u[0], v).await,
-        Err(BuyError::AlreadyBought)
+        Err(BuyError::AlreadyBought(_))
     ));
+}
+
+#[sqlx::test]
+async fn a_repeated_buy_answers_the_order_the_shopper_already_holds(db: PgPool) {
+    let core = core(db, &[]).await;
+    let u = users(&core, 2).await;
+    let v = voucher(&core, 5, 60, 3600).await;
+    let first = sale::buy(&core, u[0], v).await.expect("admitted");
+    let repeat = |r: Result<OrderId, BuyError>| match r {
+        Err(BuyError::AlreadyBought(o)) => Some(o),
+        _ => None,
+    };
+    assert_eq!(
+        repeat(sale::buy(&core, u[0], v).await),
+        Some(first),
+        "while queued"
+    );
+    drain(&core).await;
+    assert_eq!(
+        repeat(sale::buy(&core, u[0], v).await),
+        Some(first),
+        "once written"
+    );
+
+    // Redis loses the sale; the restore from PostgreSQL brings the shopper's order back with it.
+    let k = core.keys.voucher(v);
+    let mut c = core.redis.clone();
+    let _: () = redis::cmd("DEL")
+        .arg(&k.stock)
+        .arg(&k.buyers)
+        .query_async(&mut c)
+        .await
+        .expect("DEL");
+    let restored = store::vouchers::get(&core.db, v)
+        .await
+        .expect("get")
+        .expect("exists");
+    catalog::preload(&core, &restored).await.expect("preload");
+    assert_eq!(
+        repeat(sale::buy(&core, u[0], v).await),
+        Some(first),
+        "after a restore"
+    );
+
+    // Repeats took no unit: one written, four left.
+    let second = sale::buy(&core, u[1], v).await.expect("another shopper");
+    assert_ne!(second, first);
+    drain(&core).await;
+    assert_eq!(written(&core, v).await, 2);
+    assert_stock_conserved(&core, v, 5).await;
 }

@@ -71,7 +71,7 @@ async fn a_live_sale_lost_from_redis_is_restored_by_the_sweep(db: PgPool) {
     assert!(registered(&core, v).await, "back in the worker's registry");
     assert!(matches!(
         sale::buy(&core, u[1], v).await,
-        Err(sale::BuyError::AlreadyBought)
+        Err(sale::BuyError::AlreadyBought(_))
     ));
     // A second pass finds nothing to do.
     assert_eq!(ran(&core).await, sweeper::SweepReport::default());

@@ -117,7 +117,10 @@ pub fn ErrorNote(error: AppError) -> impl IntoView {
     let action = match &error {
         AppError::Unauthenticated => Some(view! {
             " " <a href=sign_in_path(&here.get_untracked()) data-testid="sign-in-link">"Sign in"</a>
-        }),
+        }.into_any()),
+        AppError::AlreadyBought(order) => Some(view! {
+            " " <a href=format!("/orders/{order}") data-testid="your-order-link">"See your order"</a>
+        }.into_any()),
         _ => None,
     };
     view! {

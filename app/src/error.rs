@@ -24,8 +24,9 @@ pub enum AppError {
     NotFound,
     #[error("Sold out: every unit has been sold.")]
     SoldOut,
+    /// Carries the shopper's order on this sale, which the page links to.
     #[error("You have already bought this voucher.")]
-    AlreadyBought,
+    AlreadyBought(domain::OrderId),
     #[error("The sale has not started yet.")]
     NotStarted,
     #[error("The sale has ended.")]
@@ -62,7 +63,7 @@ impl AppError {
             Self::Forbidden => "forbidden",
             Self::NotFound => "not_found",
             Self::SoldOut => "sold_out",
-            Self::AlreadyBought => "already_bought",
+            Self::AlreadyBought(_) => "already_bought",
             Self::NotStarted => "not_started",
             Self::Ended => "ended",
             Self::RateLimited => "rate_limited",
@@ -85,7 +86,7 @@ impl AppError {
             Self::Unauthenticated => 401,
             Self::Forbidden | Self::NotStarted | Self::Ended => 403,
             Self::NotFound => 404,
-            Self::SoldOut | Self::AlreadyBought => 409,
+            Self::SoldOut | Self::AlreadyBought(_) => 409,
             Self::RateLimited => 429,
             Self::InvalidPhone | Self::InvalidCode | Self::Invalid(_) | Self::BadRequest(_) => 400,
             Self::MethodNotAllowed => 405,

@@ -112,7 +112,7 @@ impl From<BuyError> for AppError {
         match e {
             BuyError::NotFound => Self::NotFound,
             BuyError::SoldOut => Self::SoldOut,
-            BuyError::AlreadyBought => Self::AlreadyBought,
+            BuyError::AlreadyBought(order) => Self::AlreadyBought(order),
             BuyError::NotStarted => Self::NotStarted,
             BuyError::Ended => Self::Ended,
             BuyError::RateLimited => Self::RateLimited,

@@ -22,7 +22,8 @@ pub enum AdmissionOutcome {
     /// Stock taken, buyer recorded, order enqueued under this ID.
     Admitted(OrderId),
     SoldOut,
-    AlreadyBought,
+    /// The shopper already holds this order on this sale (a repeated buy).
+    AlreadyBought(OrderId),
     NotStarted,
     Ended,
     /// Redis holds no sale for this voucher (never preloaded, or Redis lost it).
@@ -40,7 +41,7 @@ impl AdmissionOutcome {
         Ok(match reply {
             [0, secs, seq] => Self::Admitted(order_id(*secs, *seq).ok_or_else(unknown)?),
             [1] => Self::SoldOut,
-            [2] => Self::AlreadyBought,
+            [2, secs, seq] => Self::AlreadyBought(order_id(*secs, *seq).ok_or_else(unknown)?),
             [3] => Self::NotStarted,
             [4] => Self::Ended,
             [5] => Self::NotLoaded,
@@ -88,9 +89,12 @@ mod tests {
             AdmissionOutcome::decode(&[0, 5, 6]).ok(),
             Some(AdmissionOutcome::Admitted(id))
         );
+        assert_eq!(
+            AdmissionOutcome::decode(&[2, 5, 6]).ok(),
+            Some(AdmissionOutcome::AlreadyBought(id))
+        );
         let cases = [
             (1, AdmissionOutcome::SoldOut),
-            (2, AdmissionOutcome::AlreadyBought),
             (3, AdmissionOutcome::NotStarted),
             (4, AdmissionOutcome::Ended),
             (5, AdmissionOutcome::NotLoaded),
@@ -110,6 +114,7 @@ mod tests {
             &[0],
             &[0, 1],
             &[1, 2],
+            &[2],
             &[0, -1, 2],
             &[0, 1 << 31, 1],
         ] {

@@ -5,7 +5,10 @@ use std::sync::LazyLock;
 use redis::{aio::ConnectionLike, Script};
 
 use super::ScriptError;
-use crate::{domain::UserId, keys::VoucherKeys};
+use crate::{
+    domain::{OrderId, UserId},
+    keys::VoucherKeys,
+};
 
 static PRELOAD: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("../../lua/preload.lua")));
@@ -27,8 +30,8 @@ pub struct PreloadInput<'a> {
     pub initial_stock: i64,
     /// Units PostgreSQL has not sold.
     pub db_stock: i64,
-    /// Users holding written orders.
-    pub buyers: &'a [UserId],
+    /// Users holding written orders, with those orders.
+    pub buyers: &'a [(UserId, OrderId)],
 }
 
 /// Runs `lua/preload.lua` for one voucher.
@@ -45,8 +48,8 @@ pub async fn preload<C: ConnectionLike + Send>(
         .arg(input.ends_ms)
         .arg(input.initial_stock)
         .arg(input.db_stock);
-    for b in input.buyers {
-        call.arg(b.get());
+    for (user, order) in input.buyers {
+        call.arg(user.get()).arg(order.to_redis_hex());
     }
     let reply: Vec<i64> = call.invoke_async(conn).await?;
     match reply.as_slice() {

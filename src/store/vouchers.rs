@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool};
 
-use crate::domain::{NewVoucher, SaleWindow, UserId, Voucher, VoucherId};
+use crate::domain::{NewVoucher, OrderId, SaleWindow, UserId, Voucher, VoucherId};
 
 #[derive(sqlx::FromRow)]
 struct Row {
@@ -118,13 +118,22 @@ pub async fn titles(
         .collect())
 }
 
-/// Users holding a written order for `voucher`.
-pub async fn buyers(db: &PgPool, voucher: VoucherId) -> Result<Vec<UserId>, sqlx::Error> {
-    let ids: Vec<i64> = sqlx::query_scalar("SELECT user_id FROM orders WHERE voucher_id = $1")
-        .bind(voucher.get())
-        .fetch_all(db)
-        .await?;
-    Ok(ids.into_iter().map(UserId::from_db).collect())
+/// The users holding a written order for `voucher`, each with that order.
+pub async fn buyers(
+    db: &PgPool,
+    voucher: VoucherId,
+) -> Result<Vec<(UserId, OrderId)>, sqlx::Error> {
+    let rows: Vec<(i64, i64)> =
+        sqlx::query_as("SELECT user_id, id FROM orders WHERE voucher_id = $1")
+            .bind(voucher.get())
+            .fetch_all(db)
+            .await?;
+    rows.into_iter()
+        .map(|(user, order)| {
+            let order = OrderId::from_db(order).map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
+            Ok((UserId::from_db(user), order))
+        })
+        .collect()
 }
 
 /// Records that a preload holding fencing token `fence` runs now. Returns `false` (and writes

@@ -123,7 +123,7 @@ pub async fn check_invariants(
     let (redis_stock, queued, buyers): (Option<i64>, i64, i64) = redis::pipe()
         .get(&k.stock)
         .hlen(&k.queued)
-        .scard(&k.buyers)
+        .hlen(&k.buyers)
         .query_async(&mut redis)
         .await?;
     let (written, distinct_users, db_stock): (i64, i64, i64) = sqlx::query_as(

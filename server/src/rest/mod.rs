@@ -157,13 +157,18 @@ async fn create_voucher(
     Ok((StatusCode::CREATED, Json(json!({ "id": id.get() }))).into_response())
 }
 
+/// `202 {"order_id"}`; a repeated buy by the same shopper answers the same, with the order it
+/// already holds, so a client may retry a buy whose reply it lost.
 async fn buy(
     State(core): State<Core>,
     Shopper(p): Shopper,
     ApiPath(id): ApiPath,
 ) -> ApiResult<Response> {
     let voucher: VoucherId = id.parse().map_err(|_| AppError::NotFound)?;
-    let order = sale::buy(&core, p.user, voucher).await?;
+    let order = match sale::buy(&core, p.user, voucher).await {
+        Ok(order) | Err(sale::BuyError::AlreadyBought(order)) => order,
+        Err(e) => return Err(e.into()),
+    };
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({ "order_id": order.to_string() })),
