@@ -4,6 +4,9 @@
 #   scripts/services.sh start   install if missing, start (or reuse) both, print the URLs
 #   scripts/services.sh env     print `export REDIS_URL=… DATABASE_URL=…` for eval
 #   scripts/services.sh stop    stop both
+#   scripts/services.sh redis-kill | redis-start | pg-stop | pg-start
+#                               fault drills: kill -9 Redis (it restarts from its AOF), stop
+#                               PostgreSQL (fast shutdown), start either again
 #
 # When REDIS_URL or DATABASE_URL is already set, that service is used as given and not started.
 # Works as root (PostgreSQL then runs as the `postgres` user) and as a normal user.
@@ -38,13 +41,16 @@ start_redis() {
   command -v redis-server >/dev/null || apt_install redis-server
   if redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then log "redis already running on $REDIS_PORT"; return; fi
   mkdir -p "$DATA/redis"
-  # AOF with fsync every second: the order queue survives a restart of Redis too.
+  # AOF: the order queue survives a restart of Redis too. SECKILL_DURABILITY=fsync makes Redis
+  # fsync before each reply (README, "Durability"); the default fsyncs every second.
+  local fsync=everysec
+  [ "${SECKILL_DURABILITY:-everysec}" = fsync ] && fsync=always
   redis-server --daemonize yes --bind 127.0.0.1 --port "$REDIS_PORT" --dir "$DATA/redis" \
-    --appendonly yes --appendfsync everysec --save "" \
+    --appendonly yes --appendfsync "$fsync" --save "" \
     --pidfile "$DATA/redis/redis.pid" --logfile "$DATA/redis/redis.log" --maxclients 20000
   for _ in $(seq 50); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
   redis-cli -p "$REDIS_PORT" ping >/dev/null || die "redis did not start; see $DATA/redis/redis.log"
-  log "redis started on 127.0.0.1:$REDIS_PORT"
+  log "redis started on 127.0.0.1:$REDIS_PORT (appendfsync $fsync)"
 }
 
 start_postgres() {
@@ -81,6 +87,22 @@ stop_all() {
   if [ -n "$bin" ] && [ -f "$dir/postmaster.pid" ]; then as_pg "$bin/pg_ctl" -D "$dir" -m fast stop >/dev/null; log "postgres stopped"; fi
 }
 
+redis_kill() {
+  local pid; pid=$(cat "$DATA/redis/redis.pid" 2>/dev/null || true)
+  [ -n "$pid" ] || die "no Redis pid file in $DATA/redis"
+  kill -9 "$pid"
+  for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  rm -f "$DATA/redis/redis.pid"
+  log "redis killed (pid $pid)"
+}
+
+pg_stop() {
+  local bin dir; bin=$(pg_bin); dir=$(pg_dir)
+  [ -n "$bin" ] || die "PostgreSQL is not installed"
+  as_pg "$bin/pg_ctl" -D "$dir" -m fast -w stop >/dev/null
+  log "postgres stopped"
+}
+
 print_env() {
   echo "export REDIS_URL=${REDIS_URL:-$LOCAL_REDIS_URL}"
   echo "export DATABASE_URL=${DATABASE_URL:-$LOCAL_DATABASE_URL}"
@@ -90,5 +112,9 @@ case "${1:-start}" in
   start) start_redis; start_postgres; print_env ;;
   env) print_env ;;
   stop) stop_all ;;
-  *) die "usage: $0 start|env|stop" ;;
+  redis-kill) redis_kill ;;
+  redis-start) start_redis ;;
+  pg-stop) pg_stop ;;
+  pg-start) start_postgres ;;
+  *) die "usage: $0 start|env|stop|redis-kill|redis-start|pg-stop|pg-start" ;;
 esac

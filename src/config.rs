@@ -5,7 +5,7 @@
 
 use std::{fmt, net::SocketAddr, str::FromStr, time::Duration};
 
-use crate::{domain::Phone, keys::KeyPrefix};
+use crate::{domain::Phone, durability::Durability, keys::KeyPrefix};
 
 /// Default PostgreSQL of the project's local instance (`scripts/services.sh`).
 pub const DEFAULT_DATABASE_URL: &str = "postgres://seckill:seckill@127.0.0.1:15432/seckill";
@@ -60,6 +60,8 @@ pub struct Config {
     pub limits: RateLimits,
     pub http: HttpConfig,
     pub db_max_connections: u32,
+    /// What an admission must survive in Redis before its order ID is returned.
+    pub durability: Durability,
 }
 
 /// What one HTTP connection or request may take.
@@ -186,6 +188,7 @@ impl Config {
                 body_timeout: millis(&get, "SECKILL_BODY_TIMEOUT_MS", 15_000)?,
             },
             db_max_connections: positive(&get, "SECKILL_DB_MAX_CONNECTIONS", 20)?,
+            durability: typed(&get, "SECKILL_DURABILITY", "everysec")?,
         })
     }
 

@@ -18,6 +18,7 @@
 //! | [`store`] | PostgreSQL repositories |
 //! | [`sweeper`] | the housekeeping job: restore lost sales, retire finished ones |
 //! | [`auth`] | sign-in codes and sessions |
+//! | [`durability`] | the durability promise (`SECKILL_DURABILITY`) checked against Redis |
 //! | [`faults`] | which failures mean a store is out of reach (503) rather than a bug (500) |
 //! | [`handles`] | [`Core`], the handles every operation needs |
 //!
@@ -28,6 +29,7 @@ pub mod auth;
 pub mod catalog;
 pub mod config;
 pub mod console;
+pub mod durability;
 pub mod faults;
 pub mod handles;
 pub mod keys;

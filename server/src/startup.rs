@@ -43,6 +43,9 @@ impl Application {
     pub async fn build_with(core: Core) -> anyhow::Result<Self> {
         let addr = core.config.site_addr;
         core.migrate().await?;
+        seckill::durability::ensure(&core)
+            .await
+            .context("checking Redis against SECKILL_DURABILITY")?;
         let loaded = catalog::preload_live(&core, chrono::Utc::now())
             .await
             .context("preloading live vouchers")?;

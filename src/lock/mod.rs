@@ -242,8 +242,12 @@ impl LockClient {
             let wake = (now + nap).min(deadline);
             match releases.as_mut() {
                 Some(stream) => {
-                    // Either a release message or the timer: both mean "try again".
-                    let _ = tokio::time::timeout_at(wake, stream.next()).await;
+                    // Either a release message or the timer: both mean "try again". A stream
+                    // that ended (its connection dropped: a Redis restart) would answer at
+                    // once forever: fall back to the timer.
+                    if let Ok(None) = tokio::time::timeout_at(wake, stream.next()).await {
+                        releases = None;
+                    }
                 }
                 None => tokio::time::sleep_until(wake).await,
             }
