@@ -9,6 +9,7 @@ use crate::{
     sale::{BuyError, StatusError},
     scripts::ScriptError,
     store,
+    sweeper::SweepError,
 };
 
 /// An error that may be a store being out of reach.
@@ -124,6 +125,17 @@ impl Unavailable for LoginError {
         match self {
             Self::Internal(e) => e.is_unavailable(),
             _ => false,
+        }
+    }
+}
+
+impl Unavailable for SweepError {
+    fn is_unavailable(&self) -> bool {
+        match self {
+            Self::Lock(e) => e.is_unavailable(),
+            Self::Store(e) => e.is_unavailable(),
+            Self::Redis(e) => e.is_unavailable(),
+            Self::Script(e) => e.is_unavailable(),
         }
     }
 }

@@ -78,7 +78,13 @@ impl Core {
             client.clone(),
             ConnectionManagerConfig::new()
                 .set_response_timeout(Some(Self::REDIS_RESPONSE_TIMEOUT))
-                .set_connection_timeout(Some(Duration::from_secs(5))),
+                .set_connection_timeout(Some(Duration::from_secs(2)))
+                // While Redis is down, callers wait for the reconnection: keep that short (a
+                // buy answers 503 within a second and the shopper retries) instead of the
+                // default six doubling retries, which held requests for seconds.
+                .set_number_of_retries(2)
+                .set_min_delay(Duration::from_millis(50))
+                .set_max_delay(Duration::from_millis(250)),
         )
         .await
         .map_err(ConnectError::Redis)?;

@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     catalog,
     domain::VoucherId,
+    faults::Unavailable,
     lock::LockError,
     scripts::{self, Retirement, ScriptError},
     store, Core,
@@ -149,8 +150,12 @@ pub async fn run(core: Core, shutdown: CancellationToken) {
             () = shutdown.cancelled() => return,
             _ = every.tick() => {}
         }
-        if let Err(e) = sweep_once(&core).await {
-            tracing::error!(error = %e, "sweep failed");
+        match sweep_once(&core).await {
+            Err(e) if e.is_unavailable() => {
+                tracing::warn!(error = %e, "sweep skipped: a store is unreachable");
+            }
+            Err(e) => tracing::error!(error = %e, "sweep failed"),
+            Ok(_) => {}
         }
     }
 }

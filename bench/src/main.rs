@@ -7,12 +7,15 @@
 //! bench core [--quick]   admissions/s of the Lua script (ID drawn inside vs a second round
 //!                        trip) and the order worker's drain rate into PostgreSQL
 //! bench lock [--quick]   acquire+release pairs/s (uncontended, 50 contenders), wake-up latency
-//! bench all [--quick]    the three in turn
+//! bench drill [--quick]  fault drills: kill -9 of the server (×3), PostgreSQL stopped 30 s,
+//!                        Redis killed and restarted from its AOF, each during a rush; I1–I4
+//! bench all [--quick]    lock, core and rush in turn
 //! ```
 //! A full run appends its figures to BENCHMARKS.md; every run writes JSON to
 //! `target/bench/<name>.json`. `--no-record` leaves BENCHMARKS.md alone.
 
 mod corebench;
+mod drill;
 mod lockbench;
 mod report;
 mod rush;
@@ -74,7 +77,7 @@ impl Options {
     }
 }
 
-const USAGE: &str = "usage: bench <rush|core|lock|all> [--quick] [--no-record] [--profile] \
+const USAGE: &str = "usage: bench <rush|core|lock|drill|all> [--quick] [--no-record] [--profile] \
                      [--shoppers N] [--stock N] [--conns N]";
 
 #[tokio::main]
@@ -93,6 +96,7 @@ async fn main() -> anyhow::Result<()> {
         "rush" => rush::run(&options).await,
         "core" => corebench::run(&options).await,
         "lock" => lockbench::run(&options).await,
+        "drill" => drill::run(&options).await,
         "all" => {
             lockbench::run(&options).await?;
             corebench::run(&options).await?;

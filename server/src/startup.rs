@@ -64,47 +64,52 @@ impl Application {
         };
         let routes = generate_route_list(App);
         let http = core.config.http.clone();
-        let router = Router::new()
-            .route("/metrics", get(rest::metrics))
-            .route("/api", any(rest::not_found))
-            .route("/api/", any(rest::not_found))
-            .nest("/api", rest::router())
-            .leptos_routes_with_context(
-                &state,
-                routes,
-                {
-                    let core = core.clone();
-                    move || provide_context(core.clone())
-                },
-                {
-                    let options = leptos_options.clone();
-                    move || shell(options.clone())
-                },
-            )
-            // Static files, else the app's 404 page (which needs the core for its header).
-            .fallback(leptos_axum::file_and_error_handler_with_context::<
-                AppState,
-                _,
-            >(
-                {
-                    let core = core.clone();
-                    move || provide_context(core.clone())
-                },
-                shell,
-            ))
-            .layer(middleware::from_fn(refusals::refusal_status))
-            .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
-                http.body_timeout,
-            ))
-            .layer(tower_http::limit::RequestBodyLimitLayer::new(
-                http.max_body_bytes,
-            ))
-            .layer(tower_http::trace::TraceLayer::new_for_http())
-            .layer(middleware::from_fn_with_state(
-                BodyLimit(http.max_body_bytes),
-                screen::screen,
-            ))
-            .with_state(state);
+        let router =
+            Router::new()
+                .route("/metrics", get(rest::metrics))
+                .route("/api", any(rest::not_found))
+                .route("/api/", any(rest::not_found))
+                .nest("/api", rest::router())
+                .leptos_routes_with_context(
+                    &state,
+                    routes,
+                    {
+                        let core = core.clone();
+                        move || provide_context(core.clone())
+                    },
+                    {
+                        let options = leptos_options.clone();
+                        move || shell(options.clone())
+                    },
+                )
+                // Static files, else the app's 404 page (which needs the core for its header).
+                .fallback(leptos_axum::file_and_error_handler_with_context::<
+                    AppState,
+                    _,
+                >(
+                    {
+                        let core = core.clone();
+                        move || provide_context(core.clone())
+                    },
+                    shell,
+                ))
+                .layer(middleware::from_fn(refusals::refusal_status))
+                .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
+                    http.body_timeout,
+                ))
+                .layer(tower_http::limit::RequestBodyLimitLayer::new(
+                    http.max_body_bytes,
+                ))
+                // A 5xx here is a store out of reach (503) or an internal error, which the code
+                // that produced it has logged with its cause; one line per request at WARN is enough.
+                .layer(tower_http::trace::TraceLayer::new_for_http().on_failure(
+                    tower_http::trace::DefaultOnFailure::new().level(tracing::Level::WARN),
+                ))
+                .layer(middleware::from_fn_with_state(
+                    BodyLimit(http.max_body_bytes),
+                    screen::screen,
+                ))
+                .with_state(state);
 
         let listener = TcpListener::bind(addr)
             .await

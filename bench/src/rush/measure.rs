@@ -60,9 +60,28 @@ pub async fn poll_all(
     admitted: &[(usize, String)],
     conns: usize,
 ) -> anyhow::Result<BTreeMap<String, String>> {
+    poll_until(
+        client,
+        base,
+        tokens,
+        admitted,
+        conns,
+        Instant::now() + Duration::from_secs(60),
+    )
+    .await
+}
+
+/// [`poll_all`] with a deadline of the caller's.
+pub async fn poll_until(
+    client: &reqwest::Client,
+    base: &str,
+    tokens: &[String],
+    admitted: &[(usize, String)],
+    conns: usize,
+    deadline: Instant,
+) -> anyhow::Result<BTreeMap<String, String>> {
     let mut pending: Vec<(usize, String)> = admitted.to_vec();
     let mut finals = BTreeMap::new();
-    let deadline = Instant::now() + Duration::from_secs(60);
     while !pending.is_empty() {
         let replies: Vec<((usize, String), Option<String>)> = futures::stream::iter(pending)
             .map(|(i, id)| async move {
@@ -101,7 +120,7 @@ pub async fn poll_all(
             break;
         }
         if Instant::now() >= deadline {
-            bail!("{} orders still not final after 60 s", pending.len());
+            bail!("{} orders still not final by the deadline", pending.len());
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

@@ -17,8 +17,8 @@
 
 mod ceilings;
 mod fire;
-mod measure;
-mod process;
+pub(crate) mod measure;
+pub(crate) mod process;
 mod setup;
 mod summary;
 

@@ -18,7 +18,17 @@ pub struct Server {
 }
 
 impl Server {
+    /// Starts the server on a free port.
     pub async fn start(env: &[(String, String)]) -> anyhow::Result<Self> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port();
+        Self::start_on(env, port).await
+    }
+
+    /// Starts the server on `port` (a restart after [`Server::kill9`] keeps its port and its
+    /// queue consumer name, as a restarted instance would).
+    pub async fn start_on(env: &[(String, String)], port: u16) -> anyhow::Result<Self> {
         let bin = std::env::var("SECKILL_SERVER_BIN").map_or_else(
             |_| {
                 let target = std::env::var("CARGO_TARGET_DIR")
@@ -27,11 +37,11 @@ impl Server {
             },
             PathBuf::from,
         );
-        let port = std::net::TcpListener::bind("127.0.0.1:0")?
-            .local_addr()?
-            .port();
         let addr = format!("127.0.0.1:{port}");
-        let log = std::fs::File::create(report::root().join("target").join("bench-server.log"))
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(report::root().join("target").join("bench-server.log"))
             .context("server log")?;
         let child = Command::new(&bin)
             .arg("serve")
@@ -39,7 +49,7 @@ impl Server {
             .env("LEPTOS_SITE_ADDR", &addr)
             .env("SECKILL_INSTANCE_ID", format!("bench-{port}"))
             .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
+            .stdout(log.try_clone().context("server log")?)
             .stderr(log)
             .spawn()
             .with_context(|| {
@@ -86,6 +96,21 @@ impl Server {
                     .and_then(|kb| kb.parse::<f64>().ok())
             })
             .map_or(f64::NAN, |kb| kb / 1024.0)
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.base
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// `kill -9`: no shutdown, no flush, as a crash.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     /// SIGTERM (graceful), then wait.

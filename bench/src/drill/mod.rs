@@ -1,0 +1,337 @@
+//! Fault drills: real faults during a rush, then the invariants. Each drill runs a paced rush
+//! (shoppers arriving over a few seconds, retrying through failures, as real clients do) against
+//! a release server in a child process, and in the middle of it:
+//!
+//! - **server**: `kill -9` of the server, three times, each restarted on its port (its queue
+//!   consumer resumes its own pending entries);
+//! - **postgres**: PostgreSQL stopped (fast shutdown) for 30 s, then started;
+//! - **redis**: `kill -9` of Redis, started again a second later from its AOF.
+//!
+//! Then every returned order ID must be final within 10 s of the recovery (or of the rush's
+//! end, when the rush outlasts the fault), and I1–I4 must hold. The stores are the project's
+//! local services (`scripts/services.sh`, which the drills drive), so the drills refuse to run
+//! against any other.
+
+mod shoppers;
+
+use std::{process::Command, sync::Arc, time::Duration};
+
+use anyhow::{bail, Context};
+use seckill::config::{DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL};
+use tokio::time::Instant;
+
+use self::shoppers::Arrival;
+use crate::{
+    report::{self, Report},
+    rush::{measure, process::Server, Scenario},
+    scratch::Scratch,
+    Options,
+};
+
+#[derive(Debug, Clone, Copy)]
+enum Fault {
+    KillServer,
+    StopPostgres,
+    KillRedis,
+}
+
+impl Fault {
+    const ALL: [Self; 3] = [Self::KillServer, Self::StopPostgres, Self::KillRedis];
+
+    fn describe(self) -> &'static str {
+        match self {
+            Self::KillServer => "server killed with kill -9 three times during the rush",
+            Self::StopPostgres => "PostgreSQL stopped for 30 s during the rush",
+            Self::KillRedis => "Redis killed with kill -9 and restarted from its AOF",
+        }
+    }
+}
+
+/// How long PostgreSQL stays down.
+const PG_OUTAGE: Duration = Duration::from_secs(30);
+/// Every returned order ID must be final this soon after the recovery.
+const FINAL_WITHIN: Duration = Duration::from_secs(10);
+
+/// What one drill saw.
+struct Drilled {
+    fault: Fault,
+    sc: Scenario,
+    answers: shoppers::Answers,
+    /// (what, seconds) of each recovery step.
+    recovery: Vec<(String, f64)>,
+    /// From the recovery to the last order final.
+    final_after: Option<f64>,
+    violations: Vec<String>,
+}
+
+pub async fn run(options: &Options) -> anyhow::Result<()> {
+    local_services_only()?;
+    let mut drilled = Vec::new();
+    for fault in Fault::ALL {
+        println!("drill: {}", fault.describe());
+        drilled.push(drill(options, fault).await?);
+    }
+    let broken: Vec<String> = drilled
+        .iter()
+        .flat_map(|d| {
+            d.violations
+                .iter()
+                .map(move |v| format!("{:?}: {v}", d.fault))
+        })
+        .collect();
+    publish(options, &drilled)?;
+    if !broken.is_empty() {
+        bail!("invariants broken: {}", broken.join("; "));
+    }
+    Ok(())
+}
+
+/// The drills stop and kill the stores: only the project's own local ones.
+fn local_services_only() -> anyhow::Result<()> {
+    let redis = std::env::var("REDIS_URL").unwrap_or_else(|_| DEFAULT_REDIS_URL.to_owned());
+    let pg = std::env::var("DATABASE_URL").unwrap_or_else(|_| DEFAULT_DATABASE_URL.to_owned());
+    if redis.trim_end_matches('/') != DEFAULT_REDIS_URL.trim_end_matches('/')
+        || pg != DEFAULT_DATABASE_URL
+    {
+        bail!("the drills kill and stop the stores: run them on the local services (scripts/services.sh), not {redis} / {pg}");
+    }
+    Ok(())
+}
+
+/// `scripts/services.sh <cmd>` on the local services.
+fn services(cmd: &str) -> anyhow::Result<()> {
+    let status = Command::new(report::root().join("scripts").join("services.sh"))
+        .arg(cmd)
+        // Set, these would make the script use them instead of managing the local services.
+        .env_remove("REDIS_URL")
+        .env_remove("DATABASE_URL")
+        .status()
+        .with_context(|| format!("scripts/services.sh {cmd}"))?;
+    if !status.success() {
+        bail!("scripts/services.sh {cmd} failed");
+    }
+    Ok(())
+}
+
+async fn drill(options: &Options, fault: Fault) -> anyhow::Result<Drilled> {
+    let scratch = Scratch::new("drill").await?;
+    let result = drill_on(options, fault, &scratch).await;
+    // A drill that failed half-way may have left a store down.
+    services("redis-start")?;
+    services("pg-start")?;
+    scratch.cleanup().await?;
+    result
+}
+
+async fn drill_on(options: &Options, fault: Fault, scratch: &Scratch) -> anyhow::Result<Drilled> {
+    let (shoppers, stock, rush_secs) = if options.quick {
+        (3_000, 2_000, 4.0)
+    } else {
+        (6_000, 4_000, 6.0)
+    };
+    let sc = Scenario {
+        shoppers: options.shoppers.unwrap_or(shoppers),
+        stock: options.stock.unwrap_or(stock),
+        conns: options.conns.unwrap_or(50),
+    };
+    let mut server = Server::start(&scratch.env).await?;
+    let port = server.port();
+    let users = scratch.users(sc.shoppers).await?;
+    let tokens = Arc::new(scratch.sessions(&users).await?);
+    let voucher = scratch
+        .voucher(sc.stock, chrono::Duration::milliseconds(1_000))
+        .await?;
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()?;
+
+    let started = Instant::now();
+    let rush = tokio::spawn(shoppers::buy_all(
+        client.clone(),
+        server.base.clone(),
+        voucher,
+        tokens.clone(),
+        Arrival {
+            conns: sc.conns,
+            pace: Duration::from_secs_f64(sc.conns as f64 * rush_secs / sc.shoppers as f64),
+            deadline: started + Duration::from_secs(120),
+        },
+    ));
+    let mut recovery = Vec::new();
+    tokio::time::sleep_until(started + Duration::from_secs(1)).await;
+    match fault {
+        Fault::KillServer => {
+            for k in 1..=3 {
+                server.kill9();
+                let down = Instant::now();
+                server = Server::start_on(&scratch.env, port).await?;
+                recovery.push((format!("kill {k} → healthy"), down.elapsed().as_secs_f64()));
+                tokio::time::sleep(Duration::from_millis(700)).await;
+            }
+        }
+        Fault::StopPostgres => {
+            services("pg-stop")?;
+            tokio::time::sleep(PG_OUTAGE).await;
+            services("pg-start")?;
+        }
+        Fault::KillRedis => {
+            services("redis-kill")?;
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            services("redis-start")?;
+        }
+    }
+    let recovered = Instant::now();
+    // This process's own connections saw the fault too: the first command after a drop reports
+    // it, then the connection manager reconnects.
+    redis_answers(scratch).await?;
+    if !matches!(fault, Fault::KillServer) {
+        recovery.push((
+            "store back → server healthy".into(),
+            healthy_after(&client, &server.base).await?,
+        ));
+    }
+    recovery.push((
+        "→ queue caught up".into(),
+        caught_up_after(&client, &server.base, recovered).await?,
+    ));
+    let answers = rush.await??;
+    let due = recovered.max(Instant::now()) + FINAL_WITHIN;
+    let mut violations = Vec::new();
+    let statuses = match measure::poll_until(
+        &client,
+        &server.base,
+        &tokens,
+        &answers.admitted,
+        sc.conns,
+        due,
+    )
+    .await
+    {
+        Ok(s) => s,
+        Err(e) => {
+            violations.push(format!(
+                "I3: not final within {FINAL_WITHIN:?} of recovery: {e}"
+            ));
+            Default::default()
+        }
+    };
+    let final_after = violations
+        .is_empty()
+        .then(|| recovered.elapsed().as_secs_f64());
+    server.stop();
+    if answers.gave_up > 0 {
+        violations.push(format!("{} shoppers never got an answer", answers.gave_up));
+    }
+    violations.extend(
+        measure::check_invariants(scratch, voucher, &sc, &answers.admitted, &statuses).await?,
+    );
+    Ok(Drilled {
+        fault,
+        sc,
+        answers,
+        recovery,
+        final_after,
+        violations,
+    })
+}
+
+/// Waits (30 s at most) until the scratch connection to Redis answers again.
+async fn redis_answers(scratch: &Scratch) -> anyhow::Result<()> {
+    let from = Instant::now();
+    loop {
+        let mut c = scratch.core.redis.clone();
+        match redis::cmd("PING").query_async::<String>(&mut c).await {
+            Ok(_) => return Ok(()),
+            Err(e) if from.elapsed() > Duration::from_secs(30) => return Err(e.into()),
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
+}
+
+/// Seconds from `since` until the worker has caught up: `/api/health` reports the oldest
+/// queued order younger than half a second (or none). 30 s at most.
+async fn caught_up_after(
+    client: &reqwest::Client,
+    base: &str,
+    since: Instant,
+) -> anyhow::Result<f64> {
+    while since.elapsed() < Duration::from_secs(30) {
+        if let Ok(r) = client.get(format!("{base}/api/health")).send().await {
+            let body: serde_json::Value = r.json().await.unwrap_or_default();
+            let lag = &body["worker"]["oldest_queued_ms"];
+            if lag.is_null() && body["redis"] == true || lag.as_u64().is_some_and(|ms| ms < 500) {
+                return Ok(since.elapsed().as_secs_f64());
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    bail!("the order queue had not caught up 30 s after the recovery")
+}
+
+/// Seconds until `/api/health` answers 200 again (30 s at most).
+async fn healthy_after(client: &reqwest::Client, base: &str) -> anyhow::Result<f64> {
+    let from = Instant::now();
+    while from.elapsed() < Duration::from_secs(30) {
+        if let Ok(r) = client.get(format!("{base}/api/health")).send().await {
+            if r.status().is_success() {
+                return Ok(from.elapsed().as_secs_f64());
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    bail!("the server was not healthy 30 s after the store came back")
+}
+
+fn publish(options: &Options, drilled: &[Drilled]) -> anyhow::Result<()> {
+    let mut rows = Vec::new();
+    let mut json = Vec::new();
+    for d in drilled {
+        let a = &d.answers;
+        let recovery = d
+            .recovery
+            .iter()
+            .map(|(what, s)| format!("{what} {s:.2} s"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        rows.push((
+            d.fault.describe().to_owned(),
+            format!(
+                "{} shoppers, stock {}: {} admitted, refusals {:?}, {} retried requests; {recovery}; every order final {} after recovery; I1–I4 {}",
+                d.sc.shoppers,
+                d.sc.stock,
+                a.admitted.len(),
+                a.refused,
+                a.retries,
+                d.final_after.map_or("NOT".to_owned(), |s| format!("{s:.2} s")),
+                if d.violations.is_empty() { "hold".to_owned() } else { format!("BROKEN: {}", d.violations.join("; ")) },
+            ),
+        ));
+        json.push(serde_json::json!({
+            "fault": format!("{:?}", d.fault),
+            "shoppers": d.sc.shoppers,
+            "stock": d.sc.stock,
+            "admitted": a.admitted.len(),
+            "refused": a.refused,
+            "retries": a.retries,
+            "recovery_s": d.recovery,
+            "final_after_recovery_s": d.final_after,
+            "violations": d.violations,
+        }));
+    }
+    Report {
+        name: if options.quick {
+            "drills-quick"
+        } else {
+            "drills"
+        },
+        title: format!(
+            "Fault drills{}",
+            if options.quick { " (quick)" } else { "" }
+        ),
+        rows,
+        notes: Vec::new(),
+        json: serde_json::Value::Array(json),
+    }
+    .publish(options)
+}
