@@ -2,11 +2,16 @@
 //! `TRACE`, inventions), request targets without a path (authority form), and bodies declared
 //! larger than allowed are refused here with a JSON error. Leptos's handler unwraps the path of
 //! every request it gets, so nothing without one may reach it.
+//!
+//! On the way out, refusals made by the routing layers themselves (a wrong method's empty 405,
+//! an unknown server function's text 400) become the JSON error of their status, for the API
+//! (`/api`, `/sf`) and for any empty-bodied refusal: a client always gets `{"error","message"}`.
 
 use app::error::AppError;
 use axum::{
+    body::HttpBody,
     extract::{Request, State},
-    http::{header, Method},
+    http::{header, Method, StatusCode},
     middleware::Next,
     response::{IntoResponse, Response},
 };
@@ -49,5 +54,50 @@ pub async fn screen(State(limit): State<BodyLimit>, req: Request, next: Next) ->
     if declared.is_some_and(|n| n > limit.0 as u64) {
         return ApiError(AppError::TooLarge).into_response();
     }
-    next.run(req).await
+    let api = ["/api", "/sf/"]
+        .iter()
+        .any(|p| req.uri().path().starts_with(p));
+    let res = next.run(req).await;
+    as_json_refusal(res, api).await
+}
+
+/// A 4xx that is not JSON (an API path) or has no body (any path) as the JSON error of its
+/// status, keeping its headers (`Allow`).
+async fn as_json_refusal(res: Response, api: bool) -> Response {
+    let status = res.status();
+    if !status.is_client_error() {
+        return res;
+    }
+    let is_json = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    let empty = res.body().size_hint().exact() == Some(0);
+    if is_json || !(api || empty) {
+        return res;
+    }
+    let (parts, body) = res.into_parts();
+    let text = axum::body::to_bytes(body, 4 * 1024)
+        .await
+        .unwrap_or_default();
+    let error = match status {
+        StatusCode::NOT_FOUND => AppError::NotFound,
+        StatusCode::METHOD_NOT_ALLOWED => AppError::MethodNotAllowed,
+        StatusCode::PAYLOAD_TOO_LARGE => AppError::TooLarge,
+        StatusCode::REQUEST_TIMEOUT => AppError::Timeout,
+        _ => AppError::BadRequest(
+            String::from_utf8_lossy(&text)
+                .lines()
+                .next()
+                .unwrap_or("refused")
+                .to_owned(),
+        ),
+    };
+    let mut json = ApiError(error).into_response();
+    *json.status_mut() = status;
+    if let Some(allow) = parts.headers.get(header::ALLOW) {
+        json.headers_mut().insert(header::ALLOW, allow.clone());
+    }
+    json
 }

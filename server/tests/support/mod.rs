@@ -1,0 +1,107 @@
+//! The HTTP tests' harness: the application on port 0, clients, sign-in.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+
+use reqwest::{Client, StatusCode};
+use seckill::{Config, Core};
+use serde_json::{json, Value};
+use sqlx::PgPool;
+
+/// A server started in this process on port 0, on the real Redis (its own key prefix) and a
+/// fresh PostgreSQL database.
+pub struct TestApp {
+    pub base: String,
+    pub core: Core,
+}
+
+pub async fn spawn_app(db: PgPool) -> TestApp {
+    let prefix = format!("api{}:", uuid::Uuid::new_v4().simple());
+    let mut vars: HashMap<&str, String> = HashMap::from([
+        ("SECKILL_KEY_PREFIX", prefix),
+        ("LEPTOS_SITE_ADDR", "127.0.0.1:0".to_owned()),
+        ("SECKILL_DEV_LOGIN", "true".to_owned()),
+        ("SECKILL_BUYS_PER_SECOND", "3".to_owned()),
+        ("SECKILL_WORKER_BLOCK_MS", "50".to_owned()),
+        (
+            "SECKILL_INSTANCE_ID",
+            format!("api-{}", uuid::Uuid::new_v4().simple()),
+        ),
+    ]);
+    if let Ok(url) = std::env::var("REDIS_URL") {
+        vars.insert("REDIS_URL", url);
+    }
+    let config = Config::from_lookup(|k| vars.get(k).cloned()).expect("config");
+    let core = Core::with_pool(config, db).await.expect("core");
+    let app = server::Application::build_with(core.clone())
+        .await
+        .expect("build");
+    let base = format!("http://{}", app.local_addr());
+    tokio::spawn(app.run_until_stopped());
+    TestApp { base, core }
+}
+
+pub fn client() -> Client {
+    // Redirects are asserted, not followed.
+    Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client")
+}
+
+impl TestApp {
+    /// A client signed in as `phone` (dev login).
+    pub async fn sign_in(&self, phone: &str) -> Client {
+        let c = client();
+        let r = c
+            .post(format!("{}/api/login/code", self.base))
+            .json(&json!({ "phone": phone }))
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), StatusCode::OK);
+        let code = r.json::<Value>().await.expect("json")["code"]
+            .as_str()
+            .expect("dev code")
+            .to_owned();
+        let r = c
+            .post(format!("{}/api/login", self.base))
+            .json(&json!({ "phone": phone, "code": code }))
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), StatusCode::OK);
+        let set_cookie = r
+            .headers()
+            .get("set-cookie")
+            .expect("cookie")
+            .to_str()
+            .expect("ascii")
+            .to_owned();
+        assert!(
+            set_cookie.contains("HttpOnly") && set_cookie.contains("SameSite=Lax"),
+            "{set_cookie}"
+        );
+        c
+    }
+
+    /// Creates a voucher as `admin`; returns its ID.
+    pub async fn create(&self, admin: &Client, begins_in: i64, lasts: i64, stock: i64) -> i64 {
+        let now = chrono::Utc::now();
+        let r = admin
+            .post(format!("{}/api/admin/vouchers", self.base))
+            .json(&json!({
+                "title": "API voucher", "description": "", "price_cents": 500, "stock": stock,
+                "begins_at": (now + chrono::Duration::seconds(begins_in)).to_rfc3339(),
+                "ends_at": (now + chrono::Duration::seconds(begins_in + lasts)).to_rfc3339(),
+            }))
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), StatusCode::CREATED);
+        r.json::<Value>().await.expect("json")["id"]
+            .as_i64()
+            .expect("id")
+    }
+}
