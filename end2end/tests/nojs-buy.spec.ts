@@ -13,6 +13,7 @@ test("without JavaScript the buy form posts, the order page refreshes itself unt
   await page.getByTestId("buy").click();
 
   await expect(page).toHaveURL(/\/orders\/\d+$/);
+  const orderPath = new URL(page.url()).pathname;
   await expect(page.getByTestId("order-state")).toHaveText(/queued|created/);
   await expect(page.getByTestId("order-state")).toHaveText("created", { timeout: 10_000 });
   await page.screenshot({ path: "test-results/nojs-order.png", fullPage: true });
@@ -23,5 +24,6 @@ test("without JavaScript the buy form posts, the order page refreshes itself unt
   await expect(page).toHaveURL(new RegExp(`/vouchers/${id}`));
   await expect(page.getByTestId("buy-error")).toHaveAttribute("data-code", "already_bought");
   await expect(page.getByTestId("buy-error")).toContainText("already bought");
+  await expect(page.getByTestId("your-order-link")).toHaveAttribute("href", orderPath);
   await page.screenshot({ path: "test-results/nojs-refused.png", fullPage: true });
 });
