@@ -39,6 +39,14 @@ if tonumber(stock) <= 0 then return {1} end
 local secs, seq = next_order_id(ARGV[2], now_sec)
 if not secs then return {6} end
 local order = string.format('%08x%08x', secs, seq)
+-- A day counter that went back (a failover to a lagging replica, an AOF loss) may hand out an
+-- ID still queued on this sale: step past it, as the queued hash holds one shopper per ID. (An
+-- ID already written is caught by the worker, which refuses the second order as duplicate_id.)
+while redis.call('HEXISTS', KEYS[4], order) == 1 do
+  secs, seq = next_order_id(ARGV[2], now_sec)
+  if not secs then return {6} end
+  order = string.format('%08x%08x', secs, seq)
+end
 
 redis.call('DECR', KEYS[2])
 redis.call('HSET', KEYS[3], ARGV[1], order)

@@ -43,6 +43,8 @@ pub enum PreloadError {
     Script(#[from] ScriptError),
     #[error("redis: {0}")]
     Redis(#[from] redis::RedisError),
+    #[error("raising the order-ID counter: {0}")]
+    Counter(#[source] crate::order_id::RaiseError),
 }
 
 /// Validates `draft`, stores the voucher and preloads its sale into Redis.
@@ -120,6 +122,11 @@ pub async fn preload(core: &Core, voucher: &Voucher) -> Result<PreloadOutcome, P
     }
     if let PreloadOutcome::Rebuilt { stock } = outcome {
         tracing::info!(voucher = %voucher.id, stock, "sale state loaded into Redis");
+        // Redis may have lost the day's order-ID counter with the sale: never hand out an ID
+        // PostgreSQL already holds.
+        crate::order_id::raise_past_stored(core, Utc::now())
+            .await
+            .map_err(PreloadError::Counter)?;
     }
     Ok(outcome)
 }

@@ -6,6 +6,7 @@ use crate::{
     auth::{AuthError, LoginError},
     catalog::{CatalogError, CreateVoucherError, PreloadError},
     lock::LockError,
+    order_id::RaiseError,
     sale::{BuyError, StatusError},
     scripts::ScriptError,
     store,
@@ -75,6 +76,8 @@ impl Unavailable for PreloadError {
             Self::Store(e) => e.is_unavailable(),
             Self::Script(e) => e.is_unavailable(),
             Self::Redis(e) => e.is_unavailable(),
+            Self::Counter(RaiseError::Store(e)) => e.is_unavailable(),
+            Self::Counter(RaiseError::Script(e)) => e.is_unavailable(),
         }
     }
 }

@@ -108,6 +108,11 @@ impl Keys {
         format!("{}icr:order:", self.prefix.0)
     }
 
+    /// The counter of order IDs on the UTC day of `day` (the key `lua/order_id.lua` builds).
+    pub fn order_counter(&self, day: chrono::NaiveDate) -> String {
+        format!("{}{}", self.order_counter_prefix(), day.format("%Y:%m:%d"))
+    }
+
     pub fn session(&self, token: &str) -> String {
         format!("{}session:{token}", self.prefix.0)
     }
@@ -160,6 +165,12 @@ mod tests {
         assert!(KeyPrefix::try_from("a{").is_err());
         assert!(KeyPrefix::try_from("a b").is_err());
         assert!(KeyPrefix::try_from("test-1:").is_ok());
+    }
+
+    #[test]
+    fn the_day_counter_key_is_the_scripts_own() {
+        let day = chrono::NaiveDate::from_ymd_opt(2026, 3, 9).expect("date");
+        assert_eq!(Keys::default().order_counter(day), "icr:order:2026:03:09");
     }
 
     #[test]

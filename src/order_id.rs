@@ -9,12 +9,56 @@
 //! Limit: the day counter is a key outside the voucher's hash slot. On a single Redis, or a
 //! primary with replicas, that is fine; on Redis Cluster the counter would have to live in the
 //! voucher's slot (per-voucher sequence) or be drawn in a second round trip.
+//!
+//! A counter can go back: Redis restarted from an AOF that missed its last second (`everysec`
+//! and a machine crash), or a failover to a lagging replica. [`raise_past_stored`] puts it above
+//! every sequence PostgreSQL holds for the day when a sale is restored; an ID reused anyway is
+//! refused by the worker (`duplicate_id`), never taken for the written order it collides with.
 
+use chrono::{DateTime, Utc};
 use redis::aio::ConnectionLike;
 
-use crate::{domain::OrderId, keys::Keys, scripts};
+use crate::{
+    domain::{OrderId, ORDER_EPOCH_UNIX},
+    keys::Keys,
+    scripts::{self, ScriptError},
+    store, Core,
+};
 
 pub use scripts::NextIdError;
+
+/// The counter could not be raised.
+#[derive(Debug, thiserror::Error)]
+pub enum RaiseError {
+    #[error("postgres: {0}")]
+    Store(#[from] sqlx::Error),
+    #[error("redis: {0}")]
+    Script(#[from] ScriptError),
+}
+
+/// Raises the counter of `now`'s UTC day above the highest sequence PostgreSQL holds for that
+/// day; returns the counter afterwards.
+pub async fn raise_past_stored(core: &Core, now: DateTime<Utc>) -> Result<i64, RaiseError> {
+    let day = now.date_naive();
+    let start = day
+        .and_hms_opt(0, 0, 0)
+        .unwrap_or_default()
+        .and_utc()
+        .timestamp();
+    let first_id = |secs: i64| {
+        u32::try_from(secs - ORDER_EPOCH_UNIX)
+            .ok()
+            .and_then(|s| OrderId::from_parts(s, 0).ok())
+    };
+    let (Some(from), Some(until)) = (first_id(start), first_id(start + 86_400)) else {
+        return Ok(0);
+    };
+    let highest = store::orders::highest_sequence(&core.db, from, until)
+        .await?
+        .unwrap_or(0);
+    let mut redis = core.redis.clone();
+    Ok(scripts::raise_counter(&mut redis, &core.keys.order_counter(day), highest).await?)
+}
 
 /// Draws the next global order ID.
 pub async fn next<C: ConnectionLike + Send>(

@@ -103,12 +103,16 @@ pub async fn order_status(
     order: OrderId,
 ) -> Result<Option<OrderView>, StatusError> {
     if let Some((voucher, owner)) = find_queued(core, order).await? {
-        return Ok((owner == shopper).then(|| OrderView {
-            order,
-            voucher,
-            status: OrderStatus::Queued,
-            created_at: order.issued_at(),
-        }));
+        if owner == shopper {
+            return Ok(Some(OrderView {
+                order,
+                voucher,
+                status: OrderStatus::Queued,
+                created_at: order.issued_at(),
+            }));
+        }
+        // Someone else's queued order under this ID: after a counter regression the asking
+        // shopper's own order may be written under the same ID, so PostgreSQL decides.
     }
     Ok(store::orders::find_for_user(&core.db, order, shopper)
         .await?

@@ -448,3 +448,170 @@ async fn a_repeated_buy_answers_the_order_the_shopper_already_holds(db: PgPool) 
     assert_eq!(written(&core, v).await, 2);
     assert_stock_conserved(&core, v, 5).await;
 }
+
+/// What the admission script does for an order, done by hand: a day counter that went back
+/// hands `order` to `user` although it is taken.
+async fn admit_under(
+    core: &seckill::Core,
+    v: seckill::domain::VoucherId,
+    user: seckill::domain::UserId,
+    order: OrderId,
+) {
+    let k = core.keys.voucher(v);
+    let hex = order.to_redis_hex();
+    let mut c = core.redis.clone();
+    let _: () = redis::pipe()
+        .cmd("DECR")
+        .arg(&k.stock)
+        .ignore()
+        .cmd("HSET")
+        .arg(&k.buyers)
+        .arg(user.get())
+        .arg(&hex)
+        .ignore()
+        .cmd("HSET")
+        .arg(&k.queued)
+        .arg(&hex)
+        .arg(user.get())
+        .ignore()
+        .cmd("XADD")
+        .arg(&k.orders)
+        .arg("*")
+        .arg("order")
+        .arg(&hex)
+        .arg("user")
+        .arg(user.get())
+        .arg("voucher")
+        .arg(v.get())
+        .ignore()
+        .query_async(&mut c)
+        .await
+        .expect("admit by hand");
+}
+
+#[sqlx::test]
+async fn a_reused_order_id_is_refused_as_a_duplicate_not_taken_for_the_written_order(db: PgPool) {
+    let core = core(db, &[]).await;
+    let u = users(&core, 2).await;
+    let v = voucher(&core, 5, 60, 3600).await;
+    let first = sale::buy(&core, u[0], v).await.expect("admitted");
+    drain(&core).await;
+    admit_under(&core, v, u[1], first).await;
+
+    let report = drain(&core).await;
+    assert_eq!((report.written, report.rejected), (0, 1), "{report:?}");
+    let status = |user| {
+        let core = core.clone();
+        async move {
+            sale::order_status(&core, user, first)
+                .await
+                .expect("status")
+                .map(|s| s.status)
+        }
+    };
+    assert_eq!(
+        status(u[0]).await,
+        Some(OrderStatus::Created),
+        "the written order stands"
+    );
+    assert_eq!(
+        status(u[1]).await,
+        Some(OrderStatus::Failed {
+            reason: FailureReason::DuplicateId
+        }),
+        "the second one is failed, not lost"
+    );
+    assert_eq!(
+        xlen(&core, &core.keys.voucher(v).dead).await,
+        1,
+        "visible as a dead letter"
+    );
+    assert_stock_conserved(&core, v, 5).await;
+    let again = sale::buy(&core, u[1], v)
+        .await
+        .expect("its shopper may buy again");
+    assert_ne!(again, first);
+}
+
+#[sqlx::test]
+async fn a_restored_sale_puts_the_day_counter_past_the_ids_postgres_holds(db: PgPool) {
+    let core = core(db, &[]).await;
+    let u = users(&core, 2).await;
+    let v = voucher(&core, 5, 60, 3600).await;
+    let first = sale::buy(&core, u[0], v).await.expect("admitted");
+    drain(&core).await;
+    // Redis loses the sale and the day's counter (an AOF that missed its last second).
+    let k = core.keys.voucher(v);
+    let counter = core.keys.order_counter(first.issued_at().date_naive());
+    let mut c = core.redis.clone();
+    let _: () = redis::cmd("DEL")
+        .arg(&k.stock)
+        .arg(&k.buyers)
+        .arg(&counter)
+        .query_async(&mut c)
+        .await
+        .expect("DEL");
+    let restored = store::vouchers::get(&core.db, v)
+        .await
+        .expect("get")
+        .expect("exists");
+    catalog::preload(&core, &restored).await.expect("preload");
+    assert!(
+        redis_i64(&core, &counter).await.unwrap_or(0) >= i64::from(first.sequence()),
+        "the counter is past the written order's sequence"
+    );
+    let next = sale::buy(&core, u[1], v).await.expect("admitted");
+    assert!(next.sequence() > first.sequence() || next.seconds() > first.seconds());
+}
+
+#[sqlx::test]
+async fn an_admission_steps_past_an_id_still_queued_on_its_sale(db: PgPool) {
+    let core = core(db, &[]).await;
+    let u = users(&core, 2).await;
+    let v = voucher(&core, 5, 60, 3600).await;
+    let k = core.keys.voucher(v);
+    let mut c = core.redis.clone();
+    // The next draw will be sequence 1001 of the current day, in one of the next few Redis
+    // seconds: mark each of those IDs as still queued (a counter that went back to 1000).
+    let (now, _): (i64, i64) = redis::cmd("TIME").query_async(&mut c).await.expect("TIME");
+    let today = chrono::DateTime::from_timestamp(now, 0)
+        .expect("now")
+        .date_naive();
+    let _: () = redis::cmd("SET")
+        .arg(core.keys.order_counter(today))
+        .arg(1_000)
+        .query_async(&mut c)
+        .await
+        .expect("SET");
+    let taken: Vec<String> = (now..now + 3)
+        .map(|secs| {
+            let since_epoch =
+                u32::try_from(secs - seckill::domain::ORDER_EPOCH_UNIX).expect("secs");
+            OrderId::from_parts(since_epoch, 1_001)
+                .expect("id")
+                .to_redis_hex()
+        })
+        .collect();
+    for hex in &taken {
+        let _: () = redis::cmd("HSET")
+            .arg(&k.queued)
+            .arg(hex)
+            .arg(u[0].get())
+            .query_async(&mut c)
+            .await
+            .expect("HSET");
+    }
+    let order = sale::buy(&core, u[1], v).await.expect("admitted");
+    assert_eq!(order.sequence(), 1_002, "stepped past the queued ID");
+    // Take the planted entries away again, then the sale is whole.
+    for hex in &taken {
+        let _: () = redis::cmd("HDEL")
+            .arg(&k.queued)
+            .arg(hex)
+            .query_async(&mut c)
+            .await
+            .expect("HDEL");
+    }
+    assert_eq!(drain(&core).await.written, 1);
+    assert_stock_conserved(&core, v, 5).await;
+}

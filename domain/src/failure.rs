@@ -19,6 +19,9 @@ pub enum FailureReason {
     AlreadyBought,
     /// The worker gave up after this many failed deliveries.
     DeadLetter { deliveries: u32 },
+    /// Another shopper's order was already written under the same ID: the day's counter went
+    /// back (a failover to a lagging replica, an AOF loss) and handed the ID out twice.
+    DuplicateId,
 }
 
 /// How the worker settles an order in Redis once PostgreSQL has decided it.
@@ -53,7 +56,7 @@ impl FailureReason {
             Self::UnknownVoucher => Settlement::GiveBack,
             Self::SoldOut => Settlement::ReleaseBuyerOnly,
             Self::AlreadyBought => Settlement::ReturnStockOnly,
-            Self::DeadLetter { .. } => Settlement::DeadLetter,
+            Self::DeadLetter { .. } | Self::DuplicateId => Settlement::DeadLetter,
         }
     }
 
@@ -64,6 +67,7 @@ impl FailureReason {
             Self::SoldOut => "sold_out",
             Self::AlreadyBought => "already_bought",
             Self::DeadLetter { .. } => Self::DEAD_LETTER_CODE,
+            Self::DuplicateId => "duplicate_id",
         }
     }
 
@@ -75,6 +79,9 @@ impl FailureReason {
             Self::AlreadyBought => "You already hold an order for this voucher.",
             Self::DeadLetter { .. } => {
                 "We could not confirm your order; the unit went back on sale."
+            }
+            Self::DuplicateId => {
+                "We could not confirm your order: its number was issued twice. The unit went back on sale."
             }
         }
     }
@@ -102,6 +109,7 @@ impl FromStr for FailureReason {
             "unknown_voucher" => Self::UnknownVoucher,
             "sold_out" => Self::SoldOut,
             "already_bought" => Self::AlreadyBought,
+            "duplicate_id" => Self::DuplicateId,
             _ => {
                 let deliveries = s
                     .strip_prefix(Self::DEAD_LETTER_CODE)
@@ -132,11 +140,12 @@ impl From<FailureReason> for String {
 mod tests {
     use super::*;
 
-    const ALL: [FailureReason; 4] = [
+    const ALL: [FailureReason; 5] = [
         FailureReason::UnknownVoucher,
         FailureReason::SoldOut,
         FailureReason::AlreadyBought,
         FailureReason::DeadLetter { deliveries: 5 },
+        FailureReason::DuplicateId,
     ];
 
     #[test]
@@ -178,6 +187,10 @@ mod tests {
         );
         assert_eq!(
             FailureReason::DeadLetter { deliveries: 9 }.settlement(),
+            Settlement::DeadLetter
+        );
+        assert_eq!(
+            FailureReason::DuplicateId.settlement(),
             Settlement::DeadLetter
         );
     }

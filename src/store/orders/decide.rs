@@ -31,30 +31,36 @@ pub enum Decision {
 pub struct Existing {
     /// Remaining stock of each voucher of the batch that exists.
     pub stock: HashMap<VoucherId, i64>,
-    pub written: HashSet<OrderId>,
-    pub failed: HashMap<OrderId, FailureReason>,
+    /// Written orders among the batch's IDs, with their voucher and shopper.
+    pub written: HashMap<OrderId, (VoucherId, UserId)>,
+    /// Failed orders among the batch's IDs, by ID and shopper.
+    pub failed: HashMap<(OrderId, UserId), FailureReason>,
     /// (voucher, user) pairs with a written order.
     pub holders: HashSet<(VoucherId, UserId)>,
 }
 
 /// Decides each order of a batch, in order.
+///
+/// An ID already written (or seen earlier in the batch) for the same voucher and shopper is a
+/// redelivery; for anyone else it is a second order under a reused ID (the day's counter went
+/// back), which is refused as [`FailureReason::DuplicateId`] rather than taken for written.
 pub fn decide(batch: &[QueuedOrder], existing: &Existing) -> Vec<Decision> {
     let mut stock = existing.stock.clone();
     let mut holders = existing.holders.clone();
-    let mut seen = HashSet::new();
+    let mut seen: HashMap<OrderId, (VoucherId, UserId)> = HashMap::new();
     batch
         .iter()
         .map(|q| {
-            if existing.written.contains(&q.order) {
-                return Decision::AlreadyWritten;
-            }
-            if let Some(reason) = existing.failed.get(&q.order) {
+            let owner = (q.voucher, q.user);
+            if let Some(reason) = existing.failed.get(&(q.order, q.user)) {
                 return Decision::AlreadyFailed(*reason);
             }
-            if !seen.insert(q.order) {
-                // The same entry twice in one batch: the first occurrence decides.
-                return Decision::AlreadyWritten;
+            match existing.written.get(&q.order).or(seen.get(&q.order)) {
+                Some(first) if *first == owner => return Decision::AlreadyWritten,
+                Some(_) => return Decision::Reject(FailureReason::DuplicateId),
+                None => {}
             }
+            seen.insert(q.order, owner);
             let Some(left) = stock.get_mut(&q.voucher) else {
                 return Decision::Reject(FailureReason::UnknownVoucher);
             };
@@ -104,8 +110,14 @@ mod tests {
     fn redelivered_orders_are_not_written_again() {
         let existing = Existing {
             stock: HashMap::from([(VoucherId::from_db(1), 5)]),
-            written: HashSet::from([q(1, 1, 10).order]),
-            failed: HashMap::from([(q(2, 1, 11).order, FailureReason::SoldOut)]),
+            written: HashMap::from([(
+                q(1, 1, 10).order,
+                (VoucherId::from_db(1), UserId::from_db(10)),
+            )]),
+            failed: HashMap::from([(
+                (q(2, 1, 11).order, UserId::from_db(11)),
+                FailureReason::SoldOut,
+            )]),
             holders: HashSet::from([(VoucherId::from_db(1), UserId::from_db(10))]),
         };
         let batch = [q(1, 1, 10), q(2, 1, 11), q(1, 1, 10)];
@@ -134,6 +146,29 @@ mod tests {
                 Decision::Write,
                 Decision::Reject(FailureReason::AlreadyBought),
                 Decision::Reject(FailureReason::UnknownVoucher),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_reused_id_is_refused_not_taken_for_written() {
+        let existing = Existing {
+            stock: HashMap::from([(VoucherId::from_db(1), 5)]),
+            written: HashMap::from([(
+                q(1, 1, 10).order,
+                (VoucherId::from_db(1), UserId::from_db(10)),
+            )]),
+            ..Existing::default()
+        };
+        // Shopper 20 got order 1 again; in the batch, order 2 is handed to two shoppers.
+        let batch = [q(1, 1, 20), q(2, 1, 21), q(2, 1, 22), q(2, 1, 21)];
+        assert_eq!(
+            decide(&batch, &existing),
+            vec![
+                Decision::Reject(FailureReason::DuplicateId),
+                Decision::Write,
+                Decision::Reject(FailureReason::DuplicateId),
+                Decision::AlreadyWritten,
             ]
         );
     }

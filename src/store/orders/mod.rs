@@ -73,6 +73,27 @@ pub async fn list_for_user(
         .collect()
 }
 
+/// The highest order-ID sequence PostgreSQL holds (written or failed) among the IDs in
+/// `[from, until)`: a UTC day's IDs, when the bounds are that day's first second.
+pub async fn highest_sequence(
+    db: &PgPool,
+    from: OrderId,
+    until: OrderId,
+) -> Result<Option<u32>, sqlx::Error> {
+    let max: Option<i64> = sqlx::query_scalar(
+        "SELECT max(id & 4294967295) FROM (
+             SELECT id FROM orders WHERE id >= $1 AND id < $2
+             UNION ALL
+             SELECT id FROM order_failures WHERE id >= $1 AND id < $2
+         ) ids",
+    )
+    .bind(from.as_i64())
+    .bind(until.as_i64())
+    .fetch_one(db)
+    .await?;
+    Ok(max.and_then(|m| u32::try_from(m).ok()))
+}
+
 /// A stored failure reason, parsed; text this code does not know is a decode error.
 pub(crate) fn reason(text: &str) -> Result<FailureReason, sqlx::Error> {
     text.parse().map_err(|e| sqlx::Error::Decode(Box::new(e)))

@@ -27,12 +27,13 @@ pub async fn write_batch(db: &PgPool, batch: &[QueuedOrder]) -> Result<Vec<Decis
             .bind(&vouchers)
             .fetch_all(&mut *tx)
             .await?;
-    let written: Vec<i64> = sqlx::query_scalar("SELECT id FROM orders WHERE id = ANY($1)")
-        .bind(&order_ids)
-        .fetch_all(&mut *tx)
-        .await?;
-    let failed: Vec<(i64, String)> =
-        sqlx::query_as("SELECT id, reason FROM order_failures WHERE id = ANY($1)")
+    let written: Vec<(i64, i64, i64)> =
+        sqlx::query_as("SELECT id, voucher_id, user_id FROM orders WHERE id = ANY($1)")
+            .bind(&order_ids)
+            .fetch_all(&mut *tx)
+            .await?;
+    let failed: Vec<(i64, i64, String)> =
+        sqlx::query_as("SELECT id, user_id, reason FROM order_failures WHERE id = ANY($1)")
             .bind(&order_ids)
             .fetch_all(&mut *tx)
             .await?;
@@ -53,12 +54,17 @@ pub async fn write_batch(db: &PgPool, batch: &[QueuedOrder]) -> Result<Vec<Decis
             .collect(),
         written: written
             .into_iter()
-            .filter_map(|id| OrderId::from_db(id).ok())
+            .filter_map(|(id, v, u)| {
+                Some((
+                    OrderId::from_db(id).ok()?,
+                    (VoucherId::from_db(v), UserId::from_db(u)),
+                ))
+            })
             .collect(),
         failed: failed
             .into_iter()
-            .filter_map(|(id, r)| Some((OrderId::from_db(id).ok()?, r)))
-            .map(|(id, r)| Ok((id, super::reason(&r)?)))
+            .filter_map(|(id, u, r)| Some((OrderId::from_db(id).ok()?, UserId::from_db(u), r)))
+            .map(|(id, u, r)| Ok(((id, u), super::reason(&r)?)))
             .collect::<Result<_, sqlx::Error>>()?,
         holders: holders
             .into_iter()
@@ -163,7 +169,7 @@ async fn record_failures(
     sqlx::query(
         "INSERT INTO order_failures (id, voucher_id, user_id, reason)
          SELECT * FROM UNNEST($1::int8[], $2::int8[], $3::int8[], $4::text[])
-         ON CONFLICT (id) DO NOTHING",
+         ON CONFLICT (id, user_id) DO NOTHING",
     )
     .bind(ids)
     .bind(vouchers)
