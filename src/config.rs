@@ -51,8 +51,10 @@ pub struct Config {
     /// Return one-time sign-in codes in the response (there is no SMS provider).
     pub dev_login: bool,
     pub key_prefix: KeyPrefix,
-    /// Names this instance's queue consumer; stable across restarts so that a restarted
-    /// instance resumes its own pending orders at once.
+    /// Names this instance's queue consumer: unique per running instance (by default the host
+    /// and the listening port, so two instances on one host do not read each other's pending
+    /// entries) and stable across restarts, so that a restarted instance resumes its own pending
+    /// orders at once.
     pub instance_id: String,
     pub worker: WorkerConfig,
     pub sweep: SweepConfig,
@@ -149,14 +151,15 @@ impl Config {
                     message,
                 }
             })?;
+        let site_addr: SocketAddr = typed(&get, "LEPTOS_SITE_ADDR", "127.0.0.1:3000")?;
         let instance_id = match get("SECKILL_INSTANCE_ID") {
             Some(id) => id,
-            None => default_instance_id(),
+            None => default_instance_id(site_addr),
         };
         Ok(Self {
             database_url: Secret::new(parse("DATABASE_URL", DEFAULT_DATABASE_URL)?),
             redis_url: Secret::new(parse("REDIS_URL", DEFAULT_REDIS_URL)?),
-            site_addr: typed(&get, "LEPTOS_SITE_ADDR", "127.0.0.1:3000")?,
+            site_addr,
             admin_phones,
             dev_login: typed(&get, "SECKILL_DEV_LOGIN", "false")?,
             key_prefix,
@@ -198,12 +201,14 @@ impl Config {
     }
 }
 
-fn default_instance_id() -> String {
-    std::fs::read_to_string("/etc/hostname")
+/// `<host>:<port>`: one consumer per running instance, the same one after a restart.
+fn default_instance_id(site_addr: SocketAddr) -> String {
+    let host = std::fs::read_to_string("/etc/hostname")
         .ok()
         .map(|h| h.trim().to_owned())
         .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "seckill".to_owned())
+        .unwrap_or_else(|| "seckill".to_owned());
+    format!("{host}:{}", site_addr.port())
 }
 
 fn typed<T: FromStr>(
@@ -280,6 +285,18 @@ mod tests {
         assert_eq!(err.var, "SECKILL_ADMIN_PHONES");
         let err = config(&[("SECKILL_KEY_PREFIX", "a{b}")]).expect_err("brace");
         assert_eq!(err.var, "SECKILL_KEY_PREFIX");
+    }
+
+    #[test]
+    fn two_instances_on_one_host_get_their_own_consumer_names() {
+        let a = config(&[("LEPTOS_SITE_ADDR", "127.0.0.1:3001")]).expect("valid");
+        let b = config(&[("LEPTOS_SITE_ADDR", "127.0.0.1:3002")]).expect("valid");
+        let a_again = config(&[("LEPTOS_SITE_ADDR", "127.0.0.1:3001")]).expect("valid");
+        assert_ne!(a.instance_id, b.instance_id);
+        assert_eq!(a.instance_id, a_again.instance_id, "stable across restarts");
+        assert!(a.instance_id.ends_with(":3001"), "{}", a.instance_id);
+        let named = config(&[("SECKILL_INSTANCE_ID", "eu-1")]).expect("valid");
+        assert_eq!(named.instance_id, "eu-1");
     }
 
     #[test]
