@@ -102,6 +102,7 @@ pub fn set_page_status(status: u16) {
 pub fn Forbidden() -> impl IntoView {
     set_page_status(403);
     view! {
+        <leptos_meta::Title text="Admins only"/>
         <section class="panel" data-testid="forbidden">
             <h1>"403: admins only"</h1>
             <p>"This page is for the shop's admins. Your account can buy vouchers, not manage them."</p>

@@ -47,7 +47,8 @@ pub fn App() -> impl IntoView {
     Effect::new(move |_| set_hydrated.set(true));
     view! {
         <Stylesheet id="leptos" href="/pkg/seckill.css"/>
-        <Title text="Seckill: flash sales"/>
+        // Every page names itself (`<Title text=…/>`); this puts the shop's name after it.
+        <Title formatter=|text: String| format!("{text} — Seckill") text="Flash sales"/>
         <Router>
             <header class="site-header" data-testid="site-header" data-hydrated=move || hydrated.get().to_string()>
                 <A href="/" attr:class="brand">"秒杀 Seckill"</A>

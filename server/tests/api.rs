@@ -430,4 +430,52 @@ async fn pages_work_as_plain_html(db: PgPool) {
             .status(),
         StatusCode::NOT_FOUND
     );
+
+    // An unknown order's page and someone else's are the same 404; every page has its title.
+    let title_of = |html: &str| {
+        html.split_once("<title>")
+            .and_then(|(_, rest)| rest.split_once("</title>"))
+            .map(|(t, _)| t.to_owned())
+    };
+    let mallory = app.sign_in("13900000077").await;
+    for (who, path) in [
+        (&alice, "/orders/4242424242".to_owned()),
+        (&mallory, format!("/orders/{order_id}")),
+    ] {
+        let r = page(who, &path).await.expect("send");
+        assert_eq!(r.status(), StatusCode::NOT_FOUND, "{path}");
+        let html = r.text().await.expect("html");
+        assert_eq!(
+            title_of(&html).as_deref(),
+            Some("Order not found — Seckill")
+        );
+        assert!(!html.contains("data-testid=\"order\""), "no order shown");
+    }
+    let mine = page(&alice, &format!("/orders/{order_id}"))
+        .await
+        .expect("send");
+    assert_eq!(mine.status(), StatusCode::OK);
+    let expected = format!("Order {order_id} — Seckill");
+    assert_eq!(
+        title_of(&mine.text().await.expect("html")).as_deref(),
+        Some(expected.as_str())
+    );
+    let sale = page(&alice, &format!("/vouchers/{v}")).await.expect("send");
+    assert_eq!(
+        title_of(&sale.text().await.expect("html")).as_deref(),
+        Some("API voucher — Seckill")
+    );
+    for (path, title) in [
+        ("/", "Flash sales — Seckill"),
+        ("/login", "Sign in — Seckill"),
+        ("/nowhere", "Page not found — Seckill"),
+    ] {
+        let html = page(&client(), path)
+            .await
+            .expect("send")
+            .text()
+            .await
+            .expect("html");
+        assert_eq!(title_of(&html).as_deref(), Some(title), "{path}");
+    }
 }

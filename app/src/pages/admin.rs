@@ -48,6 +48,7 @@ fn NewVoucherForm() -> impl IntoView {
         move || message(field).is_some().then(|| format!("error-{field}"))
     };
     view! {
+        <leptos_meta::Title text="New voucher"/>
         <section class="panel narrow">
             <h1>"New voucher"</h1>
             <ActionForm action=create>

@@ -37,6 +37,7 @@ fn Console() -> impl IntoView {
     // One request a round; `Transition` keeps the last figures on screen while it runs.
     let data = Resource::new(move || (asked(), round.get()), |(chart, _)| console(chart));
     view! {
+        <leptos_meta::Title text="Console"/>
         <div class="console-head">
             <h1>"Console"</h1>
             <a class="button primary" href="/admin/vouchers/new" data-testid="new-voucher">"New voucher"</a>

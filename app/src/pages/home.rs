@@ -23,6 +23,7 @@ pub fn HomePage() -> impl IntoView {
     let vouchers = Resource::new(|| (), |_| list_vouchers());
     let (filter, set_filter) = signal(None::<VoucherStatus>);
     view! {
+        <leptos_meta::Title text="Flash sales"/>
         <h1>"Flash sales"</h1>
         <div class="filters" role="group" aria-label="Show vouchers that are">
             {filters()

@@ -30,6 +30,7 @@ pub fn LoginPage() -> impl IntoView {
         }
     });
     view! {
+        <leptos_meta::Title text="Sign in"/>
         <section class="panel narrow">
             <h1>"Sign in"</h1>
             <ActionForm action=sign_in>

@@ -14,6 +14,7 @@ use leptos::prelude::*;
 pub fn NotFound() -> impl IntoView {
     crate::components::set_page_status(404);
     view! {
+        <leptos_meta::Title text="Page not found"/>
         <section class="panel" data-testid="not-found">
             <h1>"Page not found"</h1>
             <p><a href="/">"Back to the vouchers"</a></p>

@@ -89,7 +89,10 @@ pub fn OrderPage() -> impl IntoView {
                     Err(AppError::Unauthenticated) => {
                         view! { <Redirect path=sign_in_path(&format!("/orders/{}", id()))/> }.into_any()
                     }
+                    // Someone else's order answers exactly like an unknown one (I7): 404.
                     Err(AppError::NotFound) => view! {
+                        {crate::components::set_page_status(404)}
+                        <leptos_meta::Title text="Order not found"/>
                         <section class="panel" data-testid="order-not-found">
                             <h1>"Order not found"</h1>
                             <p>"There is no order with this number in your account."</p>
@@ -121,6 +124,7 @@ fn OrderCard(detail: OrderDetail) -> impl IntoView {
         }
     });
     view! {
+        <leptos_meta::Title text=format!("Order {order_id}")/>
         <section class="panel" data-testid="order">
             <h1>{voucher_title.clone()}</h1>
             // Without JavaScript the page reloads itself until the status is final; a browser
@@ -145,6 +149,7 @@ fn OrderCard(detail: OrderDetail) -> impl IntoView {
 pub fn MyOrdersPage() -> impl IntoView {
     let orders = Resource::new(|| (), |_| my_orders());
     view! {
+        <leptos_meta::Title text="My orders"/>
         <h1>"My orders"</h1>
         <Suspense fallback=|| view! { <p class="loading">"Loading your orders…"</p> }>
             {move || Suspend::new(async move {

@@ -131,6 +131,7 @@ fn Sale(detail: VoucherDetail) -> impl IntoView {
     } = v.get_untracked();
     let (begins_at, ends_at) = (window.begins_at(), window.ends_at());
     view! {
+        <leptos_meta::Title text=title.clone()/>
         <section class="panel sale" data-testid="voucher" data-phase=move || phase.get().as_str()>
             <h1>{title}</h1>
             <span class=move || format!("badge badge-{}", phase.get().as_str()) data-testid="phase">
