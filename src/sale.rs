@@ -124,6 +124,28 @@ pub async fn order_status(
         }))
 }
 
+/// The order `shopper` holds on `voucher` (queued, written, or failed but not released), if
+/// any: what the voucher's page shows instead of "Buy now". Redis's buyer → order record
+/// first (one `HGET`), PostgreSQL's written orders for a sale Redis no longer holds.
+pub async fn order_for(
+    core: &Core,
+    shopper: UserId,
+    voucher: VoucherId,
+) -> Result<Option<OrderView>, StatusError> {
+    let mut redis = core.redis.clone();
+    let held: Option<String> = redis
+        .hget(core.keys.voucher(voucher).buyers, shopper.get())
+        .await?;
+    let order = match held.and_then(|hex| OrderId::from_redis_hex(&hex).ok()) {
+        Some(order) => Some(order),
+        None => store::orders::written_for(&core.db, voucher, shopper).await?,
+    };
+    match order {
+        Some(order) => order_status(core, shopper, order).await,
+        None => Ok(None),
+    }
+}
+
 /// The voucher and owner of a queued order: one pipelined `HGET` per preloaded voucher.
 async fn find_queued(
     core: &Core,

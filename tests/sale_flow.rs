@@ -615,3 +615,35 @@ async fn an_admission_steps_past_an_id_still_queued_on_its_sale(db: PgPool) {
     assert_eq!(drain(&core).await.written, 1);
     assert_stock_conserved(&core, v, 5).await;
 }
+
+#[sqlx::test]
+async fn a_shoppers_order_on_a_voucher_is_found_queued_written_and_after_redis_forgets_it(
+    db: PgPool,
+) {
+    let core = core(db, &[]).await;
+    let u = users(&core, 2).await;
+    let v = voucher(&core, 5, 60, 3600).await;
+    assert_eq!(sale::order_for(&core, u[0], v).await.expect("read"), None);
+    let order = sale::buy(&core, u[0], v).await.expect("admitted");
+    let found = |user| {
+        let core = core.clone();
+        async move {
+            sale::order_for(&core, user, v)
+                .await
+                .expect("read")
+                .map(|o| (o.order, o.status))
+        }
+    };
+    assert_eq!(found(u[0]).await, Some((order, OrderStatus::Queued)));
+    assert_eq!(found(u[1]).await, None, "not someone else's");
+    drain(&core).await;
+    assert_eq!(found(u[0]).await, Some((order, OrderStatus::Created)));
+    // A retired sale: Redis no longer knows the buyer; PostgreSQL does.
+    let mut c = core.redis.clone();
+    let _: () = redis::cmd("DEL")
+        .arg(&core.keys.voucher(v).buyers)
+        .query_async(&mut c)
+        .await
+        .expect("DEL");
+    assert_eq!(found(u[0]).await, Some((order, OrderStatus::Created)));
+}

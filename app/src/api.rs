@@ -228,6 +228,24 @@ pub async fn get_order(order_id: String) -> Result<OrderDetail, AppError> {
     })
 }
 
+/// The signed-in shopper's order on a voucher, if any (`None` for visitors): the voucher's page
+/// shows it instead of "Buy now".
+#[server(prefix = "/sf", endpoint = "my_order_for")]
+pub async fn my_order_for(voucher_id: i64) -> Result<Option<OrderView>, AppError> {
+    let core = crate::ssr::core()?;
+    let shopper = match crate::ssr::signed_in(&core).await {
+        Ok(p) => p,
+        Err(AppError::Unauthenticated) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let Ok(voucher) = seckill::domain::VoucherId::try_from(voucher_id) else {
+        return Ok(None);
+    };
+    Ok(seckill::sale::order_for(&core, shopper.user, voucher)
+        .await?
+        .map(convert::order))
+}
+
 /// How many orders "my orders" shows.
 pub const MY_ORDERS_LIMIT: i64 = 100;
 

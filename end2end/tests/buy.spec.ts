@@ -21,6 +21,14 @@ test("a shopper buys and watches queued turn into created, then finds it in my o
   const orderId = (await page.getByTestId("order-id").textContent()) ?? "";
   await page.screenshot({ path: "test-results/buy.png", fullPage: true });
 
+  // The purchase is remembered: back on the voucher's page, the order instead of "Buy now".
+  await page.reload();
+  await hydrated(page);
+  await expect(page.getByTestId("your-order")).toHaveAttribute("data-status", "created");
+  await expect(page.getByTestId("bought-order-link")).toHaveAttribute("href", `/orders/${orderId}`);
+  await expect(page.getByTestId("buy")).toHaveCount(0);
+  await page.screenshot({ path: "test-results/bought.png", fullPage: true });
+
   await page.getByRole("link", { name: "My orders" }).click();
   const row = page.getByTestId("order-row").filter({ hasText: orderId });
   await expect(row).toHaveAttribute("data-status", "created");

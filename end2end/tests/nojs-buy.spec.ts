@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { ADMIN_PHONE, apiSignIn, createVoucher, freshPhone, title } from "./support";
+import { ADMIN_PHONE, apiBuy, apiSignIn, createVoucher, freshPhone, title } from "./support";
 
 test.use({ javaScriptEnabled: false });
 
@@ -18,12 +18,20 @@ test("without JavaScript the buy form posts, the order page refreshes itself unt
   await expect(page.getByTestId("order-state")).toHaveText("created", { timeout: 10_000 });
   await page.screenshot({ path: "test-results/nojs-order.png", fullPage: true });
 
-  // A refusal comes back to the voucher's page, in words.
+  // The voucher's page, rendered on the server, remembers the purchase.
   await page.goto(`/vouchers/${id}`);
+  await expect(page.getByTestId("your-order")).toHaveAttribute("data-status", "created");
+  await expect(page.getByTestId("bought-order-link")).toHaveAttribute("href", orderPath);
+  await expect(page.getByTestId("buy")).toHaveCount(0);
+
+  // Another shopper opens the page while one unit is left; someone else takes it before the
+  // click: the refusal comes back to the page, in words.
+  await apiSignIn(page.request, freshPhone());
+  await page.goto(`/vouchers/${id}`);
+  await apiBuy(request, id);
   await page.getByTestId("buy").click();
   await expect(page).toHaveURL(new RegExp(`/vouchers/${id}`));
-  await expect(page.getByTestId("buy-error")).toHaveAttribute("data-code", "already_bought");
-  await expect(page.getByTestId("buy-error")).toContainText("already bought");
-  await expect(page.getByTestId("your-order-link")).toHaveAttribute("href", orderPath);
+  await expect(page.getByTestId("buy-error")).toHaveAttribute("data-code", "sold_out");
+  await expect(page.getByTestId("buy-error")).toContainText("Sold out");
   await page.screenshot({ path: "test-results/nojs-refused.png", fullPage: true });
 });

@@ -11,7 +11,7 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
 use crate::{
-    api::{get_voucher, voucher_stock, Buy},
+    api::{get_voucher, my_order_for, voucher_stock, Buy},
     components::{every, ErrorNote, ServerClock, When},
     pages::{
         home::StockBar,
@@ -37,11 +37,17 @@ pub fn VoucherPage() -> impl IntoView {
             .unwrap_or(0)
     };
     let detail = Resource::new(id, get_voucher);
+    // The signed-in shopper's order on this sale, rendered on the server (so it holds without
+    // JavaScript): a shopper who bought sees their order instead of "Buy now".
+    let mine = Resource::new(id, my_order_for);
     view! {
         <Suspense fallback=|| view! { <p class="loading">"Loading the voucher…"</p> }>
             {move || Suspend::new(async move {
                 match detail.await {
-                    Ok(d) => view! { <Sale detail=d/> }.into_any(),
+                    Ok(d) => {
+                        let mine = mine.await.ok().flatten();
+                        view! { <Sale detail=d mine/> }.into_any()
+                    }
                     Err(crate::error::AppError::NotFound) => view! { <crate::pages::NotFound/> }.into_any(),
                     Err(e) => view! { <ErrorNote error=e/> }.into_any(),
                 }
@@ -71,7 +77,7 @@ fn announcement(phase: VoucherStatus) -> &'static str {
 }
 
 #[component]
-fn Sale(detail: VoucherDetail) -> impl IntoView {
+fn Sale(detail: VoucherDetail, mine: Option<OrderView>) -> impl IntoView {
     let VoucherDetail {
         voucher,
         server_time,
@@ -161,13 +167,26 @@ fn Sale(detail: VoucherDetail) -> impl IntoView {
                     VoucherStatus::Ended => "This sale is over.".to_owned(),
                 }}
             </p>
-            <ActionForm action=buy attr:class="buy-form">
-                <input type="hidden" name="voucher_id" value=id.get()/>
-                <button type="submit" class="primary buy" data-testid="buy"
-                    disabled=move || phase.get() != VoucherStatus::OnSale || buy.pending().get()>
-                    {move || if buy.pending().get() { "Buying…" } else { button_label(phase.get()) }}
-                </button>
-            </ActionForm>
+            {match mine {
+                Some(o) => view! {
+                    <p class="bought" data-testid="your-order" data-status=o.status.as_str()>
+                        "You bought this: order "
+                        <a href=format!("/orders/{}", o.order_id) data-testid="bought-order-link">
+                            <code>{o.order_id.to_string()}</code>
+                        </a>
+                        " (" {o.status.as_str()} ")."
+                    </p>
+                }.into_any(),
+                None => view! {
+                    <ActionForm action=buy attr:class="buy-form">
+                        <input type="hidden" name="voucher_id" value=id.get()/>
+                        <button type="submit" class="primary buy" data-testid="buy"
+                            disabled=move || phase.get() != VoucherStatus::OnSale || buy.pending().get()>
+                            {move || if buy.pending().get() { "Buying…" } else { button_label(phase.get()) }}
+                        </button>
+                    </ActionForm>
+                }.into_any(),
+            }}
         </section>
         <div aria-live="polite" class="order-status" data-testid="order-status">
             {move || match buy.value().get() {

@@ -45,6 +45,22 @@ pub async fn find_for_user(
     .transpose()
 }
 
+/// The written order `user` holds on `voucher`, if any.
+pub async fn written_for(
+    db: &PgPool,
+    voucher: VoucherId,
+    user: UserId,
+) -> Result<Option<OrderId>, sqlx::Error> {
+    let id: Option<i64> =
+        sqlx::query_scalar("SELECT id FROM orders WHERE voucher_id = $1 AND user_id = $2")
+            .bind(voucher.get())
+            .bind(user.get())
+            .fetch_optional(db)
+            .await?;
+    id.map(|id| OrderId::from_db(id).map_err(|e| sqlx::Error::Decode(Box::new(e))))
+        .transpose()
+}
+
 /// `user`'s orders known to PostgreSQL, newest first.
 pub async fn list_for_user(
     db: &PgPool,
