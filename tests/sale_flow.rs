@@ -7,7 +7,6 @@ use std::collections::HashSet;
 
 use common::*;
 use seckill::{
-    catalog,
     domain::{FailureReason, OrderId, OrderStatus},
     queue::Worker,
     sale::{self, BuyError},
@@ -281,19 +280,7 @@ async fn after_redis_loses_a_sale_the_restore_cannot_oversell(db: PgPool) {
     }
     // Lose the stock key (a partial loss keeps the queue; the rebuild must count it).
     let k = core.keys.voucher(v);
-    let mut c = core.redis.clone();
-    let _: () = redis::cmd("DEL")
-        .arg(&k.stock)
-        .arg(&k.buyers)
-        .query_async(&mut c)
-        .await
-        .expect("DEL");
-
-    let restored = store::vouchers::get(&core.db, v)
-        .await
-        .expect("get")
-        .expect("exists");
-    let outcome = catalog::preload(&core, &restored).await.expect("preload");
+    let outcome = lose_and_restore(&core, v, &[&k.stock, &k.buyers]).await;
     assert_eq!(
         outcome,
         seckill::scripts::PreloadOutcome::Rebuilt { stock: 8 },
@@ -423,18 +410,7 @@ async fn a_repeated_buy_answers_the_order_the_shopper_already_holds(db: PgPool) 
 
     // Redis loses the sale; the restore from PostgreSQL brings the shopper's order back with it.
     let k = core.keys.voucher(v);
-    let mut c = core.redis.clone();
-    let _: () = redis::cmd("DEL")
-        .arg(&k.stock)
-        .arg(&k.buyers)
-        .query_async(&mut c)
-        .await
-        .expect("DEL");
-    let restored = store::vouchers::get(&core.db, v)
-        .await
-        .expect("get")
-        .expect("exists");
-    catalog::preload(&core, &restored).await.expect("preload");
+    lose_and_restore(&core, v, &[&k.stock, &k.buyers]).await;
     assert_eq!(
         repeat(sale::buy(&core, u[0], v).await),
         Some(first),
@@ -543,19 +519,7 @@ async fn a_restored_sale_puts_the_day_counter_past_the_ids_postgres_holds(db: Pg
     // Redis loses the sale and the day's counter (an AOF that missed its last second).
     let k = core.keys.voucher(v);
     let counter = core.keys.order_counter(first.issued_at().date_naive());
-    let mut c = core.redis.clone();
-    let _: () = redis::cmd("DEL")
-        .arg(&k.stock)
-        .arg(&k.buyers)
-        .arg(&counter)
-        .query_async(&mut c)
-        .await
-        .expect("DEL");
-    let restored = store::vouchers::get(&core.db, v)
-        .await
-        .expect("get")
-        .expect("exists");
-    catalog::preload(&core, &restored).await.expect("preload");
+    lose_and_restore(&core, v, &[&k.stock, &k.buyers, &counter]).await;
     assert!(
         redis_i64(&core, &counter).await.unwrap_or(0) >= i64::from(first.sequence()),
         "the counter is past the written order's sequence"

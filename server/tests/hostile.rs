@@ -15,7 +15,7 @@ use futures::StreamExt;
 use reqwest::{header, Client, Method, StatusCode};
 use serde_json::Value;
 use sqlx::PgPool;
-use support::{client, spawn_app};
+use support::{client, spawn_app, TestApp};
 
 const PATHS: [&str; 26] = [
     "/api/vouchers",
@@ -89,7 +89,7 @@ fn cookies(real: &str) -> Vec<Option<String>> {
 #[sqlx::test]
 async fn malformed_requests_get_a_4xx_in_json_and_never_a_5xx(db: PgPool) {
     let app = spawn_app(db).await;
-    let session = session_cookie(&app.base).await;
+    let session = session_cookie(&app).await;
     let c = client();
     let bodies = bodies();
     let cookies = cookies(&session);
@@ -212,24 +212,9 @@ async fn check(
     Ok(())
 }
 
-/// A real shopper's session cookie.
-async fn session_cookie(base: &str) -> String {
-    let c = client();
-    let code: Value = c
-        .post(format!("{base}/api/login/code"))
-        .json(&serde_json::json!({ "phone": "13900000099" }))
-        .send()
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json");
-    let r = c
-        .post(format!("{base}/api/login"))
-        .json(&serde_json::json!({ "phone": "13900000099", "code": code["code"] }))
-        .send()
-        .await
-        .expect("send");
+/// A real shopper's session cookie, as a client sends it.
+async fn session_cookie(app: &TestApp) -> String {
+    let r = app.log_in(&client(), "13900000099").await;
     let set = r
         .headers()
         .get(header::SET_COOKIE)

@@ -83,6 +83,26 @@ pub async fn drain(core: &Core) -> seckill::queue::WorkerReport {
         .expect("drain")
 }
 
+/// Redis loses `lost` keys (a partial state loss), then the sale is restored from PostgreSQL as
+/// the next buy or the sweeper would.
+pub async fn lose_and_restore(
+    core: &Core,
+    v: VoucherId,
+    lost: &[&str],
+) -> seckill::scripts::PreloadOutcome {
+    let mut c = core.redis.clone();
+    let _: () = redis::cmd("DEL")
+        .arg(lost)
+        .query_async(&mut c)
+        .await
+        .expect("DEL");
+    let restored = store::vouchers::get(&core.db, v)
+        .await
+        .expect("get")
+        .expect("exists");
+    catalog::preload(core, &restored).await.expect("preload")
+}
+
 pub async fn redis_i64(core: &Core, key: &str) -> Option<i64> {
     let mut c = core.redis.clone();
     redis::cmd("GET")

@@ -51,9 +51,8 @@ pub fn client() -> Client {
 }
 
 impl TestApp {
-    /// A client signed in as `phone` (dev login).
-    pub async fn sign_in(&self, phone: &str) -> Client {
-        let c = client();
+    /// Asks for a code and signs in as `phone` with `c` (dev login); the sign-in response.
+    pub async fn log_in(&self, c: &Client, phone: &str) -> reqwest::Response {
         let r = c
             .post(format!("{}/api/login/code", self.base))
             .json(&json!({ "phone": phone }))
@@ -72,6 +71,13 @@ impl TestApp {
             .await
             .expect("send");
         assert_eq!(r.status(), StatusCode::OK);
+        r
+    }
+
+    /// A client signed in as `phone` (dev login).
+    pub async fn sign_in(&self, phone: &str) -> Client {
+        let c = client();
+        let r = self.log_in(&c, phone).await;
         let set_cookie = r
             .headers()
             .get("set-cookie")
