@@ -12,7 +12,7 @@ use leptos_router::hooks::use_params_map;
 
 use crate::{
     api::{get_voucher, my_order_for, voucher_stock, Buy},
-    components::{every, ErrorNote, ServerClock, When},
+    components::{every, sign_in_path, ErrorNote, ServerClock, Session, When},
     pages::{
         home::StockBar,
         orders::{follow, OrderProgress},
@@ -40,13 +40,15 @@ pub fn VoucherPage() -> impl IntoView {
     // The signed-in shopper's order on this sale, rendered on the server (so it holds without
     // JavaScript): a shopper who bought sees their order instead of "Buy now".
     let mine = Resource::new(id, my_order_for);
+    let session = Session::get();
     view! {
         <Suspense fallback=|| view! { <p class="loading">"Loading the voucher…"</p> }>
             {move || Suspend::new(async move {
                 match detail.await {
                     Ok(d) => {
                         let mine = mine.await.ok().flatten();
-                        view! { <Sale detail=d mine/> }.into_any()
+                        let signed_in = matches!(session.me.await, Ok(Some(_)));
+                        view! { <Sale detail=d mine signed_in/> }.into_any()
                     }
                     Err(crate::error::AppError::NotFound) => view! { <crate::pages::NotFound/> }.into_any(),
                     Err(e) => view! { <ErrorNote error=e/> }.into_any(),
@@ -77,7 +79,7 @@ fn announcement(phase: VoucherStatus) -> &'static str {
 }
 
 #[component]
-fn Sale(detail: VoucherDetail, mine: Option<OrderView>) -> impl IntoView {
+fn Sale(detail: VoucherDetail, mine: Option<OrderView>, signed_in: bool) -> impl IntoView {
     let VoucherDetail {
         voucher,
         server_time,
@@ -175,6 +177,13 @@ fn Sale(detail: VoucherDetail, mine: Option<OrderView>) -> impl IntoView {
                             <code>{o.order_id.to_string()}</code>
                         </a>
                         " (" {o.status.as_str()} ")."
+                    </p>
+                }.into_any(),
+                // A visitor learns before clicking that buying needs an account, and comes back.
+                None if !signed_in => view! {
+                    <p class="buy-form">
+                        <a class="button primary" data-testid="sign-in-to-buy"
+                            href=sign_in_path(&format!("/vouchers/{id}"))>"Sign in to buy"</a>
                     </p>
                 }.into_any(),
                 None => view! {
