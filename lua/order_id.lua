@@ -1,38 +1,31 @@
--- Library prepended to the scripts that draw order IDs (see src/scripts.rs); it returns nothing
--- by itself.
+-- Library prepended to the scripts that draw order IDs (see src/scripts/mod.rs); it returns
+-- nothing by itself.
 --
--- A global order ID is sign 0 | 31 bits of seconds since 2022-01-01T00:00:00Z | 32 bits of the
--- UTC day's sequence (INCR on <prefix>YYYY:MM:DD). Seconds and day both come from one reading of
--- the Redis server clock, so the counter's day and the ID's seconds never disagree, whatever the
--- app hosts' clocks say. Lua numbers are doubles, so the 64-bit ID is returned as its two
--- fields and composed in Rust; Redis-side copies use the 16-hex-digit form '%08x%08x'.
+-- A global order ID is sign 0 | 31 bits of seconds since 2022-01-01T00:00:00Z | a 32-bit
+-- sequence made of the shard (8 bits) and that shard's count for the UTC day (24 bits, INCR on
+-- the shard's day counter). The counter is a key the caller declares (in the voucher's slot on a
+-- Redis Cluster), named from the app's clock; the script reads the Redis clock once and refuses
+-- a counter of another day (the caller names the day it answers and retries once), so the
+-- counter's day and the ID's seconds never disagree, whatever the app hosts' clocks say. Lua
+-- numbers are doubles, so the 64-bit ID is returned as its two fields and composed in Rust;
+-- Redis-side copies use the 16-hex-digit form '%08x%08x'.
 
 local ORDER_EPOCH = 1640995200
-local SEQ_MAX = 4294967295
+local SHARD_SEQ_MAX = 16777215
+local SHARD_SPAN = 16777216
 local COUNTER_TTL = 172800
 
--- Proleptic Gregorian date of a day number since 1970-01-01 (H. Hinnant's civil_from_days).
-local function civil_from_days(z)
-  z = z + 719468
-  local era = math.floor(z / 146097)
-  local doe = z - era * 146097
-  local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
-  local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
-  local mp = math.floor((5 * doy + 2) / 153)
-  local d = doy - math.floor((153 * mp + 2) / 5) + 1
-  local m = mp < 10 and mp + 3 or mp - 9
-  local y = yoe + era * 400
-  if m <= 2 then y = y + 1 end
-  return y, m, d
+-- The UTC day number (days since 1970-01-01) of Unix second now_sec.
+local function day_of(now_sec)
+  return math.floor(now_sec / 86400)
 end
 
--- Draws the next ID at Unix second now_sec. Returns seconds-since-epoch and sequence, or nil
--- when the day's 2^32 sequence numbers are spent (never wraps).
-local function next_order_id(counter_prefix, now_sec)
-  local y, m, d = civil_from_days(math.floor(now_sec / 86400))
-  local key = string.format('%s%04d:%02d:%02d', counter_prefix, y, m, d)
-  local seq = redis.call('INCR', key)
-  if seq == 1 then redis.call('EXPIRE', key, COUNTER_TTL) end
-  if seq > SEQ_MAX then return nil end
-  return now_sec - ORDER_EPOCH, seq
+-- Draws the next ID of `shard` from the day counter `key` at Unix second now_sec. Returns
+-- seconds-since-epoch and the sequence field, or nil when the shard's 2^24 numbers of the day
+-- are spent (never wraps).
+local function next_order_id(key, shard, now_sec)
+  local n = redis.call('INCR', key)
+  if n == 1 then redis.call('EXPIRE', key, COUNTER_TTL) end
+  if n > SHARD_SEQ_MAX then return nil end
+  return now_sec - ORDER_EPOCH, shard * SHARD_SPAN + n
 end

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The test command: every check, against real services and a real browser.
 #   1. tools and local services;  2. cargo fmt --check;  3. clippy -D warnings (ssr and hydrate);
-#   4. cargo test (unit + integration, real Redis and PostgreSQL);
+#   4. cargo test (unit + integration, real Redis and PostgreSQL), then the integration tests
+#      of the sale flow, order IDs, lock, sweeper, console and HTTP (several instances included)
+#      again on a local 3-master Redis Cluster (scripts/cluster.sh redis-start);
 #   5. release build, server on a free port, Playwright journeys in Debian's Chromium;
 #   6. the benchmarks' smoke run (`bench all --quick`: a small rush over HTTP that still checks
 #      the invariants, the core and the lock); full benchmarks are scripts/bench.sh.
@@ -24,6 +26,13 @@ cargo clippy -p frontend --target wasm32-unknown-unknown -- -D warnings
 
 log "cargo test (real Redis at $REDIS_URL, real PostgreSQL)"
 cargo test --workspace --exclude frontend
+
+eval "$("$ROOT/scripts/cluster.sh" redis-start | grep '^export SECKILL_CLUSTER_URL=')"
+log "integration tests again on a 3-master Redis Cluster ($SECKILL_CLUSTER_URL)"
+# RedLock starts its own five independent masters: nothing to learn from a second pass.
+REDIS_URL=$SECKILL_CLUSTER_URL cargo test -p seckill --test sale_flow --test order_ids \
+  --test lock --test sweeper --test console -- --skip redlock
+REDIS_URL=$SECKILL_CLUSTER_URL cargo test -p server --test api --test scaleout --test hostile
 
 "$ROOT/scripts/e2e.sh"
 

@@ -7,7 +7,7 @@ use redis::AsyncCommands;
 
 use crate::{
     auth::Admin,
-    domain::{FieldErrors, NewVoucher, Voucher, VoucherDraft, VoucherId},
+    domain::{FieldErrors, NewVoucher, Shard, Voucher, VoucherDraft, VoucherId},
     keys::ORDER_GROUP,
     lock::LockError,
     scripts::{self, PreloadInput, PreloadOutcome, ScriptError},
@@ -124,7 +124,7 @@ pub async fn preload(core: &Core, voucher: &Voucher) -> Result<PreloadOutcome, P
         tracing::info!(voucher = %voucher.id, stock, "sale state loaded into Redis");
         // Redis may have lost the day's order-ID counter with the sale: never hand out an ID
         // PostgreSQL already holds.
-        crate::order_id::raise_past_stored(core, Utc::now())
+        crate::order_id::raise_past_stored(core, Shard::of_voucher(voucher.id), Utc::now())
             .await
             .map_err(PreloadError::Counter)?;
     }
@@ -203,13 +203,21 @@ async fn with_live_counts(
     if vouchers.is_empty() {
         return Ok(Vec::new());
     }
-    let mut pipe = redis::pipe();
-    for v in &vouchers {
+    // One pipeline per voucher (its keys share a slot), all in flight at once: a pipeline
+    // across vouchers would span slots on a Redis Cluster.
+    let counts = futures::future::try_join_all(vouchers.iter().map(|v| {
         let k = core.keys.voucher(v.id);
-        pipe.get(&k.stock).hlen(&k.queued).xlen(&k.dead);
-    }
-    let mut redis = core.redis.clone();
-    let counts: Vec<(Option<i64>, i64, i64)> = pipe.query_async(&mut redis).await?;
+        let mut redis = core.redis.clone();
+        async move {
+            redis::pipe()
+                .get(&k.stock)
+                .hlen(&k.queued)
+                .xlen(&k.dead)
+                .query_async::<(Option<i64>, i64, i64)>(&mut redis)
+                .await
+        }
+    }))
+    .await?;
     Ok(vouchers
         .into_iter()
         .zip(counts)

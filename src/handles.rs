@@ -3,16 +3,13 @@
 
 use std::{sync::Arc, time::Duration};
 
-use redis::{
-    aio::{ConnectionManager, ConnectionManagerConfig, MultiplexedConnection},
-    AsyncConnectionConfig, Client,
-};
 use sqlx::PgPool;
 
 use crate::{
     config::Config,
     keys::Keys,
     lock::{LockClient, LockOptions},
+    redis_conn::{Deployment, Redis, Timeouts},
     store,
 };
 
@@ -49,14 +46,14 @@ impl Health {
 #[derive(Clone)]
 pub struct Core {
     pub db: PgPool,
-    /// Shared, multiplexed and reconnecting. Its commands time out after
-    /// [`Core::REDIS_RESPONSE_TIMEOUT`]; never block on it (`XREADGROUP BLOCK`, `BLPOP`).
-    pub redis: ConnectionManager,
+    /// Shared, multiplexed and reconnecting, on one node or a cluster. Its commands time out
+    /// after [`Core::REDIS_RESPONSE_TIMEOUT`]; never block on it (`XREADGROUP BLOCK`, `BLPOP`).
+    pub redis: Redis,
     pub keys: Keys,
     pub config: Arc<Config>,
     /// Locks on the same Redis (fenced work: voucher preloads, singleton jobs).
     pub locks: LockClient,
-    client: Client,
+    deployment: Deployment,
 }
 
 impl Core {
@@ -73,29 +70,23 @@ impl Core {
 
     /// Like [`Core::connect`], with a PostgreSQL pool made elsewhere (tests: one database each).
     pub async fn with_pool(config: Config, db: PgPool) -> Result<Self, ConnectError> {
-        let client = Client::open(config.redis_url.expose()).map_err(ConnectError::Redis)?;
-        let redis = ConnectionManager::new_with_config(
-            client.clone(),
-            ConnectionManagerConfig::new()
-                .set_response_timeout(Some(Self::REDIS_RESPONSE_TIMEOUT))
-                .set_connection_timeout(Some(Duration::from_secs(2)))
-                // While Redis is down, callers wait for the reconnection: keep that short (a
-                // buy answers 503 within a second and the shopper retries) instead of the
-                // default six doubling retries, which held requests for seconds.
-                .set_number_of_retries(2)
-                .set_min_delay(Duration::from_millis(50))
-                .set_max_delay(Duration::from_millis(250)),
-        )
-        .await
-        .map_err(ConnectError::Redis)?;
+        let deployment =
+            Deployment::open(config.redis_url.expose()).map_err(ConnectError::Redis)?;
+        let redis = deployment
+            .shared(Timeouts {
+                response: Self::REDIS_RESPONSE_TIMEOUT,
+                connect: Duration::from_secs(2),
+            })
+            .await
+            .map_err(ConnectError::Redis)?;
         let keys = Keys::new(config.key_prefix.clone());
         Ok(Self {
             db,
             redis,
-            locks: LockClient::single(client.clone(), keys.clone(), LockOptions::default()),
+            locks: LockClient::single(deployment.clone(), keys.clone(), LockOptions::default()),
             keys,
             config: Arc::new(config),
-            client,
+            deployment,
         })
     }
 
@@ -111,17 +102,13 @@ impl Core {
     pub async fn dedicated_connection(
         &self,
         timeout: Duration,
-    ) -> Result<MultiplexedConnection, redis::RedisError> {
-        self.client
-            .get_multiplexed_async_connection_with_config(
-                &AsyncConnectionConfig::new().set_response_timeout(Some(timeout)),
-            )
-            .await
+    ) -> Result<Redis, redis::RedisError> {
+        self.deployment.dedicated(timeout).await
     }
 
-    /// The Redis client, to open pub/sub connections.
-    pub fn redis_client(&self) -> &Client {
-        &self.client
+    /// Where Redis is (one node or a cluster), to open pub/sub and dedicated connections.
+    pub fn redis_deployment(&self) -> &Deployment {
+        &self.deployment
     }
 
     /// Pings both services and measures the queue's lag, each bounded by one second; records

@@ -1,10 +1,11 @@
 //! Every Redis key name, in one place (design.md §4).
 //!
-//! The keys of one voucher share the hash tag `{<voucher_id>}`, so the admission script touches
-//! a single Redis Cluster slot. Every key starts with the configured [`KeyPrefix`], which lets
+//! The keys of one voucher share its shard's hash tag `{s<k>}` (k = voucher ID mod 256, see
+//! [`Shard`]) with that shard's order-ID day counters, so the admission script touches a single
+//! Redis Cluster slot and draws its order ID in the same round trip. Every key starts with the configured [`KeyPrefix`], which lets
 //! tests and several deployments share one Redis without seeing each other.
 
-use crate::domain::{Phone, UserId, VoucherId};
+use crate::domain::{Phone, Shard, UserId, VoucherId};
 
 /// The consumer group of the order writers, on every voucher's order stream.
 pub const ORDER_GROUP: &str = "order-writers";
@@ -84,8 +85,14 @@ impl Keys {
         &self.prefix
     }
 
+    /// The hash tag of a shard: every key with it lives in the same Redis Cluster slot.
+    pub fn shard_tag(shard: Shard) -> String {
+        format!("{{s{shard}}}")
+    }
+
     pub fn voucher(&self, id: VoucherId) -> VoucherKeys {
-        let base = format!("{}seckill:{{{id}}}", self.prefix.0);
+        let tag = Self::shard_tag(Shard::of_voucher(id));
+        let base = format!("{}seckill:{tag}:v{id}", self.prefix.0);
         VoucherKeys {
             sale: format!("{base}:sale"),
             stock: format!("{base}:stock"),
@@ -102,15 +109,15 @@ impl Keys {
         format!("{}seckill:vouchers", self.prefix.0)
     }
 
-    /// The day counters of order IDs are this prefix plus `YYYY:MM:DD` (UTC day of the Redis
-    /// clock); the scripts append the date themselves.
-    pub fn order_counter_prefix(&self) -> String {
-        format!("{}icr:order:", self.prefix.0)
-    }
-
-    /// The counter of order IDs on the UTC day of `day` (the key `lua/order_id.lua` builds).
-    pub fn order_counter(&self, day: chrono::NaiveDate) -> String {
-        format!("{}{}", self.order_counter_prefix(), day.format("%Y:%m:%d"))
+    /// The order-ID counter of `shard` on the UTC day `day` (`INCR`ed by the scripts that draw
+    /// IDs; the app names it from its clock and the script checks the day against Redis's).
+    pub fn order_counter(&self, shard: Shard, day: chrono::NaiveDate) -> String {
+        format!(
+            "{}icr:{}:order:{}",
+            self.prefix.0,
+            Self::shard_tag(shard),
+            day.format("%Y:%m:%d")
+        )
     }
 
     pub fn session(&self, token: &str) -> String {
@@ -155,9 +162,15 @@ mod tests {
         for k in [
             &v.sale, &v.stock, &v.buyers, &v.queued, &v.orders, &v.dead, &rate,
         ] {
-            assert!(k.starts_with("t1:seckill:{42}:"), "{k}");
-            assert_eq!(slot_tag(k), "42");
+            assert!(k.starts_with("t1:seckill:{s42}:v42:"), "{k}");
+            assert_eq!(slot_tag(k), "s42");
         }
+        let day = chrono::NaiveDate::from_ymd_opt(2026, 3, 9).expect("date");
+        let counter = keys.order_counter(
+            Shard::of_voucher(VoucherId::try_from(298).expect("id")),
+            day,
+        );
+        assert_eq!(slot_tag(&counter), "s42", "voucher 298 is in shard 42 too");
     }
 
     #[test]
@@ -170,7 +183,10 @@ mod tests {
     #[test]
     fn the_day_counter_key_is_the_scripts_own() {
         let day = chrono::NaiveDate::from_ymd_opt(2026, 3, 9).expect("date");
-        assert_eq!(Keys::default().order_counter(day), "icr:order:2026:03:09");
+        assert_eq!(
+            Keys::default().order_counter(Shard::new(7), day),
+            "icr:{s7}:order:2026:03:09"
+        );
     }
 
     #[test]

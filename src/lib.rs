@@ -8,6 +8,7 @@
 //! | [`config`] | the typed configuration read from the environment |
 //! | [`domain`] | the `domain` crate, re-exported: parsed newtypes (`VoucherId`, `Phone`, `Stock`, `SaleWindow`, `OrderId`, `FailureReason`, …), shared with the browser |
 //! | [`keys`] | every Redis key name |
+//! | [`redis_conn`] | one Redis connection type for a single node or a Redis Cluster |
 //! | [`scripts`] | the Lua scripts, one wrapper per file, and the decoding of their replies |
 //! | [`order_id`] | the global 64-bit order ID generator |
 //! | [`lock`] | the distributed lock (reentrant, watchdog, fencing, RedLock) |
@@ -36,6 +37,7 @@ pub mod keys;
 pub mod lock;
 pub mod order_id;
 pub mod queue;
+pub mod redis_conn;
 pub mod sale;
 pub mod scripts;
 pub mod store;

@@ -1,14 +1,11 @@
 //! The global order ID generator (design.md §3).
 //!
-//! IDs are drawn by Lua on the Redis server, from the Redis clock and a per-UTC-day `INCR`
-//! counter, so every instance of every deployment on one Redis draws from the same sequence:
-//! unique across instances and restarts, and increasing with the (Redis) second. The admission
-//! script draws its ID inside the same script (one round trip); [`next`] is the same code on its
-//! own, for anything else that needs an ID.
-//!
-//! Limit: the day counter is a key outside the voucher's hash slot. On a single Redis, or a
-//! primary with replicas, that is fine; on Redis Cluster the counter would have to live in the
-//! voucher's slot (per-voucher sequence) or be drawn in a second round trip.
+//! IDs are drawn by Lua on the Redis server, from the Redis clock and a per-shard, per-UTC-day
+//! `INCR` counter that lives in the shard's slot beside its vouchers' keys (see
+//! [`crate::domain::Shard`]): every instance draws a shard's IDs from the same counter, and the
+//! shard is part of the sequence, so IDs are unique across instances, restarts, shards and Redis
+//! Cluster masters, and increase with the (Redis) second. The admission script draws its ID
+//! inside the same script (one round trip, one slot); [`next`] is the same code on its own.
 //!
 //! A counter can go back: Redis restarted from an AOF that missed its last second (`everysec`
 //! and a machine crash), or a failover to a lagging replica. [`raise_past_stored`] puts it above
@@ -19,7 +16,7 @@ use chrono::{DateTime, Utc};
 use redis::aio::ConnectionLike;
 
 use crate::{
-    domain::{OrderId, ORDER_EPOCH_UNIX},
+    domain::{OrderId, Shard, ORDER_EPOCH_UNIX},
     keys::Keys,
     scripts::{self, ScriptError},
     store, Core,
@@ -36,9 +33,13 @@ pub enum RaiseError {
     Script(#[from] ScriptError),
 }
 
-/// Raises the counter of `now`'s UTC day above the highest sequence PostgreSQL holds for that
-/// day; returns the counter afterwards.
-pub async fn raise_past_stored(core: &Core, now: DateTime<Utc>) -> Result<i64, RaiseError> {
+/// Raises `shard`'s counter of `now`'s UTC day above the highest count PostgreSQL holds for that
+/// shard and day; returns the counter afterwards.
+pub async fn raise_past_stored(
+    core: &Core,
+    shard: Shard,
+    now: DateTime<Utc>,
+) -> Result<i64, RaiseError> {
     let day = now.date_naive();
     let start = day
         .and_hms_opt(0, 0, 0)
@@ -53,17 +54,19 @@ pub async fn raise_past_stored(core: &Core, now: DateTime<Utc>) -> Result<i64, R
     let (Some(from), Some(until)) = (first_id(start), first_id(start + 86_400)) else {
         return Ok(0);
     };
-    let highest = store::orders::highest_sequence(&core.db, from, until)
+    let highest = store::orders::highest_count(&core.db, shard, from, until)
         .await?
         .unwrap_or(0);
     let mut redis = core.redis.clone();
-    Ok(scripts::raise_counter(&mut redis, &core.keys.order_counter(day), highest).await?)
+    let counter = core.keys.order_counter(shard, day);
+    Ok(scripts::raise_counter(&mut redis, &counter, highest).await?)
 }
 
-/// Draws the next global order ID.
+/// Draws the next global order ID on `shard`.
 pub async fn next<C: ConnectionLike + Send>(
     conn: &mut C,
     keys: &Keys,
+    shard: Shard,
 ) -> Result<OrderId, NextIdError> {
-    scripts::next_order_id(conn, keys).await
+    scripts::next_order_id(conn, keys, shard).await
 }

@@ -10,7 +10,7 @@ use redis::AsyncCommands;
 
 use crate::{
     catalog::{self, PreloadError},
-    domain::{OrderId, OrderStatus, UserId, VoucherId},
+    domain::{OrderId, OrderStatus, Shard, UserId, VoucherId},
     scripts::{self, AdmissionOutcome, ScriptError},
     store, Core,
 };
@@ -68,6 +68,15 @@ pub async fn buy(core: &Core, shopper: UserId, voucher: VoucherId) -> Result<Ord
         AdmissionOutcome::RateLimited => ("rate_limited", Err(BuyError::RateLimited)),
         // Preloaded a moment ago and gone again: the voucher's sale is not available.
         AdmissionOutcome::NotLoaded => ("not_found", Err(BuyError::NotFound)),
+        // `scripts::admit` already retried with the Redis clock's day; a second refusal means
+        // the clock jumped a day between two calls.
+        AdmissionOutcome::WrongDay(day) => (
+            "error",
+            Err(BuyError::Script(ScriptError::UnknownReply {
+                script: "admit",
+                reply: vec![8, day.get()],
+            })),
+        ),
     };
     metrics::counter!("seckill_admissions_total", "outcome" => label).increment(1);
     result
@@ -146,13 +155,16 @@ pub async fn order_for(
     }
 }
 
-/// The voucher and owner of a queued order: one pipelined `HGET` per preloaded voucher.
+/// The voucher and owner of a queued order: one pipelined `HGET` per preloaded voucher of the
+/// order's shard (the ID names it; those vouchers' keys share one slot).
 async fn find_queued(
     core: &Core,
     order: OrderId,
 ) -> Result<Option<(VoucherId, UserId)>, StatusError> {
     let mut redis = core.redis.clone();
-    let vouchers = preloaded(core).await?;
+    let shard = Shard::of_order(order);
+    let mut vouchers = preloaded(core).await?;
+    vouchers.retain(|v| Shard::of_voucher(*v) == shard);
     if vouchers.is_empty() {
         return Ok(None);
     }

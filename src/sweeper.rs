@@ -97,14 +97,16 @@ async fn sweep(core: &Core) -> Result<SweepReport, SweepError> {
     // 1. Restore live sales whose Redis state is gone.
     let live = store::vouchers::live_since(&core.db, Utc::now()).await?;
     if !live.is_empty() {
-        let mut pipe = redis::pipe();
-        for v in &live {
-            pipe.exists(core.keys.voucher(v.id).stock)
-                .sismember(&registry, v.id.get());
-        }
-        let present: Vec<(bool, bool)> = pipe.query_async(&mut redis).await?;
-        for (v, (stock, registered)) in live.iter().zip(present) {
-            if stock && registered {
+        // One EXISTS per sale, all in flight at once: their keys live in different slots.
+        let registered: std::collections::HashSet<i64> = redis.smembers(&registry).await?;
+        let present = futures::future::try_join_all(live.iter().map(|v| {
+            let mut redis = core.redis.clone();
+            let stock = core.keys.voucher(v.id).stock;
+            async move { redis.exists::<_, bool>(stock).await }
+        }))
+        .await?;
+        for (v, stock) in live.iter().zip(present) {
+            if stock && registered.contains(&v.id.get()) {
                 continue;
             }
             match catalog::preload(core, v).await {

@@ -16,6 +16,7 @@ use std::{
 use seckill::{
     keys::{KeyPrefix, Keys},
     lock::{LockClient, LockError, LockOptions},
+    redis_conn::Deployment,
     scripts::{self, LockRelease},
     store,
 };
@@ -42,14 +43,15 @@ fn options(lease_ms: u64, watchdog: bool) -> LockOptions {
 
 /// A lock client as another process would have one (its own process UUID).
 fn locks(keys: &Keys, options: LockOptions) -> LockClient {
-    let client = redis::Client::open(redis_url()).expect("redis url");
-    LockClient::single(client, keys.clone(), options)
+    let deployment = Deployment::open(&redis_url()).expect("redis url");
+    LockClient::single(deployment, keys.clone(), options)
 }
 
-async fn conn() -> redis::aio::MultiplexedConnection {
-    redis::Client::open(redis_url())
+/// A connection to the Redis under test: one node, or the cluster `REDIS_URL` lists.
+async fn conn() -> seckill::redis_conn::Redis {
+    Deployment::open(&redis_url())
         .expect("redis url")
-        .get_multiplexed_async_connection()
+        .dedicated(Duration::from_secs(5))
         .await
         .expect("connect")
 }
@@ -202,7 +204,7 @@ async fn a_non_owner_cannot_release_and_an_expired_owner_does_not_delete_the_new
 
     // Another owner's release, straight at the script: refused, the lock stays.
     let mut c = conn().await;
-    let refused = scripts::lock_release(&mut c, &lock, "someone-else:task-1", 250)
+    let refused = scripts::lock_release(&mut c, &lock, "someone-else:task-1", 250, "r1")
         .await
         .expect("script");
     assert_eq!(refused, LockRelease::NotOwner);
@@ -352,6 +354,63 @@ async fn reentrant_holds_count_up_and_down() {
         .release()
         .await
         .expect("release");
+}
+
+#[tokio::test]
+async fn a_resent_acquire_or_release_counts_once() {
+    // A cluster client re-sends a command whose connection dropped: the same request arriving
+    // twice must not count a reentrant hold twice, nor release two.
+    let keys = fresh_keys();
+    let lock = keys.lock("job");
+    let mut c = conn().await;
+    let count = |c: &mut seckill::redis_conn::Redis| {
+        let mut c = c.clone();
+        let key = lock.lock.clone();
+        async move {
+            let n: Option<i64> = redis::cmd("HGET")
+                .arg(&key)
+                .arg("count")
+                .query_async(&mut c)
+                .await
+                .expect("HGET");
+            n
+        }
+    };
+    let owner = "process:task-1";
+    let first = scripts::lock_acquire(&mut c, &lock, owner, 5_000, "a1")
+        .await
+        .expect("a1");
+    let resent = scripts::lock_acquire(&mut c, &lock, owner, 5_000, "a1")
+        .await
+        .expect("a1 again");
+    assert_eq!(first, resent, "the re-sent request answers the same grant");
+    assert_eq!(count(&mut c).await, Some(1), "one hold, not two");
+    scripts::lock_acquire(&mut c, &lock, owner, 5_000, "a2")
+        .await
+        .expect("a2");
+    scripts::lock_acquire(&mut c, &lock, owner, 5_000, "a2")
+        .await
+        .expect("a2 again");
+    assert_eq!(count(&mut c).await, Some(2), "a real re-entry counts");
+
+    let released = scripts::lock_release(&mut c, &lock, owner, 5_000, "r1")
+        .await
+        .expect("r1");
+    assert_eq!(released, LockRelease::StillHeld { count: 1 });
+    let again = scripts::lock_release(&mut c, &lock, owner, 5_000, "r1")
+        .await
+        .expect("r1 again");
+    assert_eq!(
+        again,
+        LockRelease::StillHeld { count: 1 },
+        "not released twice"
+    );
+    assert_eq!(count(&mut c).await, Some(1));
+    let last = scripts::lock_release(&mut c, &lock, owner, 5_000, "r2")
+        .await
+        .expect("r2");
+    assert_eq!(last, LockRelease::Freed);
+    assert_eq!(count(&mut c).await, None);
 }
 
 #[tokio::test]

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use common::*;
 use seckill::{
-    domain::{FailureReason, OrderId, OrderStatus},
+    domain::{FailureReason, OrderId, OrderStatus, Shard, SHARD_SEQUENCE_MAX},
     queue::Worker,
     sale::{self, BuyError},
     store,
@@ -518,11 +518,14 @@ async fn a_restored_sale_puts_the_day_counter_past_the_ids_postgres_holds(db: Pg
     drain(&core).await;
     // Redis loses the sale and the day's counter (an AOF that missed its last second).
     let k = core.keys.voucher(v);
-    let counter = core.keys.order_counter(first.issued_at().date_naive());
+    let counter = core
+        .keys
+        .order_counter(Shard::of_order(first), first.issued_at().date_naive());
     lose_and_restore(&core, v, &[&k.stock, &k.buyers, &counter]).await;
     assert!(
-        redis_i64(&core, &counter).await.unwrap_or(0) >= i64::from(first.sequence()),
-        "the counter is past the written order's sequence"
+        redis_i64(&core, &counter).await.unwrap_or(0)
+            >= i64::from(first.sequence() & SHARD_SEQUENCE_MAX),
+        "the shard's counter is past the written order's count"
     );
     let next = sale::buy(&core, u[1], v).await.expect("admitted");
     assert!(next.sequence() > first.sequence() || next.seconds() > first.seconds());
@@ -542,7 +545,7 @@ async fn an_admission_steps_past_an_id_still_queued_on_its_sale(db: PgPool) {
         .expect("now")
         .date_naive();
     let _: () = redis::cmd("SET")
-        .arg(core.keys.order_counter(today))
+        .arg(core.keys.order_counter(Shard::of_voucher(v), today))
         .arg(1_000)
         .query_async(&mut c)
         .await
@@ -551,7 +554,8 @@ async fn an_admission_steps_past_an_id_still_queued_on_its_sale(db: PgPool) {
         .map(|secs| {
             let since_epoch =
                 u32::try_from(secs - seckill::domain::ORDER_EPOCH_UNIX).expect("secs");
-            OrderId::from_parts(since_epoch, 1_001)
+            let seq = Shard::of_voucher(v).sequence(1_001).expect("in range");
+            OrderId::from_parts(since_epoch, seq)
                 .expect("id")
                 .to_redis_hex()
         })
@@ -566,7 +570,11 @@ async fn an_admission_steps_past_an_id_still_queued_on_its_sale(db: PgPool) {
             .expect("HSET");
     }
     let order = sale::buy(&core, u[1], v).await.expect("admitted");
-    assert_eq!(order.sequence(), 1_002, "stepped past the queued ID");
+    assert_eq!(
+        Some(order.sequence()),
+        Shard::of_voucher(v).sequence(1_002),
+        "stepped past the queued ID"
+    );
     // Take the planted entries away again, then the sale is whole.
     for hex in &taken {
         let _: () = redis::cmd("HDEL")

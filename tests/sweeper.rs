@@ -116,7 +116,7 @@ async fn a_finished_sale_is_retired_only_once_drained(db: PgPool) {
 async fn one_instance_sweeps_at_a_time_and_a_stale_token_stands_down(db: PgPool) {
     let core = core(db, &[]).await;
     let other_instance = LockClient::single(
-        redis::Client::open(core.config.redis_url.expose()).expect("url"),
+        core.redis_deployment().clone(),
         core.keys.clone(),
         LockOptions::default(),
     );

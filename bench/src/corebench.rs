@@ -7,20 +7,21 @@ use std::{sync::LazyLock, time::Duration};
 use futures::StreamExt;
 use redis::Script;
 use seckill::{
-    domain::{UserId, VoucherId},
+    domain::{Shard, UserId, VoucherId},
     queue::Worker,
-    scripts::{self, AdmissionOutcome},
+    scripts::{self, AdmissionOutcome, CounterDay},
 };
 use tokio::time::Instant;
 
 use crate::{report::Report, scratch::Scratch, Options};
 
-/// The same admission script, except that the order ID arrives as ARGV[5] and ARGV[6]
+/// The same admission script, except that the order ID arrives as ARGV[6] and ARGV[7]
 /// (seconds, sequence), drawn by an earlier `next_order_id` round trip.
 static ADMIT_WITH_ID: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         &[
-            "local function next_order_id(_, _) return tonumber(ARGV[5]), tonumber(ARGV[6]) end\n",
+            "local function day_of(s) return math.floor(s / 86400) end\n",
+            "local function next_order_id(_, _, _) return tonumber(ARGV[6]), tonumber(ARGV[7]) end\n",
             scripts::ADMIT_BODY,
         ]
         .concat(),
@@ -146,8 +147,10 @@ async fn admissions(
             async move {
                 let user = UserId::from_db(u);
                 if two_trips {
-                    let id = scripts::next_order_id(&mut redis, &keys).await?;
+                    let shard = Shard::of_voucher(voucher);
+                    let id = scripts::next_order_id(&mut redis, &keys, shard).await?;
                     let k = keys.voucher(voucher);
+                    let day = CounterDay::today();
                     let reply: Vec<i64> = ADMIT_WITH_ID
                         .key(&k.sale)
                         .key(&k.stock)
@@ -155,10 +158,12 @@ async fn admissions(
                         .key(&k.queued)
                         .key(&k.orders)
                         .key(k.rate_of(user))
+                        .key(day.counter(&keys, shard))
                         .arg(user.get())
-                        .arg(keys.order_counter_prefix())
+                        .arg(day.get())
                         .arg(voucher.get())
                         .arg(ATTEMPTS)
+                        .arg(shard.index())
                         .arg(id.seconds())
                         .arg(id.sequence())
                         .invoke_async(&mut redis)

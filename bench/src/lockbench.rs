@@ -24,7 +24,7 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
     let trials = if options.quick { 20 } else { 200 };
     let client = || {
         LockClient::single(
-            scratch.core.redis_client().clone(),
+            scratch.core.redis_deployment().clone(),
             scratch.core.keys.clone(),
             LockOptions::default(),
         )

@@ -9,6 +9,7 @@ mod field;
 mod ids;
 mod order;
 mod phone;
+mod shard;
 mod status;
 mod voucher;
 mod window;
@@ -18,6 +19,7 @@ pub use field::{FieldError, FieldErrors};
 pub use ids::{IdParseError, UserId, VoucherId};
 pub use order::{OrderId, OrderIdError, OrderStatus, ORDER_EPOCH_UNIX};
 pub use phone::{Phone, PhoneError};
+pub use shard::{Shard, SHARD_COUNT, SHARD_SEQUENCE_MAX};
 pub use status::VoucherStatus;
 pub use voucher::{
     NewVoucher, Voucher, VoucherDraft, MAX_DESCRIPTION_CHARS, MAX_PRICE_CENTS, MAX_TITLE_CHARS,

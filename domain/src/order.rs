@@ -20,7 +20,8 @@ pub enum OrderIdError {
 }
 
 /// A global order ID: sign bit 0 | 31 bits of seconds since 2022-01-01 | 32 bits of the UTC
-/// day's sequence. It travels as a decimal string in JSON because JavaScript numbers lose
+/// day's sequence, itself the shard (8 bits) and that shard's daily count (24 bits; see
+/// [`crate::Shard`]). It travels as a decimal string in JSON because JavaScript numbers lose
 /// precision above 2^53.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]

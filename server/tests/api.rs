@@ -367,10 +367,14 @@ async fn pages_work_as_plain_html(db: PgPool) {
         .await
         .expect("user");
     let now_secs = chrono::Utc::now().timestamp() - seckill::domain::ORDER_EPOCH_UNIX;
-    let queued =
-        seckill::domain::OrderId::from_parts(u32::try_from(now_secs).expect("secs"), 4_000_000_000)
-            .expect("id");
     let voucher = seckill::domain::VoucherId::try_from(v).expect("id");
+    // An ID of the voucher's shard (as every admission draws), far past any drawn today.
+    let sequence = seckill::domain::Shard::of_voucher(voucher)
+        .sequence(16_000_000)
+        .expect("in range");
+    let queued =
+        seckill::domain::OrderId::from_parts(u32::try_from(now_secs).expect("secs"), sequence)
+            .expect("id");
     let mut redis = app.core.redis.clone();
     let _: () = redis::cmd("HSET")
         .arg(app.core.keys.voucher(voucher).queued)

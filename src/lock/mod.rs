@@ -45,6 +45,7 @@ use node::Node;
 
 use crate::{
     keys::{Keys, LockKeys},
+    redis_conn::Deployment,
     scripts::{LockGrant, ScriptError},
 };
 
@@ -103,17 +104,27 @@ pub struct LockClient {
 }
 
 impl LockClient {
-    /// Locks on a single Redis master.
-    pub fn single(client: redis::Client, keys: Keys, options: LockOptions) -> Self {
-        Self::redlock(vec![client], keys, options)
+    /// Locks on one Redis deployment: a single master, or a Redis Cluster (each lock name on
+    /// the master of its slot).
+    pub fn single(deployment: Deployment, keys: Keys, options: LockOptions) -> Self {
+        Self::on(vec![deployment], keys, options)
     }
 
-    /// RedLock over independent masters: a grant needs `nodes.len() / 2 + 1` of them.
+    /// RedLock over independent masters: a grant needs `nodes.len() / 2 + 1` of them. (A
+    /// separate setting from a Redis Cluster: its masters are not independent of each other.)
     pub fn redlock(clients: Vec<redis::Client>, keys: Keys, options: LockOptions) -> Self {
-        let quorum = clients.len() / 2 + 1;
-        let nodes = clients
+        Self::on(
+            clients.into_iter().map(Deployment::Single).collect(),
+            keys,
+            options,
+        )
+    }
+
+    fn on(deployments: Vec<Deployment>, keys: Keys, options: LockOptions) -> Self {
+        let quorum = deployments.len() / 2 + 1;
+        let nodes = deployments
             .into_iter()
-            .map(|c| Node::new(c, options.node_timeout))
+            .map(|d| Node::new(d, options.node_timeout))
             .collect();
         Self {
             shared: Arc::new(Shared {

@@ -1,43 +1,50 @@
-//! One Redis master of a lock: a lazily (re)connected multiplexed connection with a short reply
-//! bound, so a dead master fails fast instead of stalling the quorum.
+//! One Redis deployment of a lock (a master, or a whole Redis Cluster where the lock name's
+//! slot decides the master): a lazily (re)connected connection with a short reply bound, so a
+//! dead master fails fast instead of stalling the quorum.
 
 use std::time::Duration;
 
 use futures::{Stream, StreamExt};
-use redis::{aio::MultiplexedConnection, AsyncConnectionConfig, Client};
 use tokio::sync::Mutex;
+use uuid::Uuid;
 
 use crate::{
     keys::LockKeys,
+    redis_conn::{Deployment, Redis, Timeouts},
     scripts::{self, LockGrant, LockRelease, ScriptError},
 };
 
 pub(super) struct Node {
-    client: Client,
+    deployment: Deployment,
     timeout: Duration,
-    conn: Mutex<Option<MultiplexedConnection>>,
+    conn: Mutex<Option<Redis>>,
+}
+
+/// A unique ID for one acquire or release request (a re-sent request is applied once).
+fn request_id() -> String {
+    Uuid::new_v4().simple().to_string()
 }
 
 impl Node {
-    pub(super) fn new(client: Client, timeout: Duration) -> Self {
+    pub(super) fn new(deployment: Deployment, timeout: Duration) -> Self {
         Self {
-            client,
+            deployment,
             timeout,
             conn: Mutex::new(None),
         }
     }
 
-    async fn connection(&self) -> Result<MultiplexedConnection, redis::RedisError> {
+    async fn connection(&self) -> Result<Redis, redis::RedisError> {
         let mut slot = self.conn.lock().await;
         if let Some(c) = slot.as_ref() {
             return Ok(c.clone());
         }
-        let config = AsyncConnectionConfig::new()
-            .set_connection_timeout(Some(self.timeout))
-            .set_response_timeout(Some(self.timeout));
         let c = self
-            .client
-            .get_multiplexed_async_connection_with_config(&config)
+            .deployment
+            .connect(Timeouts {
+                response: self.timeout,
+                connect: self.timeout,
+            })
             .await?;
         *slot = Some(c.clone());
         Ok(c)
@@ -59,7 +66,7 @@ impl Node {
         lease_ms: u64,
     ) -> Result<LockGrant, ScriptError> {
         let mut c = self.connection().await?;
-        let r = scripts::lock_acquire(&mut c, keys, owner, lease_ms).await;
+        let r = scripts::lock_acquire(&mut c, keys, owner, lease_ms, &request_id()).await;
         if let Err(e) = &r {
             self.reset(e).await;
         }
@@ -73,7 +80,7 @@ impl Node {
         lease_ms: u64,
     ) -> Result<LockRelease, ScriptError> {
         let mut c = self.connection().await?;
-        let r = scripts::lock_release(&mut c, keys, owner, lease_ms).await;
+        let r = scripts::lock_release(&mut c, keys, owner, lease_ms, &request_id()).await;
         if let Err(e) = &r {
             self.reset(e).await;
         }
@@ -94,17 +101,36 @@ impl Node {
         r
     }
 
-    /// Release announcements of one lock, on a pub/sub connection of its own.
+    /// Release announcements of one lock, on a pub/sub connection of its own. Classic pub/sub:
+    /// on a Redis Cluster a `PUBLISH` on the lock's master reaches subscribers on every node,
+    /// so the first seed node that answers will do.
     pub(super) async fn subscribe(
         &self,
         channel: &str,
     ) -> Result<impl Stream<Item = ()> + Unpin + Send, redis::RedisError> {
-        let mut pubsub = tokio::time::timeout(self.timeout, self.client.get_async_pubsub())
-            .await
-            .map_err(|_| {
-                redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::TimedOut))
-            })??;
-        pubsub.subscribe(channel).await?;
-        Ok(pubsub.into_on_message().map(|_| ()))
+        let mut last = None;
+        for client in self.deployment.pubsub_clients() {
+            let opened = tokio::time::timeout(self.timeout, client.get_async_pubsub()).await;
+            let mut pubsub = match opened {
+                Ok(Ok(p)) => p,
+                Ok(Err(e)) => {
+                    last = Some(e);
+                    continue;
+                }
+                Err(_) => {
+                    last = Some(std::io::Error::from(std::io::ErrorKind::TimedOut).into());
+                    continue;
+                }
+            };
+            pubsub.subscribe(channel).await?;
+            return Ok(pubsub.into_on_message().map(|_| ()));
+        }
+        Err(last.unwrap_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "no Redis node to subscribe on",
+            )
+            .into()
+        }))
     }
 }

@@ -16,23 +16,19 @@ pub async fn oldest_queued_age(core: &Core) -> Result<Option<Duration>, redis::R
         .into_iter()
         .filter_map(|id| VoucherId::try_from(id).ok())
         .collect();
-    let mut pipe = redis::pipe();
-    pipe.cmd("TIME");
-    for v in &vouchers {
-        pipe.xrange_count(core.keys.voucher(*v).orders, "-", "+", 1);
-    }
-    let (time, firsts): ((u64, u64), Vec<StreamRangeReply>) = {
-        let mut replies: Vec<redis::Value> = pipe.query_async(&mut redis).await?;
-        if replies.is_empty() {
-            return Ok(None);
+    // One read per stream, all in flight at once (a pipeline across vouchers would span slots
+    // on a Redis Cluster), and the clock of the node that answers TIME.
+    let firsts = futures::future::try_join_all(vouchers.iter().map(|v| {
+        let mut redis = core.redis.clone();
+        let stream = core.keys.voucher(*v).orders;
+        async move {
+            redis
+                .xrange_count::<_, _, _, _, StreamRangeReply>(stream, "-", "+", 1)
+                .await
         }
-        let time = redis::from_redis_value(replies.remove(0))?;
-        let firsts = replies
-            .into_iter()
-            .map(redis::from_redis_value)
-            .collect::<Result<_, _>>()?;
-        (time, firsts)
-    };
+    }))
+    .await?;
+    let time: (u64, u64) = redis::cmd("TIME").query_async(&mut redis).await?;
     let now_ms = time.0 * 1_000 + time.1 / 1_000;
     let oldest_ms = firsts
         .iter()

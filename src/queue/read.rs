@@ -1,7 +1,7 @@
 //! Reading the voucher streams: new entries, this consumer's own pending ones (after a
 //! restart), and entries abandoned by any consumer (`XAUTOCLAIM`).
 
-use std::time::Duration;
+use std::{collections::BTreeMap, time::Duration};
 
 use redis::{
     streams::{
@@ -12,7 +12,45 @@ use redis::{
 };
 
 use super::{Delivery, Worker, WorkerError};
-use crate::{domain::VoucherId, keys::ORDER_GROUP};
+use crate::{
+    domain::{Shard, VoucherId},
+    keys::{Keys, ORDER_GROUP},
+    redis_conn::Redis,
+};
+
+/// The first pause of an idle worker on a Redis Cluster (where reads do not block); it doubles
+/// while nothing arrives, up to [`IDLE_MAX`]: an order admitted into an idle queue waits at
+/// most that long to be read.
+pub(super) const IDLE_FIRST: Duration = Duration::from_millis(2);
+pub(super) const IDLE_MAX: Duration = Duration::from_millis(25);
+
+/// One `XREADGROUP` over the order streams of `vouchers` (on a cluster: of one shard).
+async fn read_streams(
+    mut conn: Redis,
+    keys: &Keys,
+    vouchers: &[VoucherId],
+    from: &str,
+    opts: &StreamReadOptions,
+) -> Result<Vec<Delivery>, redis::RedisError> {
+    let streams: Vec<String> = vouchers.iter().map(|v| keys.voucher(*v).orders).collect();
+    let ids = vec![from; streams.len()];
+    let reply: Option<StreamReadReply> = conn.xread_options(&streams, &ids, opts).await?;
+    let mut out = Vec::new();
+    for (voucher, key) in vouchers.iter().zip(&streams) {
+        let Some(sk) = reply
+            .as_ref()
+            .and_then(|r| r.keys.iter().find(|k| &k.key == key))
+        else {
+            continue;
+        };
+        out.extend(
+            sk.ids
+                .iter()
+                .map(|e| Delivery::decode(*voucher, e.id.clone(), &e.map, 0)),
+        );
+    }
+    Ok(out)
+}
 
 impl Worker {
     /// The vouchers whose streams to read; makes sure each has the consumer group.
@@ -82,41 +120,52 @@ impl Worker {
             }
             return Ok(Vec::new());
         }
-        let streams: Vec<String> = vouchers
-            .iter()
-            .map(|v| self.core.keys.voucher(*v).orders)
-            .collect();
-        let ids = vec![from; streams.len()];
-        let mut opts = StreamReadOptions::default()
+        let opts = StreamReadOptions::default()
             .group(ORDER_GROUP, &self.consumer)
             .count(self.core.config.worker.batch_size);
-        if let Some(b) = block {
-            opts = opts.block(usize::try_from(b.as_millis()).unwrap_or(usize::MAX));
-        }
-        let reply: Result<Option<StreamReadReply>, redis::RedisError> =
-            self.conn.xread_options(&streams, &ids, &opts).await;
-        let reply = match reply {
-            Ok(r) => r,
-            Err(e) if e.code() == Some("NOGROUP") => {
-                // A stream vanished (Redis lost state): recreate groups on the next pass.
-                self.groups_ready.clear();
+        let keys = &self.core.keys;
+        let read = if self.conn.is_cluster() {
+            // A Redis Cluster: a read may not span slots, and a blocking read would hold up
+            // every other command to that master on this multiplexed connection. So one
+            // non-blocking read per shard (its vouchers' streams share a slot), all in flight at
+            // once; the idle pause below stands in for the block.
+            let mut shards: BTreeMap<Shard, Vec<VoucherId>> = BTreeMap::new();
+            for v in vouchers {
+                shards.entry(Shard::of_voucher(v)).or_default().push(v);
+            }
+            let reads = shards
+                .values()
+                .map(|group| read_streams(self.conn.clone(), keys, group, from, &opts));
+            futures::future::try_join_all(reads)
+                .await
+                .map(|all| all.into_iter().flatten().collect::<Vec<_>>())
+        } else {
+            // One node: every stream in one blocking read.
+            let opts = match block {
+                Some(b) => opts.block(usize::try_from(b.as_millis()).unwrap_or(usize::MAX)),
+                None => opts,
+            };
+            read_streams(self.conn.clone(), keys, &vouchers, from, &opts).await
+        };
+        let out = match read {
+            Ok(out) => out,
+            Err(e) => {
+                if e.code() == Some("NOGROUP") {
+                    // A stream vanished (Redis lost state): recreate groups on the next pass.
+                    self.groups_ready.clear();
+                }
                 return Err(e.into());
             }
-            Err(e) => return Err(e.into()),
         };
-        let mut out = Vec::new();
-        for (voucher, key) in vouchers.iter().zip(&streams) {
-            let Some(sk) = reply
-                .as_ref()
-                .and_then(|r| r.keys.iter().find(|k| &k.key == key))
-            else {
-                continue;
-            };
-            out.extend(
-                sk.ids
-                    .iter()
-                    .map(|e| Delivery::decode(*voucher, e.id.clone(), &e.map, 0)),
-            );
+        if self.conn.is_cluster() {
+            if let Some(b) = block {
+                if out.is_empty() {
+                    tokio::time::sleep(self.idle.min(b)).await;
+                    self.idle = (self.idle * 2).min(IDLE_MAX);
+                } else {
+                    self.idle = IDLE_FIRST;
+                }
+            }
         }
         Ok(out)
     }

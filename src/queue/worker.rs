@@ -3,12 +3,11 @@
 
 use std::{collections::HashSet, time::Duration};
 
-use redis::aio::MultiplexedConnection;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::Delivery;
-use crate::{domain::VoucherId, scripts::ScriptError, Core};
+use crate::{domain::VoucherId, redis_conn::Redis, scripts::ScriptError, Core};
 
 /// A worker step failed; the entries in hand stay pending and are retried.
 #[derive(Debug, thiserror::Error)]
@@ -48,8 +47,11 @@ impl WorkerReport {
 /// One consumer of the order group. Several instances each run one, named after the instance.
 pub struct Worker {
     pub(super) core: Core,
-    /// Its own connection: `XREADGROUP BLOCK` would stall the shared one.
-    pub(super) conn: MultiplexedConnection,
+    /// Its own connection: `XREADGROUP BLOCK` would stall the shared one (on a cluster, its
+    /// own connections to every master, read without blocking).
+    pub(super) conn: Redis,
+    /// The next idle pause on a cluster (see `read.rs`).
+    pub(super) idle: Duration,
     pub(super) consumer: String,
     /// Vouchers whose stream is known to have the consumer group.
     pub(super) groups_ready: HashSet<VoucherId>,
@@ -76,6 +78,7 @@ impl Worker {
         Ok(Self {
             core,
             conn,
+            idle: super::read::IDLE_FIRST,
             consumer: consumer.into(),
             groups_ready: HashSet::new(),
             shutdown: CancellationToken::new(),

@@ -4,9 +4,9 @@ use std::sync::LazyLock;
 
 use redis::{aio::ConnectionLike, Script};
 
-use super::{order_id, ScriptError, ORDER_ID_LIB};
+use super::{order_id, CounterDay, ScriptError, ORDER_ID_LIB};
 use crate::{
-    domain::{OrderId, UserId, VoucherId},
+    domain::{OrderId, Shard, UserId, VoucherId},
     keys::Keys,
 };
 
@@ -32,6 +32,9 @@ pub enum AdmissionOutcome {
     IdsExhausted,
     /// The shopper made more attempts on this sale this second than allowed.
     RateLimited,
+    /// The Redis clock is on this other day than the counter named (around midnight): nothing
+    /// was written; [`admit`] retries once with that day's counter.
+    WrongDay(CounterDay),
 }
 
 impl AdmissionOutcome {
@@ -47,13 +50,15 @@ impl AdmissionOutcome {
             [5] => Self::NotLoaded,
             [6] => Self::IdsExhausted,
             [7] => Self::RateLimited,
+            [8, day] => Self::WrongDay(CounterDay::from_days(*day)),
             _ => return Err(unknown()),
         })
     }
 }
 
 /// Runs the admission script for `user` buying `voucher`, allowing `attempts_per_second`
-/// attempts per shopper and sale.
+/// attempts per shopper and sale. Across midnight (the app's and Redis's clocks on different
+/// days) the script names its day and is run once more with that day's counter.
 pub async fn admit<C: ConnectionLike + Send>(
     conn: &mut C,
     keys: &Keys,
@@ -61,7 +66,39 @@ pub async fn admit<C: ConnectionLike + Send>(
     user: UserId,
     attempts_per_second: u32,
 ) -> Result<AdmissionOutcome, ScriptError> {
+    let first = admit_on_day(
+        conn,
+        keys,
+        voucher,
+        user,
+        attempts_per_second,
+        CounterDay::today(),
+    )
+    .await?;
+    match first {
+        AdmissionOutcome::WrongDay(day) => {
+            match admit_on_day(conn, keys, voucher, user, attempts_per_second, day).await? {
+                AdmissionOutcome::WrongDay(again) => {
+                    Err(ScriptError::unknown("admit", &[8, again.get()]))
+                }
+                outcome => Ok(outcome),
+            }
+        }
+        outcome => Ok(outcome),
+    }
+}
+
+/// One run of the admission script with the counter of `day` (no retry).
+pub async fn admit_on_day<C: ConnectionLike + Send>(
+    conn: &mut C,
+    keys: &Keys,
+    voucher: VoucherId,
+    user: UserId,
+    attempts_per_second: u32,
+    day: CounterDay,
+) -> Result<AdmissionOutcome, ScriptError> {
     let k = keys.voucher(voucher);
+    let shard = Shard::of_voucher(voucher);
     let reply: Vec<i64> = ADMIT
         .key(&k.sale)
         .key(&k.stock)
@@ -69,10 +106,12 @@ pub async fn admit<C: ConnectionLike + Send>(
         .key(&k.queued)
         .key(&k.orders)
         .key(k.rate_of(user))
+        .key(day.counter(keys, shard))
         .arg(user.get())
-        .arg(keys.order_counter_prefix())
+        .arg(day.get())
         .arg(voucher.get())
         .arg(attempts_per_second)
+        .arg(shard.index())
         .invoke_async(conn)
         .await?;
     AdmissionOutcome::decode(&reply)
@@ -101,6 +140,10 @@ mod tests {
             (6, AdmissionOutcome::IdsExhausted),
             (7, AdmissionOutcome::RateLimited),
         ];
+        assert_eq!(
+            AdmissionOutcome::decode(&[8, 20_000]).ok(),
+            Some(AdmissionOutcome::WrongDay(CounterDay::from_days(20_000)))
+        );
         for (code, outcome) in cases {
             assert_eq!(AdmissionOutcome::decode(&[code]).ok(), Some(outcome));
         }
@@ -109,7 +152,8 @@ mod tests {
     #[test]
     fn unknown_codes_are_errors() {
         for reply in [
-            &[8][..],
+            &[9][..],
+            &[8],
             &[],
             &[0],
             &[0, 1],

@@ -24,18 +24,21 @@ pub enum LockGrant {
     Held { ttl_ms: i64 },
 }
 
-/// Runs `lua/lock_acquire.lua`.
+/// Runs `lua/lock_acquire.lua`. `request` is unique per acquire call: the same request
+/// delivered twice counts one hold.
 pub async fn lock_acquire<C: ConnectionLike + Send>(
     conn: &mut C,
     keys: &LockKeys,
     owner: &str,
     lease_ms: u64,
+    request: &str,
 ) -> Result<LockGrant, ScriptError> {
     let reply: Vec<i64> = LOCK_ACQUIRE
         .key(&keys.lock)
         .key(&keys.fence)
         .arg(owner)
         .arg(lease_ms)
+        .arg(request)
         .invoke_async(conn)
         .await?;
     match reply.as_slice() {
@@ -57,18 +60,21 @@ pub enum LockRelease {
     NotOwner,
 }
 
-/// Runs `lua/lock_release.lua`.
+/// Runs `lua/lock_release.lua`. `request` is unique per release call: the same request
+/// delivered twice releases one hold.
 pub async fn lock_release<C: ConnectionLike + Send>(
     conn: &mut C,
     keys: &LockKeys,
     owner: &str,
     lease_ms: u64,
+    request: &str,
 ) -> Result<LockRelease, ScriptError> {
     let reply: Vec<i64> = LOCK_RELEASE
         .key(&keys.lock)
         .arg(owner)
         .arg(lease_ms)
         .arg(&keys.channel)
+        .arg(request)
         .invoke_async(conn)
         .await?;
     match reply.as_slice() {

@@ -4,8 +4,11 @@ use std::sync::LazyLock;
 
 use redis::{aio::ConnectionLike, Script};
 
-use super::{order_id, ScriptError, ORDER_ID_LIB};
-use crate::{domain::OrderId, keys::Keys};
+use super::{order_id, CounterDay, ScriptError, ORDER_ID_LIB};
+use crate::{
+    domain::{OrderId, Shard},
+    keys::Keys,
+};
 
 static NEXT_ORDER_ID: LazyLock<Script> = LazyLock::new(|| {
     Script::new(&[ORDER_ID_LIB, include_str!("../../lua/next_order_id.lua")].concat())
@@ -16,24 +19,32 @@ static NEXT_ORDER_ID: LazyLock<Script> = LazyLock::new(|| {
 pub enum NextIdError {
     #[error(transparent)]
     Script(#[from] ScriptError),
-    #[error("the day's 2^32 order IDs are exhausted")]
+    #[error("the shard's 2^24 order IDs of the day are exhausted")]
     Exhausted,
 }
 
-/// Draws one order ID.
+/// Draws one order ID on `shard` (retrying once with the Redis clock's day around midnight).
 pub async fn next_order_id<C: ConnectionLike + Send>(
     conn: &mut C,
     keys: &Keys,
+    shard: Shard,
 ) -> Result<OrderId, NextIdError> {
-    let reply: Vec<i64> = NEXT_ORDER_ID
-        .arg(keys.order_counter_prefix())
-        .invoke_async(conn)
-        .await
-        .map_err(ScriptError::from)?;
-    let unknown = || ScriptError::unknown("next_order_id", &reply);
-    match reply.as_slice() {
-        [0, secs, seq] => Ok(order_id(*secs, *seq).ok_or_else(unknown)?),
-        [1] => Err(NextIdError::Exhausted),
-        _ => Err(unknown().into()),
+    let mut day = CounterDay::today();
+    for _ in 0..2 {
+        let reply: Vec<i64> = NEXT_ORDER_ID
+            .key(day.counter(keys, shard))
+            .arg(day.get())
+            .arg(shard.index())
+            .invoke_async(conn)
+            .await
+            .map_err(ScriptError::from)?;
+        let unknown = || ScriptError::unknown("next_order_id", &reply);
+        match reply.as_slice() {
+            [0, secs, seq] => return Ok(order_id(*secs, *seq).ok_or_else(unknown)?),
+            [1] => return Err(NextIdError::Exhausted),
+            [2, redis_day] => day = CounterDay::from_days(*redis_day),
+            _ => return Err(unknown().into()),
+        }
     }
+    Err(ScriptError::unknown("next_order_id", &[2, day.get()]).into())
 }

@@ -4,7 +4,10 @@
 use std::process::Command;
 
 use anyhow::Context;
-use seckill::{domain::VoucherId, scripts};
+use seckill::{
+    domain::{Shard, VoucherId},
+    scripts::{self, CounterDay},
+};
 use tokio::time::Instant;
 
 use super::Scenario;
@@ -18,6 +21,8 @@ pub async fn evalsha_ceiling(scratch: &Scratch, sc: &Scenario) -> anyhow::Result
     let k = scratch
         .redis_only_sale(scratch_voucher.get(), sc.stock)
         .await?;
+    let shard = Shard::of_voucher(scratch_voucher);
+    let day = CounterDay::today();
     let sha: String = redis::cmd("SCRIPT")
         .arg("LOAD")
         .arg(scripts::ADMIT_SOURCE.as_str())
@@ -28,13 +33,15 @@ pub async fn evalsha_ceiling(scratch: &Scratch, sc: &Scenario) -> anyhow::Result
         .args(["-h", url.host_str().unwrap_or("127.0.0.1")])
         .args(["-p", &url.port().unwrap_or(6379).to_string()])
         .args(["-c", &sc.conns.to_string(), "-n", &sc.shoppers.to_string()])
-        .args(["-r", "100000000", "-q", "EVALSHA", &sha, "6"])
+        .args(["-r", "100000000", "-q", "EVALSHA", &sha, "7"])
         .args([&k.sale, &k.stock, &k.buyers, &k.queued, &k.orders])
         .arg(format!("{}__rand_int__", k.rate))
+        .arg(day.counter(&core.keys, shard))
         .arg("__rand_int__")
-        .arg(core.keys.order_counter_prefix())
+        .arg(day.get().to_string())
         .arg(scratch_voucher.get().to_string())
         .arg(core.config.limits.buys_per_second.to_string())
+        .arg(shard.index().to_string())
         .output()
         .context("redis-benchmark (installed with redis-server by scripts/setup.sh)")?;
     let text = String::from_utf8_lossy(&out.stdout);

@@ -31,6 +31,7 @@ use crate::state::AppState;
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/health", get(health))
+        .route("/live", get(live))
         .route("/login/code", post(login_code))
         .route("/login", post(login))
         .route("/logout", post(logout))
@@ -43,13 +44,20 @@ pub fn router() -> Router<AppState> {
         .method_not_allowed_fallback(|| async { ApiError(AppError::MethodNotAllowed) })
 }
 
-/// Readiness: both stores answer and orders are being written (the oldest queued order is
-/// younger than `SECKILL_STALL_AFTER_MS`).
 /// Any path under `/api` that names nothing.
 pub async fn not_found() -> ApiError {
     ApiError(AppError::NotFound)
 }
 
+/// Liveness, for a load balancer: this process serves requests. It does not ask the stores: a
+/// shared Redis or PostgreSQL that is down would take every instance out of rotation at once,
+/// and shoppers would get the balancer's bare 503 instead of the instances' JSON answers.
+async fn live(State(core): State<Core>) -> Json<serde_json::Value> {
+    Json(json!({ "live": true, "instance": core.config.instance_id }))
+}
+
+/// Readiness, for operators: both stores answer and orders are being written (the oldest queued
+/// order is younger than `SECKILL_STALL_AFTER_MS`); 503 otherwise.
 async fn health(State(core): State<Core>) -> Response {
     let h = core.health().await;
     let status = if h.ok() {

@@ -17,6 +17,22 @@ pub struct TestApp {
 
 pub async fn spawn_app(db: PgPool) -> TestApp {
     let prefix = format!("api{}:", uuid::Uuid::new_v4().simple());
+    spawn_instance(db, &prefix).await
+}
+
+/// `n` instances of one deployment (the same Redis keys and database), each with its own port,
+/// worker and consumer name, as several hosts behind a load balancer would run.
+pub async fn spawn_instances(db: PgPool, n: usize) -> Vec<TestApp> {
+    let prefix = format!("api{}:", uuid::Uuid::new_v4().simple());
+    let mut apps = Vec::with_capacity(n);
+    for _ in 0..n {
+        apps.push(spawn_instance(db.clone(), &prefix).await);
+    }
+    apps
+}
+
+async fn spawn_instance(db: PgPool, prefix: &str) -> TestApp {
+    let prefix = prefix.to_owned();
     let mut vars: HashMap<&str, String> = HashMap::from([
         ("SECKILL_KEY_PREFIX", prefix),
         ("LEPTOS_SITE_ADDR", "127.0.0.1:0".to_owned()),

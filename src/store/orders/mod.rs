@@ -9,7 +9,7 @@ pub use write::{record_failure, write_batch};
 
 use sqlx::PgPool;
 
-use crate::domain::{FailureReason, OrderId, OrderStatus, UserId, VoucherId};
+use crate::domain::{FailureReason, OrderId, OrderStatus, Shard, UserId, VoucherId};
 
 /// An order's state as PostgreSQL knows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,22 +89,26 @@ pub async fn list_for_user(
         .collect()
 }
 
-/// The highest order-ID sequence PostgreSQL holds (written or failed) among the IDs in
-/// `[from, until)`: a UTC day's IDs, when the bounds are that day's first second.
-pub async fn highest_sequence(
+/// The highest per-shard count among the order IDs of `shard` PostgreSQL holds (written or
+/// failed) in `[from, until)`: a UTC day's IDs, when the bounds are that day's first second.
+pub async fn highest_count(
     db: &PgPool,
+    shard: Shard,
     from: OrderId,
     until: OrderId,
 ) -> Result<Option<u32>, sqlx::Error> {
+    // The low 24 bits of an ID are its shard's count, the next 8 the shard (design.md §3).
     let max: Option<i64> = sqlx::query_scalar(
-        "SELECT max(id & 4294967295) FROM (
+        "SELECT max(id & 16777215) FROM (
              SELECT id FROM orders WHERE id >= $1 AND id < $2
              UNION ALL
              SELECT id FROM order_failures WHERE id >= $1 AND id < $2
-         ) ids",
+         ) ids
+         WHERE (id >> 24) & 255 = $3",
     )
     .bind(from.as_i64())
     .bind(until.as_i64())
+    .bind(i64::from(shard.index()))
     .fetch_one(db)
     .await?;
     Ok(max.and_then(|m| u32::try_from(m).ok()))

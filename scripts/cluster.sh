@@ -1,0 +1,225 @@
+#!/usr/bin/env bash
+# Several instances on a Redis Cluster, on loopback: a 3-master Redis Cluster, PostgreSQL,
+# three server instances and HAProxy in front of them on one port.
+#
+#   scripts/cluster.sh start [--replicas]   build, start everything, print the URL
+#   scripts/cluster.sh stop                 stop what start started (instances, HAProxy, cluster)
+#   scripts/cluster.sh status               what is running, HAProxy's view of the instances
+#   scripts/cluster.sh redis-start [--replicas]
+#                                           only the Redis Cluster (tests, benchmarks); prints
+#                                           `export SECKILL_CLUSTER_URL=…`
+#   scripts/cluster.sh redis-stop           only the Redis Cluster
+#   scripts/cluster.sh kill-instance N      kill -9 instance N (1..3), for drills
+#   scripts/cluster.sh start-instance N     start instance N again
+#
+# --replicas adds one replica per master (six nodes) for failover drills. Ports: Redis
+# 17101-17106 (cluster bus +10000), instances 3101-3103, HAProxy 3100 (stats on 3199).
+# Data and logs under .local/cluster/.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+
+DATA=${SECKILL_DATA_DIR:-$ROOT/.local}/cluster
+REDIS_BASE=${SECKILL_CLUSTER_REDIS_BASE:-17100}
+APP_BASE=${SECKILL_CLUSTER_APP_BASE:-3100}
+LB_PORT=$APP_BASE
+STATS_PORT=$((APP_BASE + 99))
+MASTERS=3
+
+redis_ports() {
+  local n=$MASTERS
+  [ -f "$DATA/replicas" ] && n=$((MASTERS * 2))
+  seq $((REDIS_BASE + 1)) $((REDIS_BASE + n))
+}
+
+cluster_url() {
+  local urls=() p
+  for p in $(seq $((REDIS_BASE + 1)) $((REDIS_BASE + MASTERS))); do urls+=("redis://127.0.0.1:$p"); done
+  (IFS=,; echo "${urls[*]}")
+}
+
+cluster_ok() {
+  local p
+  for p in $(redis_ports); do
+    redis-cli -p "$p" cluster info 2>/dev/null | grep -q '^cluster_state:ok' || return 1
+  done
+}
+
+redis_start() {
+  command -v redis-server >/dev/null || apt_install redis-server
+  local replicas=0
+  [ "${1:-}" = --replicas ] && replicas=1
+  if cluster_ok 2>/dev/null; then log "redis cluster already running"; return; fi
+  redis_stop quiet
+  rm -rf "$DATA/redis"; rm -f "$DATA/replicas"
+  [ $replicas -eq 1 ] && { mkdir -p "$DATA"; touch "$DATA/replicas"; }
+  local fsync=everysec p nodes=()
+  [ "${SECKILL_DURABILITY:-everysec}" = fsync ] && fsync=always
+  for p in $(redis_ports); do
+    mkdir -p "$DATA/redis/$p"
+    redis-server --daemonize yes --bind 127.0.0.1 --port "$p" --dir "$DATA/redis/$p" \
+      --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 2000 \
+      --appendonly yes --appendfsync "$fsync" --save "" --maxclients 20000 \
+      --pidfile "$DATA/redis/$p/redis.pid" --logfile "$DATA/redis/$p/redis.log"
+    nodes+=("127.0.0.1:$p")
+  done
+  for p in $(redis_ports); do
+    for _ in $(seq 50); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.1; done
+    redis-cli -p "$p" ping >/dev/null || die "redis $p did not start; see $DATA/redis/$p/redis.log"
+  done
+  redis-cli --cluster create "${nodes[@]}" --cluster-replicas "$replicas" --cluster-yes >/dev/null 2>&1 \
+    || die "redis-cli --cluster create failed"
+  for _ in $(seq 100); do cluster_ok && break; sleep 0.1; done
+  cluster_ok || die "the redis cluster did not reach cluster_state:ok"
+  log "redis cluster on $(cluster_url) ($((replicas + 1)) node(s) per slot range, appendfsync $fsync)"
+}
+
+redis_stop() {
+  local p pid
+  for p in $(seq $((REDIS_BASE + 1)) $((REDIS_BASE + MASTERS * 2))); do
+    pid=$(cat "$DATA/redis/$p/redis.pid" 2>/dev/null || true)
+    [ -n "$pid" ] || continue
+    redis-cli -p "$p" shutdown nosave >/dev/null 2>&1 || true
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    rm -f "$DATA/redis/$p/redis.pid"
+  done
+  [ "${1:-}" = quiet ] || log "redis cluster stopped"
+}
+
+instance_port() { echo $((APP_BASE + $1)); }
+
+start_instance() {
+  local i=$1 port; port=$(instance_port "$i")
+  mkdir -p "$DATA/app"
+  (
+    export LEPTOS_SITE_ADDR="127.0.0.1:$port" LEPTOS_SITE_ROOT="$ROOT/target/site" LEPTOS_SITE_PKG_DIR=pkg
+    export REDIS_URL DATABASE_URL
+    export SECKILL_DEV_LOGIN=${SECKILL_DEV_LOGIN:-true}
+    exec "$CARGO_TARGET_DIR/release/server" serve >>"$DATA/app/instance-$i.log" 2>&1
+  ) &
+  echo $! >"$DATA/app/instance-$i.pid"
+  for _ in $(seq 100); do curl -fs "http://127.0.0.1:$port/api/live" >/dev/null 2>&1 && break; sleep 0.1; done
+  curl -fs "http://127.0.0.1:$port/api/live" >/dev/null \
+    || { tail -n 20 "$DATA/app/instance-$i.log" >&2; die "instance $i did not start on $port"; }
+  log "instance $i serving on 127.0.0.1:$port (log $DATA/app/instance-$i.log)"
+}
+
+kill_instance() {
+  local i=$1 pid; pid=$(cat "$DATA/app/instance-$i.pid" 2>/dev/null || true)
+  [ -n "$pid" ] || die "instance $i is not running"
+  kill -9 "$pid" 2>/dev/null || true
+  rm -f "$DATA/app/instance-$i.pid"
+  log "instance $i killed (pid $pid)"
+}
+
+stop_instance() {
+  local i=$1 pid; pid=$(cat "$DATA/app/instance-$i.pid" 2>/dev/null || true)
+  [ -n "$pid" ] || return 0
+  kill "$pid" 2>/dev/null || true
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  rm -f "$DATA/app/instance-$i.pid"
+}
+
+haproxy_config() {
+  local i
+  cat <<CFG
+global
+  maxconn 8000
+defaults
+  mode http
+  timeout connect 2s
+  timeout client 30s
+  timeout server 30s
+  timeout http-keep-alive 30s
+  option http-keep-alive
+  # Only a request that never reached an instance (connection refused) goes to another one: a
+  # POST that reached an instance is never sent twice.
+  retries 2
+  option redispatch
+frontend shop
+  bind 127.0.0.1:$LB_PORT
+  default_backend instances
+backend instances
+  balance roundrobin
+  # Liveness, not readiness: a shared store that is down must not take every instance out.
+  option httpchk GET /api/live
+  http-check expect status 200
+  default-server inter 1s fall 2 rise 2
+CFG
+  for i in 1 2 3; do echo "  server app$i 127.0.0.1:$(instance_port "$i") check"; done
+  cat <<CFG
+listen stats
+  bind 127.0.0.1:$STATS_PORT
+  stats enable
+  stats uri /stats
+CFG
+}
+
+start_haproxy() {
+  command -v haproxy >/dev/null || apt_install haproxy
+  mkdir -p "$DATA/haproxy"
+  haproxy_config >"$DATA/haproxy/haproxy.cfg"
+  haproxy -c -q -f "$DATA/haproxy/haproxy.cfg" || die "haproxy rejected $DATA/haproxy/haproxy.cfg"
+  haproxy -D -f "$DATA/haproxy/haproxy.cfg" -p "$DATA/haproxy/haproxy.pid"
+  for _ in $(seq 50); do curl -fs "http://127.0.0.1:$LB_PORT/api/live" >/dev/null 2>&1 && break; sleep 0.1; done
+  log "haproxy on 127.0.0.1:$LB_PORT (stats: http://127.0.0.1:$STATS_PORT/stats)"
+}
+
+stop_haproxy() {
+  local pid; pid=$(cat "$DATA/haproxy/haproxy.pid" 2>/dev/null || true)
+  [ -n "$pid" ] || return 0
+  kill "$pid" 2>/dev/null || true
+  rm -f "$DATA/haproxy/haproxy.pid"
+  log "haproxy stopped"
+}
+
+start_all() {
+  "$ROOT/scripts/setup.sh"
+  redis_start "${1:-}"
+  # PostgreSQL as for one instance (scripts/services.sh), without its single Redis.
+  eval "$(REDIS_URL=unused "$ROOT/scripts/services.sh" start | grep DATABASE_URL)"
+  [ -n "${DATABASE_URL:-}" ] || die "PostgreSQL did not start"
+  REDIS_URL=$(cluster_url)
+  "$ROOT/scripts/build.sh" --release
+  "$CARGO_TARGET_DIR/release/server" migrate
+  local i
+  for i in 1 2 3; do start_instance "$i"; done
+  start_haproxy
+  log "the shop: http://127.0.0.1:$LB_PORT (3 instances on a 3-master Redis Cluster)"
+  echo "http://127.0.0.1:$LB_PORT"
+}
+
+stop_all() {
+  stop_haproxy
+  local i
+  for i in 1 2 3; do stop_instance "$i"; done
+  redis_stop
+}
+
+status() {
+  local p i
+  for p in $(redis_ports); do
+    printf 'redis %s: %s\n' "$p" "$(redis-cli -p "$p" cluster info 2>/dev/null | grep cluster_state | tr -d '\r' || echo down)"
+  done
+  for i in 1 2 3; do
+    printf 'instance %s (%s): %s\n' "$i" "$(instance_port "$i")" \
+      "$(curl -fs "http://127.0.0.1:$(instance_port "$i")/api/health" 2>/dev/null || echo down)"
+  done
+  curl -fs "http://127.0.0.1:$STATS_PORT/stats;csv" 2>/dev/null | awk -F, '$1=="instances" {print "haproxy", $2, $18, "requests:", $8}' || echo "haproxy: down"
+}
+
+with_cluster_env() {
+  REDIS_URL=$(cluster_url)
+  eval "$(REDIS_URL=unused "$ROOT/scripts/services.sh" env | grep DATABASE_URL)"
+}
+
+case "${1:-}" in
+  start) start_all "${2:-}" ;;
+  stop) stop_all ;;
+  status) status ;;
+  redis-start) redis_start "${2:-}"; echo "export SECKILL_CLUSTER_URL=$(cluster_url)" ;;
+  redis-stop) redis_stop ;;
+  kill-instance) kill_instance "${2:?instance number}" ;;
+  start-instance) with_cluster_env; start_instance "${2:?instance number}" ;;
+  *) die "usage: $0 start [--replicas]|stop|status|redis-start [--replicas]|redis-stop|kill-instance N|start-instance N" ;;
+esac
