@@ -2,6 +2,8 @@
 # The benchmark command (kept apart from the tests):
 #   scripts/bench.sh rush [--quick] [--shoppers N] [--stock N] [--conns N] [--profile]
 #   scripts/bench.sh core [--quick]     scripts/bench.sh lock [--quick]     scripts/bench.sh all
+#   scripts/bench.sh scaleout [--quick] 3 instances behind HAProxy on a local 3-master Redis
+#                                       Cluster (started here) beside one instance on one node
 # Installs what is missing, starts the local services, builds the release server and the bench,
 # then runs it. Full runs append to BENCHMARKS.md; every run writes target/bench/<name>.json.
 set -euo pipefail
@@ -11,7 +13,11 @@ cd "$ROOT"
 "$ROOT/scripts/setup.sh"
 start_services
 case "${1:-}" in
-  rush | all) "$ROOT/scripts/build.sh" --release ;;
+  rush | all | drill) "$ROOT/scripts/build.sh" --release ;;
+  scaleout)
+    "$ROOT/scripts/build.sh" --release
+    eval "$("$ROOT/scripts/cluster.sh" redis-start | grep '^export SECKILL_CLUSTER_URL=')"
+    ;;
 esac
 log "building the bench (release)"
 cargo build --release -p bench

@@ -7,7 +7,9 @@
 #   5. release build, server on a free port, Playwright journeys in Debian's Chromium;
 #   6. the benchmarks' smoke run (`bench all --quick`: a small rush over HTTP that still checks
 #      the invariants, the core and the lock); full benchmarks are scripts/bench.sh.
-#   7. the fault drills (`bench drill --quick`): the server killed with kill -9 three times,
+#   7. the scale-out smoke run (`bench scaleout --quick`): 3 instances behind HAProxy on the
+#      cluster beside one instance on one node, and a kill -9 of one instance mid-rush; I1–I4;
+#   8. the fault drills (`bench drill --quick`): the server killed with kill -9 three times,
 #      PostgreSQL stopped for 30 s, Redis killed and restarted from its AOF, each during a rush;
 #      every returned order final within 10 s of recovery, I1–I4 checked.
 set -euo pipefail
@@ -39,6 +41,8 @@ REDIS_URL=$SECKILL_CLUSTER_URL cargo test -p server --test api --test scaleout -
 log "benchmarks, smoke run (bench all --quick)"
 cargo build --release -p bench
 "$CARGO_TARGET_DIR/release/bench" all --quick
+log "scale-out smoke run (bench scaleout --quick): 3 instances, HAProxy, the cluster, a kill -9"
+"$CARGO_TARGET_DIR/release/bench" scaleout --quick
 log "fault drills (bench drill --quick): kill -9 of the server, PostgreSQL down 30 s, Redis killed"
 "$CARGO_TARGET_DIR/release/bench" drill --quick
 log "all checks passed"

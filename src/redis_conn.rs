@@ -116,8 +116,9 @@ impl Deployment {
         }
     }
 
-    /// Plain clients to subscribe with (classic pub/sub), in the order to try them.
-    pub fn pubsub_clients(&self) -> Vec<Client> {
+    /// A plain client per node named in `REDIS_URL` (the node itself, or each cluster seed):
+    /// to subscribe with (classic pub/sub), or to look at each node (SCAN, INFO).
+    pub fn seed_clients(&self) -> Vec<Client> {
         match self {
             Self::Single(client) => vec![client.clone()],
             Self::Cluster { seeds, .. } => seeds.clone(),
@@ -197,7 +198,7 @@ mod tests {
         )
         .expect("valid");
         assert!(cluster.is_cluster());
-        assert_eq!(cluster.pubsub_clients().len(), 3);
+        assert_eq!(cluster.seed_clients().len(), 3);
         assert!(Deployment::open("redis://127.0.0.1:7101,not a url").is_err());
     }
 }

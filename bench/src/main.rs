@@ -9,6 +9,9 @@
 //! bench lock [--quick]   acquire+release pairs/s (uncontended, 50 contenders), wake-up latency
 //! bench drill [--quick]  fault drills: kill -9 of the server (×3), PostgreSQL stopped 30 s,
 //!                        Redis killed and restarted from its AOF, each during a rush; I1–I4
+//! bench scaleout [--quick]  3 instances behind HAProxy on a 3-master Redis Cluster beside one
+//!                        instance on one node, then a kill -9 of one instance mid-rush
+//!                        (needs SECKILL_CLUSTER_URL; scripts/bench.sh scaleout starts one)
 //! bench all [--quick]    lock, core and rush in turn
 //! ```
 //! A full run appends its figures to BENCHMARKS.md; every run writes JSON to
@@ -19,6 +22,7 @@ mod drill;
 mod lockbench;
 mod report;
 mod rush;
+mod scaleout;
 mod scratch;
 
 use anyhow::{bail, Context};
@@ -77,7 +81,8 @@ impl Options {
     }
 }
 
-const USAGE: &str = "usage: bench <rush|core|lock|drill|all> [--quick] [--no-record] [--profile] \
+const USAGE: &str =
+    "usage: bench <rush|core|lock|drill|scaleout|all> [--quick] [--no-record] [--profile] \
                      [--shoppers N] [--stock N] [--conns N]";
 
 #[tokio::main]
@@ -97,6 +102,7 @@ async fn main() -> anyhow::Result<()> {
         "core" => corebench::run(&options).await,
         "lock" => lockbench::run(&options).await,
         "drill" => drill::run(&options).await,
+        "scaleout" => scaleout::run(&options).await,
         "all" => {
             lockbench::run(&options).await?;
             corebench::run(&options).await?;

@@ -27,9 +27,15 @@ pub struct Scratch {
 
 impl Scratch {
     pub async fn new(label: &str) -> anyhow::Result<Self> {
+        let redis_url = std::env::var("REDIS_URL").unwrap_or_else(|_| DEFAULT_REDIS_URL.to_owned());
+        Self::on_redis(label, &redis_url).await
+    }
+
+    /// A scratch deployment on the Redis at `redis_url` (one node, or a cluster's seed list).
+    pub async fn on_redis(label: &str, redis_url: &str) -> anyhow::Result<Self> {
+        let redis_url = redis_url.to_owned();
         let base_url =
             std::env::var("DATABASE_URL").unwrap_or_else(|_| DEFAULT_DATABASE_URL.to_owned());
-        let redis_url = std::env::var("REDIS_URL").unwrap_or_else(|_| DEFAULT_REDIS_URL.to_owned());
         let db_name = format!("bench_{label}_{}", std::process::id());
         let mut admin = PgConnection::connect(&base_url)
             .await
@@ -151,28 +157,34 @@ impl Scratch {
 
     /// Deletes the scratch keys and drops the scratch database.
     pub async fn cleanup(self) -> anyhow::Result<()> {
-        let mut redis = self.core.redis.clone();
         let pattern = format!("{}*", self.core.keys.prefix().as_str());
-        let mut cursor: u64 = 0;
-        loop {
-            let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
-                .arg(cursor)
-                .arg("MATCH")
-                .arg(&pattern)
-                .arg("COUNT")
-                .arg(1000)
-                .query_async(&mut redis)
-                .await?;
-            if !keys.is_empty() {
-                let _: () = redis::cmd("UNLINK")
-                    .arg(&keys)
-                    .query_async(&mut redis)
+        // SCAN sees one node's keys: scan each node (on a cluster, every seed node), delete
+        // through the shared connection (routed by slot).
+        for client in self.core.redis_deployment().seed_clients() {
+            let mut node = client.get_multiplexed_async_connection().await?;
+            let mut cursor: u64 = 0;
+            loop {
+                let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")
+                    .arg(cursor)
+                    .arg("MATCH")
+                    .arg(&pattern)
+                    .arg("COUNT")
+                    .arg(1000)
+                    .query_async(&mut node)
                     .await?;
+                if !keys.is_empty() {
+                    // A cluster client splits a multi-key UNLINK per slot.
+                    let mut redis = self.core.redis.clone();
+                    let _: () = redis::cmd("UNLINK")
+                        .arg(&keys)
+                        .query_async(&mut redis)
+                        .await?;
+                }
+                if next == 0 {
+                    break;
+                }
+                cursor = next;
             }
-            if next == 0 {
-                break;
-            }
-            cursor = next;
         }
         self.core.db.close().await;
         let mut admin = PgConnection::connect(&self.base_url).await?;

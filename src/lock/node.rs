@@ -109,7 +109,7 @@ impl Node {
         channel: &str,
     ) -> Result<impl Stream<Item = ()> + Unpin + Send, redis::RedisError> {
         let mut last = None;
-        for client in self.deployment.pubsub_clients() {
+        for client in self.deployment.seed_clients() {
             let opened = tokio::time::timeout(self.timeout, client.get_async_pubsub()).await;
             let mut pubsub = match opened {
                 Ok(Ok(p)) => p,

@@ -16,7 +16,7 @@
 //! | `process.rs` | the server as a child process, `perf` on it |
 
 mod ceilings;
-mod fire;
+pub(crate) mod fire;
 pub(crate) mod measure;
 pub(crate) mod process;
 mod setup;

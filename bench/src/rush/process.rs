@@ -113,8 +113,12 @@ impl Server {
         let _ = self.child.wait();
     }
 
-    /// SIGTERM (graceful), then wait.
+    /// SIGTERM (graceful), then wait. Nothing when it has already exited (after [`Self::kill9`]
+    /// its PID is reaped and may belong to someone else by now).
     pub fn stop(&mut self) {
+        if !matches!(self.child.try_wait(), Ok(None)) {
+            return;
+        }
         let _ = Command::new("kill")
             .args(["-TERM", &self.pid().to_string()])
             .status();

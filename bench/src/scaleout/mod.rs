@@ -1,0 +1,417 @@
+//! Scale-out: the rush through HAProxy over 3 instances on a 3-master Redis Cluster, beside one
+//! instance on one Redis node in the same run, then the same 3 instances with one killed by
+//! `kill -9` mid-rush. Three sales on three different masters share the shoppers. Each round
+//! reports buys/s and latency, the admission script's calls per Redis node, requests per
+//! instance (HAProxy's stats), orders written per instance (its `/metrics`), the drain rate,
+//! and I1–I4 per sale; the drill also the time until every returned order was final (the dead
+//! instance's pending entries reclaimed by the others). On 2 cores this shows the load spread
+//! and what the extra hops cost, not linear scaling.
+//!
+//! | file | job |
+//! | --- | --- |
+//! | `haproxy.rs` | HAProxy in front of the instances, its stats |
+//! | `nodes.rs` | which master holds a sale, script calls per node |
+
+mod haproxy;
+mod nodes;
+
+use std::{collections::BTreeMap, sync::Arc, time::Duration};
+
+use anyhow::{bail, Context};
+use chrono::Utc;
+use futures::StreamExt;
+use hdrhistogram::Histogram;
+use seckill::domain::VoucherId;
+use tokio::time::Instant;
+
+use crate::{
+    report::{self, Report},
+    rush::{fire, measure, process::Server, Scenario},
+    scratch::Scratch,
+    Options,
+};
+use haproxy::Haproxy;
+
+/// Sales in each round, each on its own master when on a cluster.
+const SALES: usize = 3;
+
+struct Shape {
+    shoppers: usize,
+    stock: usize,
+    conns: usize,
+}
+
+/// What one round measured.
+struct Round {
+    label: &'static str,
+    buys_per_sec: f64,
+    latency: Histogram<u64>,
+    outcomes: BTreeMap<String, u64>,
+    admitted: usize,
+    masters: Vec<String>,
+    evalsha: BTreeMap<String, u64>,
+    requests: BTreeMap<String, u64>,
+    written_by: Vec<(String, String)>,
+    drain_rate: f64,
+    fire_secs: f64,
+    /// The drill: seconds from the kill until every returned order was final.
+    final_after_kill: Option<f64>,
+    /// Returned order IDs that reached a final status.
+    finals: usize,
+    violations: Vec<String>,
+}
+
+pub async fn run(options: &Options) -> anyhow::Result<()> {
+    let cluster = std::env::var("SECKILL_CLUSTER_URL").context(
+        "SECKILL_CLUSTER_URL is not set: scripts/bench.sh scaleout starts a local cluster \
+         (scripts/cluster.sh redis-start) and sets it",
+    )?;
+    let single = std::env::var("REDIS_URL")
+        .unwrap_or_else(|_| seckill::config::DEFAULT_REDIS_URL.to_owned());
+    let (shoppers, stock, conns) = if options.quick {
+        (3_000, 300, 60)
+    } else {
+        (50_000, 6_000, 600)
+    };
+    let shape = Shape {
+        shoppers: options.shoppers.unwrap_or(shoppers),
+        stock: options.stock.unwrap_or(stock),
+        conns: options.conns.unwrap_or(conns),
+    };
+    println!(
+        "scaleout: {} shoppers over {SALES} sales of {} units, {} connections",
+        shape.shoppers,
+        shape.stock / SALES,
+        shape.conns
+    );
+    let one = round("one instance, one Redis node", &single, 1, None, &shape).await?;
+    let three = round(
+        "3 instances, HAProxy, 3-master cluster",
+        &cluster,
+        3,
+        None,
+        &shape,
+    )
+    .await?;
+    let kill_after = Duration::from_secs_f64(three.fire_secs / 3.0);
+    let drill = round(
+        "3 instances, one killed (kill -9) mid-rush",
+        &cluster,
+        3,
+        Some(kill_after),
+        &shape,
+    )
+    .await?;
+    let broken: Vec<String> = [&one, &three, &drill]
+        .iter()
+        .flat_map(|r| {
+            r.violations
+                .iter()
+                .map(move |v| format!("{}: {v}", r.label))
+        })
+        .collect();
+    publish(options, &shape, &[one, three, drill])?;
+    if !broken.is_empty() {
+        bail!("invariants broken: {}", broken.join("; "));
+    }
+    Ok(())
+}
+
+async fn round(
+    label: &'static str,
+    redis_url: &str,
+    instances: usize,
+    kill_after: Option<Duration>,
+    shape: &Shape,
+) -> anyhow::Result<Round> {
+    let scratch = Scratch::on_redis("scaleout", redis_url).await?;
+    let result = round_on(label, &scratch, instances, kill_after, shape).await;
+    scratch.cleanup().await?;
+    result
+}
+
+async fn round_on(
+    label: &'static str,
+    scratch: &Scratch,
+    instances: usize,
+    kill_after: Option<Duration>,
+    shape: &Shape,
+) -> anyhow::Result<Round> {
+    let core = &scratch.core;
+    let mut env = scratch.env.clone();
+    // A dead instance's pending orders are taken over after 2 s (default 30 s).
+    env.push(("SECKILL_RECLAIM_IDLE_MS".into(), "2000".into()));
+    let mut servers = Vec::new();
+    for _ in 0..instances {
+        servers.push(Server::start(&env).await?);
+    }
+    let lb = if instances > 1 {
+        Some(Haproxy::start(&servers.iter().map(Server::port).collect::<Vec<_>>()).await?)
+    } else {
+        None
+    };
+    let base = lb
+        .as_ref()
+        .map_or_else(|| servers[0].base.clone(), |l| l.base.clone());
+
+    // Sales on distinct masters (any on one node), opening together shortly.
+    let per_sale_stock = shape.stock / SALES;
+    let opens_in = chrono::Duration::seconds(3);
+    let mut sales: Vec<VoucherId> = Vec::new();
+    let mut masters: Vec<String> = Vec::new();
+    for _ in 0..64 {
+        if sales.len() == SALES {
+            break;
+        }
+        let v = scratch.voucher(per_sale_stock, opens_in).await?;
+        let master = nodes::master_of_voucher(core, v).await?;
+        if core.redis.is_cluster() && masters.contains(&master) {
+            continue;
+        }
+        sales.push(v);
+        masters.push(master);
+    }
+    if sales.len() < SALES {
+        bail!("could not place {SALES} sales on distinct masters");
+    }
+    let users = scratch.users(shape.shoppers).await?;
+    let tokens = scratch.sessions(&users).await?;
+    let per_sale: Vec<Arc<Vec<String>>> = (0..SALES)
+        .map(|j| {
+            Arc::new(
+                tokens
+                    .iter()
+                    .skip(j)
+                    .step_by(SALES)
+                    .cloned()
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .collect();
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(shape.conns)
+        .tcp_nodelay(true)
+        .timeout(Duration::from_secs(30))
+        .build()?;
+    futures::stream::iter(0..shape.conns)
+        .map(|_| client.get(format!("{base}/api/live")).send())
+        .buffer_unordered(shape.conns)
+        .for_each(|_| async {})
+        .await;
+    let evalsha_before = nodes::evalsha_calls(core).await?;
+    let requests_before = match &lb {
+        Some(l) => l.requests().await?,
+        None => BTreeMap::new(),
+    };
+    let latest = seckill::store::vouchers::get(&core.db, sales[SALES - 1])
+        .await?
+        .context("voucher")?
+        .window
+        .begins_at();
+    tokio::time::sleep((latest - Utc::now()).to_std().unwrap_or_default()).await;
+
+    // The rush, and in the drill a kill -9 of the last instance while it runs.
+    let started = Instant::now();
+    let conns_each = (shape.conns / SALES).max(1);
+    let fires = futures::future::try_join_all(
+        sales
+            .iter()
+            .zip(&per_sale)
+            .map(|(v, t)| fire::fire_all(&client, &base, *v, t, conns_each)),
+    );
+    let (fired, killed_at) = match kill_after {
+        Some(after) => {
+            let victim = servers.last_mut().context("an instance to kill")?;
+            let kill = async {
+                tokio::time::sleep(after).await;
+                victim.kill9();
+                Instant::now()
+            };
+            let (fired, at) = tokio::join!(fires, kill);
+            (fired?, Some(at))
+        }
+        None => (fires.await?, None),
+    };
+    let fire_secs = started.elapsed().as_secs_f64();
+
+    let mut violations = Vec::new();
+    let mut statuses = Vec::new();
+    for (f, t) in fired.iter().zip(&per_sale) {
+        statuses.push(measure::poll_all(&client, &base, t, &f.admitted, shape.conns).await?);
+    }
+    let final_after_kill = killed_at.map(|at| at.elapsed().as_secs_f64());
+    let mut written_by = Vec::new();
+    for s in &servers {
+        let metrics = client
+            .get(format!("{}/metrics", s.base))
+            .send()
+            .await
+            .ok()
+            .filter(|r| r.status().is_success());
+        let written = match metrics {
+            Some(r) => r
+                .text()
+                .await?
+                .lines()
+                .find_map(|l| l.strip_prefix("seckill_orders_written_total "))
+                .map_or_else(|| "0".to_owned(), |n| n.trim().to_owned()),
+            None => "killed".to_owned(),
+        };
+        written_by.push((format!("instance :{}", s.port()), written));
+    }
+    let evalsha_after = nodes::evalsha_calls(core).await?;
+    let requests_after = match &lb {
+        Some(l) => l.requests().await?,
+        None => BTreeMap::new(),
+    };
+    for s in &mut servers {
+        s.stop();
+    }
+    drop(lb);
+
+    let mut latency = report::histogram()?;
+    let mut outcomes: BTreeMap<String, u64> = BTreeMap::new();
+    let mut admitted = 0;
+    let (mut first, mut last) = (None, None);
+    let mut written = 0;
+    for (((v, f), t), st) in sales.iter().zip(&fired).zip(&per_sale).zip(&statuses) {
+        latency.add(&f.latency)?;
+        for (k, n) in &f.outcomes {
+            *outcomes.entry(k.clone()).or_default() += n;
+        }
+        admitted += f.admitted.len();
+        let sc = Scenario {
+            shoppers: t.len(),
+            stock: per_sale_stock,
+            conns: conns_each,
+        };
+        for broken in measure::check_invariants(scratch, *v, &sc, &f.admitted, st).await? {
+            violations.push(format!("sale {v}: {broken}"));
+        }
+        let (n, a, b): (
+            i64,
+            Option<chrono::DateTime<Utc>>,
+            Option<chrono::DateTime<Utc>>,
+        ) = sqlx::query_as(
+            "SELECT count(*), min(written_at), max(written_at) FROM orders WHERE voucher_id = $1",
+        )
+        .bind(v.get())
+        .fetch_one(&core.db)
+        .await?;
+        written += n;
+        first = first.min(a).or(a);
+        last = last.max(b);
+    }
+    let drain_secs = match (first, last) {
+        (Some(a), Some(b)) => (b - a).num_microseconds().unwrap_or(0) as f64 / 1e6,
+        _ => 0.0,
+    };
+    Ok(Round {
+        label,
+        buys_per_sec: shape.shoppers as f64 / fire_secs,
+        latency,
+        outcomes,
+        admitted,
+        masters,
+        evalsha: evalsha_after
+            .iter()
+            .map(|(k, n)| (k.clone(), n - evalsha_before.get(k).copied().unwrap_or(0)))
+            .collect(),
+        requests: requests_after
+            .iter()
+            .map(|(k, n)| (k.clone(), n - requests_before.get(k).copied().unwrap_or(0)))
+            .collect(),
+        written_by,
+        drain_rate: if drain_secs > 0.0 {
+            written as f64 / drain_secs
+        } else {
+            f64::NAN
+        },
+        fire_secs,
+        final_after_kill,
+        finals: statuses.iter().map(BTreeMap::len).sum(),
+        violations,
+    })
+}
+
+fn list<T: std::fmt::Display>(m: impl IntoIterator<Item = (String, T)>) -> String {
+    m.into_iter()
+        .map(|(k, v)| format!("{k}: {v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn publish(options: &Options, shape: &Shape, rounds: &[Round]) -> anyhow::Result<()> {
+    let mut rows = Vec::new();
+    let mut json = Vec::new();
+    for r in rounds {
+        let p = |q: f64| report::ms(r.latency.value_at_quantile(q));
+        rows.push((
+            format!("**{}**: buys/s", r.label),
+            format!(
+                "{:.0} ({:.2} s for {} shoppers)",
+                r.buys_per_sec, r.fire_secs, shape.shoppers
+            ),
+        ));
+        rows.push(("  latency".into(), report::latency_row(&r.latency)));
+        rows.push(("  outcomes".into(), list(r.outcomes.clone())));
+        rows.push(("  sales' masters".into(), r.masters.join(", ")));
+        rows.push((
+            "  admission calls per Redis node".into(),
+            list(r.evalsha.clone()),
+        ));
+        if !r.requests.is_empty() {
+            rows.push((
+                "  requests per instance (HAProxy)".into(),
+                list(r.requests.clone()),
+            ));
+        }
+        rows.push((
+            "  orders written per instance".into(),
+            list(r.written_by.clone()),
+        ));
+        rows.push((
+            "  drain (orders/s written)".into(),
+            format!("{:.0}", r.drain_rate),
+        ));
+        if let Some(s) = r.final_after_kill {
+            rows.push((
+                "  every returned order final, after the kill".into(),
+                format!(
+                    "{s:.2} s ({} of {} returned orders final, {} lost)",
+                    r.finals,
+                    r.admitted,
+                    r.admitted - r.finals
+                ),
+            ));
+        }
+        rows.push((
+            "  I1–I4 per sale".into(),
+            if r.violations.is_empty() {
+                "hold".into()
+            } else {
+                r.violations.join("; ")
+            },
+        ));
+        json.push(serde_json::json!({
+            "label": r.label, "buys_per_sec": r.buys_per_sec, "p50_ms": p(0.5), "p99_ms": p(0.99),
+            "outcomes": r.outcomes, "admitted": r.admitted, "masters": r.masters,
+            "evalsha_per_node": r.evalsha, "requests_per_instance": r.requests,
+            "written_per_instance": r.written_by, "drain_per_sec": r.drain_rate,
+            "final_after_kill_secs": r.final_after_kill, "violations": r.violations,
+        }));
+    }
+    let ratio = rounds[1].buys_per_sec / rounds[0].buys_per_sec;
+    Report {
+        name: "scaleout",
+        title: "Scale-out: 3 instances behind HAProxy on a 3-master Redis Cluster".into(),
+        rows,
+        notes: vec![format!(
+            "3 instances on the cluster reach {ratio:.2}× one instance on one node, in the same \
+             run on this machine (every process shares its 2 cores: the figure shows the spread \
+             and the cost of the HAProxy and cluster hops, not scaling)."
+        )],
+        json: serde_json::json!({ "rounds": json, "ratio_three_to_one": ratio }),
+    }
+    .publish(options)
+}
