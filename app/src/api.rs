@@ -302,6 +302,6 @@ pub async fn create_voucher(
         ends_at: convert::instant(&ends_at, &ends_local),
     };
     let id = seckill::catalog::create_voucher(&core, &admin, &draft, chrono::Utc::now()).await?;
-    crate::ssr::redirect_plain_form(&format!("/vouchers/{id}"));
+    crate::ssr::redirect_plain_form(&format!("/admin?created={id}"));
     Ok(id.get())
 }

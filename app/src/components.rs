@@ -131,8 +131,8 @@ pub fn ErrorNote(error: AppError) -> impl IntoView {
     }
 }
 
-/// An instant: UTC in the server's HTML (and without JavaScript), the browser's local time
-/// once the page is live.
+/// An instant, naming its zone: UTC in the server's HTML (and without JavaScript), the
+/// browser's local time and offset once the page is live ("2030-06-01 10:00:30 UTC+08:00").
 #[component]
 pub fn When(at: DateTime<Utc>) -> impl IntoView {
     let live = RwSignal::new(false);
@@ -144,17 +144,43 @@ pub fn When(at: DateTime<Utc>) -> impl IntoView {
     }
 }
 
-/// `at` in the browser's time zone (UTC on the server).
+/// `at` in the browser's time zone, with it (UTC on the server).
 pub fn local_time(at: DateTime<Utc>) -> String {
     #[cfg(feature = "hydrate")]
     {
-        at.with_timezone(&chrono::Local)
-            .format("%Y-%m-%d %H:%M:%S")
-            .to_string()
+        use chrono::Offset;
+        let local = at.with_timezone(&chrono::Local);
+        format!(
+            "{} {}",
+            local.format("%Y-%m-%d %H:%M:%S"),
+            zone_name(local.offset().fix())
+        )
     }
     #[cfg(not(feature = "hydrate"))]
     {
         at.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+    }
+}
+
+/// A UTC offset as people read it: `UTC`, `UTC+08:00`, `UTC-05:30`.
+pub fn zone_name(offset: chrono::FixedOffset) -> String {
+    if offset.local_minus_utc() == 0 {
+        "UTC".to_owned()
+    } else {
+        format!("UTC{offset}")
+    }
+}
+
+/// The browser's current UTC offset (`None` on the server, which cannot know it).
+pub fn browser_zone() -> Option<String> {
+    #[cfg(feature = "hydrate")]
+    {
+        use chrono::Offset;
+        Some(zone_name(chrono::Local::now().offset().fix()))
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        None
     }
 }
 

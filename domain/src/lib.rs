@@ -7,6 +7,7 @@
 mod failure;
 mod field;
 mod ids;
+mod number;
 mod order;
 mod phone;
 mod shard;
@@ -17,6 +18,7 @@ mod window;
 pub use failure::{FailureReason, FailureReasonError, Settlement};
 pub use field::{FieldError, FieldErrors};
 pub use ids::{IdParseError, UserId, VoucherId};
+pub use number::{count, grouped};
 pub use order::{OrderId, OrderIdError, OrderStatus, ORDER_EPOCH_UNIX};
 pub use phone::{Phone, PhoneError};
 pub use shard::{Shard, SHARD_COUNT, SHARD_SEQUENCE_MAX};

@@ -72,7 +72,10 @@ impl NewVoucher {
             Some(_) => {
                 errors.push(
                     "price_cents",
-                    format!("must be between 0 and {MAX_PRICE_CENTS} cents"),
+                    format!(
+                        "must be between 0 and {} cents",
+                        crate::grouped(MAX_PRICE_CENTS)
+                    ),
                 );
                 None
             }
@@ -221,7 +224,10 @@ mod tests {
             errors.get("price_cents"),
             Some("must be a whole number of cents")
         );
-        assert_eq!(errors.get("stock"), Some("must be between 1 and 10000000"));
+        assert_eq!(
+            errors.get("stock"),
+            Some("must be between 1 and 10,000,000")
+        );
         assert_eq!(
             errors.get("begins_at"),
             Some("must be a date and time with a UTC offset")

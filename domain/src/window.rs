@@ -23,7 +23,10 @@ impl TryFrom<i64> for Stock {
         if (1..=MAX_STOCK).contains(&value) {
             Ok(Self(value))
         } else {
-            Err(format!("must be between 1 and {MAX_STOCK}"))
+            Err(format!(
+                "must be between 1 and {}",
+                crate::grouped(MAX_STOCK)
+            ))
         }
     }
 }

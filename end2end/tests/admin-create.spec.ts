@@ -1,10 +1,10 @@
 import { expect, test } from "@playwright/test";
-import { ADMIN_PHONE, hydrated, title, uiSignIn } from "./support";
+import { ADMIN_PHONE, apiSignIn, hydrated, title, uiSignIn } from "./support";
 
 // A time zone far from UTC, so a wrong conversion of the form's local times would show.
 test.use({ timezoneId: "Asia/Shanghai" });
 
-test("an admin signs in, sees field errors for bad input, and creates a voucher in local time", async ({ page }) => {
+test("an admin signs in, sees field errors for bad input, creates a voucher in local time to the second, and lands on its confirmed console row", async ({ page }) => {
   await uiSignIn(page, ADMIN_PHONE);
   await page.getByRole("link", { name: "Console" }).click();
   await expect(page).toHaveURL(/\/admin$/);
@@ -12,10 +12,25 @@ test("an admin signs in, sees field errors for bad input, and creates a voucher 
   await expect(page).toHaveURL(/\/admin\/vouchers\/new$/);
   await hydrated(page);
 
+  // The zone the times are read in is named beside them once the browser has said it.
+  await expect(page.getByTestId("zone")).toHaveText("(UTC+08:00)");
+  await expect(page.getByTestId("zone-hint")).toContainText("UTC+08:00");
+  await expect(page.getByTestId("create")).toHaveText("Create voucher");
+
   await page.getByTestId("price").fill("-5");
   await page.getByTestId("stock").fill("0");
   await page.getByTestId("create").click();
   await expect(page.getByTestId("error-title")).toHaveText("Title is required");
+  // Limits read with separators.
+  await expect(page.getByTestId("error-price_cents")).toHaveText("Price must be between 0 and 100,000,000 cents");
+  await expect(page.getByTestId("error-stock")).toHaveText("Stock must be between 1 and 10,000,000");
+
+  // A title over the limit is not cut short by the form: the rule's message says why.
+  const long = "T".repeat(101);
+  await page.getByTestId("title").fill(long);
+  await expect(page.getByTestId("title")).toHaveValue(long);
+  await page.getByTestId("create").click();
+  await expect(page.getByTestId("error-title")).toHaveText("Title must be at most 100 characters");
   await expect(page.getByTestId("title")).toHaveAttribute("aria-invalid", "true");
   await expect(page.getByTestId("title")).toHaveAttribute("aria-describedby", "error-title");
   await expect(page.getByTestId("error-price_cents")).toBeVisible();
@@ -28,23 +43,51 @@ test("an admin signs in, sees field errors for bad input, and creates a voucher 
   await page.getByTestId("description").fill("Made in the browser");
   await page.getByTestId("price").fill("990");
   await page.getByTestId("stock").fill("5");
-  await page.getByTestId("begins").fill("2030-06-01T10:00");
-  await page.getByTestId("ends").fill("2030-06-01T12:00");
+  await page.getByTestId("begins").fill("2030-06-01T10:00:30");
+  await page.getByTestId("ends").fill("2030-06-01T12:00:00");
   await page.getByTestId("create").click();
-  await expect(page).toHaveURL(/\/vouchers\/\d+$/);
-  await expect(page.getByRole("heading", { name })).toBeVisible();
-  await page.screenshot({ path: "test-results/admin-created.png", fullPage: true });
 
-  // 10:00 in Shanghai (UTC+8) is stored as 02:00 UTC, and shown back in local time.
-  const id = page.url().split("/").pop();
-  const stored = await (await page.request.get(`/api/vouchers/${id}`)).json();
-  expect(Date.parse(stored.begins_at)).toBe(Date.parse("2030-06-01T02:00:00Z"));
-  expect(Date.parse(stored.ends_at)).toBe(Date.parse("2030-06-01T04:00:00Z"));
-  expect(stored.stock).toBe(5);
-  await expect(page.locator("time").first()).toHaveText("2030-06-01 10:00:00");
-
-  await page.goto("/admin");
+  // The console confirms the new voucher and marks its row.
+  await expect(page).toHaveURL(/\/admin\?created=\d+$/);
+  const id = new URL(page.url()).searchParams.get("created");
+  await expect(page.getByTestId("created-notice")).toContainText(`Voucher “${name}” created: 5 units`);
   const row = page.getByTestId("console-row").filter({ hasText: name });
+  await expect(row).toHaveAttribute("data-created", "true");
   await expect(row.getByTestId("count-redis")).toHaveText("5");
   await expect(row.getByTestId("count-written")).toHaveText("0");
+  await page.screenshot({ path: "test-results/admin-created.png", fullPage: true });
+
+  // 10:00:30 in Shanghai (UTC+8) is stored as 02:00:30 UTC, and shown back in local time.
+  const stored = await (await page.request.get(`/api/vouchers/${id}`)).json();
+  expect(Date.parse(stored.begins_at)).toBe(Date.parse("2030-06-01T02:00:30Z"));
+  expect(Date.parse(stored.ends_at)).toBe(Date.parse("2030-06-01T04:00:00Z"));
+  expect(stored.stock).toBe(5);
+  await page.getByTestId("created-link").click();
+  await expect(page).toHaveURL(new RegExp(`/vouchers/${id}$`));
+  await expect(page.getByRole("heading", { name })).toBeVisible();
+  await expect(page.locator("time").first()).toHaveText("2030-06-01 10:00:30 UTC+08:00");
+});
+
+test.describe("without JavaScript", () => {
+  test.use({ javaScriptEnabled: false });
+
+  test("the form says times are UTC, posts, and lands on the confirmed console row", async ({ page }) => {
+    await apiSignIn(page.request, ADMIN_PHONE);
+    await page.goto("/admin/vouchers/new");
+    await expect(page.getByTestId("zone")).toHaveText("(UTC)");
+    await expect(page.getByTestId("zone-hint")).toContainText("Times are in UTC");
+    const name = title("No-script made");
+    await page.getByTestId("title").fill(name);
+    await page.getByTestId("price").fill("100");
+    await page.getByTestId("stock").fill("3");
+    await page.getByTestId("begins").fill("2030-07-01T10:00:15");
+    await page.getByTestId("ends").fill("2030-07-01T11:00:00");
+    await page.getByTestId("create").click();
+    await expect(page).toHaveURL(/\/admin\?created=\d+$/);
+    await expect(page.getByTestId("created-notice")).toContainText(`Voucher “${name}” created: 3 units`);
+    const id = new URL(page.url()).searchParams.get("created");
+    const stored = await (await page.request.get(`/api/vouchers/${id}`)).json();
+    expect(Date.parse(stored.begins_at)).toBe(Date.parse("2030-07-01T10:00:15Z"));
+    await page.screenshot({ path: "test-results/admin-created-nojs.png", fullPage: true });
+  });
 });

@@ -30,6 +30,13 @@ test("the console shows each voucher's counts live and charts its sales", async 
   const counts = await page.getByTestId("chart-bar").evaluateAll((bars) =>
     bars.map((b) => Number(b.getAttribute("data-count"))));
   expect(counts.reduce((a, b) => a + b, 0)).toBe(3);
+  // Counts read as words: "1 order", "3 orders", never "1 orders".
+  await expect(page.getByTestId("chart-summary")).toContainText("3 orders written");
+  const labels = await page.getByTestId("chart-bar").evaluateAll((bars) =>
+    bars.map((b) => [Number(b.getAttribute("data-count")), b.querySelector("title")?.textContent]));
+  for (const [n, label] of labels) {
+    expect(label).toBe(n === 1 ? "1 order" : `${n} orders`);
+  }
   await page.screenshot({ path: "test-results/console.png", fullPage: true });
 
   await page.setViewportSize({ width: 360, height: 740 });

@@ -1,11 +1,17 @@
 //! The admin's create-voucher form. The core validates (the same rules and messages as
-//! `POST /api/admin/vouchers`); the form shows each message under its field. Times are typed in
-//! the admin's local time zone and sent as RFC 3339 (UTC offset included), stored as UTC.
+//! `POST /api/admin/vouchers`); the form shows each message under its field, and cuts nothing
+//! short itself (no `maxlength`: the rule's message says what is too long). Times are typed to
+//! the second in the admin's local time zone, named beside them, and sent as RFC 3339 (UTC
+//! offset included), stored as UTC; without JavaScript they are read as UTC, and the form says
+//! so. Once created, the admin lands on the console with the new voucher's row confirmed.
 
 use leptos::prelude::*;
 use leptos_router::hooks::use_navigate;
 
-use crate::{api::CreateVoucher, components::AdminOnly};
+use crate::{
+    api::CreateVoucher,
+    components::{browser_zone, AdminOnly},
+};
 
 /// `/admin/vouchers/new`: admins get the form, other shoppers a 403, anonymous users sign in.
 #[component]
@@ -21,9 +27,14 @@ fn NewVoucherForm() -> impl IntoView {
     let navigate = use_navigate();
     Effect::new(move |_| {
         if let Some(Ok(id)) = create.value().get() {
-            navigate(&format!("/vouchers/{id}"), Default::default());
+            navigate(&format!("/admin?created={id}"), Default::default());
         }
     });
+    // The zone the times are read in: UTC until the browser says its own (an Effect runs only
+    // in the browser, so the server's page and the hydrated one agree at first).
+    let zone = RwSignal::new(None::<String>);
+    Effect::new(move |_| zone.set(browser_zone()));
+    let zone_text = move || zone.get().unwrap_or_else(|| "UTC".to_owned());
     let message = move |field: &'static str| {
         create
             .value()
@@ -53,7 +64,7 @@ fn NewVoucherForm() -> impl IntoView {
             <h1>"New voucher"</h1>
             <ActionForm action=create>
                 <label for="title">"Title"</label>
-                <input id="title" name="title" maxlength="100" data-testid="title"
+                <input id="title" name="title" data-testid="title"
                     aria-invalid=invalid("title") aria-describedby=described("title")/>
                 {error("title", "Title")}
                 <label for="description">"Description"</label>
@@ -68,18 +79,23 @@ fn NewVoucherForm() -> impl IntoView {
                 <input id="stock" name="stock" inputmode="numeric" data-testid="stock"
                     aria-invalid=invalid("stock") aria-describedby=described("stock")/>
                 {error("stock", "Stock")}
-                <label for="begins_local">"Sale opens"</label>
-                <input id="begins_local" name="begins_local" type="datetime-local" data-testid="begins"
+                <label for="begins_local">"Sale opens " <span class="zone" data-testid="zone">"("{zone_text}")"</span></label>
+                <input id="begins_local" name="begins_local" type="datetime-local" step="1" data-testid="begins"
                     aria-invalid=invalid("begins_at") aria-describedby=described("begins_at") bind:value=begins_local/>
                 <input type="hidden" name="begins_at" prop:value=move || browser_rfc3339(&begins_local.get())/>
                 {error("begins_at", "Opening time")}
-                <label for="ends_local">"Sale closes"</label>
-                <input id="ends_local" name="ends_local" type="datetime-local" data-testid="ends"
+                <label for="ends_local">"Sale closes " <span class="zone">"("{zone_text}")"</span></label>
+                <input id="ends_local" name="ends_local" type="datetime-local" step="1" data-testid="ends"
                     aria-invalid=invalid("ends_at") aria-describedby=described("ends_at") bind:value=ends_local/>
                 <input type="hidden" name="ends_at" prop:value=move || browser_rfc3339(&ends_local.get())/>
                 {error("ends_at", "Closing time")}
-                <p class="hint">"Times are in your time zone (UTC when JavaScript is off)."</p>
-                <button type="submit" class="primary" data-testid="create">"Create and preload"</button>
+                <p class="hint" data-testid="zone-hint">
+                    {move || match zone.get() {
+                        Some(z) => format!("Times are in your time zone, {z}, to the second."),
+                        None => "Times are in UTC, to the second (without JavaScript the form cannot know your time zone).".to_owned(),
+                    }}
+                </p>
+                <button type="submit" class="primary" data-testid="create">"Create voucher"</button>
             </ActionForm>
             {move || create.value().get().and_then(Result::err).map(|e| view! {
                 <p class="error" role="alert" data-testid="create-error" data-code=e.code()>{e.to_string()}</p>

@@ -34,6 +34,14 @@ fn Console() -> impl IntoView {
             .get("chart")
             .and_then(|s| s.parse::<i64>().ok())
     };
+    // `?created=<id>`: the create form sent the admin here with a voucher to confirm.
+    let created = move || {
+        query
+            .read()
+            .get("created")
+            .and_then(|s| s.parse::<i64>().ok())
+            .and_then(|id| VoucherId::try_from(id).ok())
+    };
     // One request a round; `Transition` keeps the last figures on screen while it runs.
     let data = Resource::new(move || (asked(), round.get()), |(chart, _)| console(chart));
     view! {
@@ -50,13 +58,25 @@ fn Console() -> impl IntoView {
                     }.into_any(),
                     Ok(c) => {
                         let chosen = c.chart.as_ref().map(|ch| ch.voucher_id);
+                        let fresh = created();
+                        let confirmed = fresh
+                            .and_then(|id| c.rows.iter().find(|r| r.voucher.id == id))
+                            .map(|r| r.voucher.clone());
                         view! {
+                            {confirmed.map(|v| view! {
+                                <p class="notice" role="status" data-testid="created-notice">
+                                    "Voucher “" {v.title.clone()} "” created: "
+                                    {domain::count(v.stock, "unit", "units")} ", on sale from "
+                                    <When at=v.window.begins_at()/> " to " <When at=v.window.ends_at()/> ". "
+                                    <a href=format!("/vouchers/{}", v.id) data-testid="created-link">"See its page"</a>
+                                </p>
+                            })}
                             {c.stalled_secs.map(|secs| view! {
                                 <p class="error" role="alert" data-testid="worker-stalled">
                                     {format!("Orders are not being written: the oldest queued order has waited {secs} s. Check PostgreSQL, Redis and the servers' logs.")}
                                 </p>
                             })}
-                            <CountsTable rows=c.rows chosen/>
+                            <CountsTable rows=c.rows chosen fresh/>
                             {c.chart.map(|chart| view! { <SalesPanel chart/> })}
                         }.into_any()
                     }
@@ -68,7 +88,11 @@ fn Console() -> impl IntoView {
 }
 
 #[component]
-fn CountsTable(rows: Vec<ConsoleRow>, chosen: Option<VoucherId>) -> impl IntoView {
+fn CountsTable(
+    rows: Vec<ConsoleRow>,
+    chosen: Option<VoucherId>,
+    fresh: Option<VoucherId>,
+) -> impl IntoView {
     view! {
         <div class="table-wrap" tabindex="0" role="region" aria-label="Vouchers and their counts">
             <table class="counts" data-testid="console-table">
@@ -90,10 +114,11 @@ fn CountsTable(rows: Vec<ConsoleRow>, chosen: Option<VoucherId>) -> impl IntoVie
                         let id = r.voucher.id;
                         let selected = chosen == Some(id);
                         view! {
-                            <tr data-testid="console-row" data-voucher=id.get() class:selected=selected>
+                            <tr data-testid="console-row" data-voucher=id.get() class:selected=selected
+                                class:created=fresh == Some(id) data-created=(fresh == Some(id)).then_some("true")>
                                 <th scope="row"><a href=format!("/vouchers/{id}")>{r.voucher.title.clone()}</a></th>
                                 <td><StatusBadge status=r.voucher.status/></td>
-                                <td class="num">{r.voucher.stock}</td>
+                                <td class="num">{domain::grouped(r.voucher.stock)}</td>
                                 <td class="num" data-testid="count-redis">{r.redis_stock.map_or_else(|| "–".to_owned(), |s| s.to_string())}</td>
                                 <td class="num" data-testid="count-queued">{r.queued}</td>
                                 <td class="num" data-testid="count-written">{r.written}</td>
@@ -210,10 +235,10 @@ fn SalesChart(series: SalesSeriesView) -> impl IntoView {
         series.start + chrono::Duration::seconds(series.bucket_secs * series.counts.len() as i64);
     let bottom = HEIGHT - BOTTOM;
     let summary = format!(
-        "{} orders written, at most {} per {per}, in {} intervals",
-        g.total,
-        g.peak,
-        series.counts.len()
+        "{} written, at most {} per {per}, in {}",
+        domain::count(g.total, "order", "orders"),
+        domain::grouped(g.peak),
+        domain::count(series.counts.len() as i64, "interval", "intervals"),
     );
     view! {
         <p class="chart-summary" data-testid="chart-summary" data-total=g.total>{summary.clone()}</p>
@@ -228,7 +253,7 @@ fn SalesChart(series: SalesSeriesView) -> impl IntoView {
                 <rect class="bar" data-testid="chart-bar" data-count=b.count
                     x=format!("{:.1}", b.x) y=format!("{:.1}", b.y)
                     width=format!("{:.1}", b.width) height=format!("{:.1}", b.height)>
-                    <title>{format!("{} orders", b.count)}</title>
+                    <title>{domain::count(b.count, "order", "orders")}</title>
                 </rect>
             }).collect_view()}
             <polyline class="total-line" data-testid="chart-total" points=g.total_line fill="none"/>

@@ -1,13 +1,20 @@
-//! The home page: every voucher, filterable by the state of its sale.
+//! The home page: every voucher, filterable by the state of its sale. Each card says, live,
+//! how long until its sale opens or ends; an ended sale shows what it sold instead of a bar.
 
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
 use domain::VoucherStatus;
 use leptos::prelude::*;
 
 use crate::{
     api::list_vouchers,
-    components::When,
-    wire::{format_price, VoucherView},
+    components::{every, When},
+    wire::{format_countdown, format_price, VoucherView},
 };
+
+/// How often the cards' "Opens in" / "Ends in" tick.
+const TICK: Duration = Duration::from_secs(1);
 
 /// The filter buttons: everything, or one status.
 fn filters() -> impl Iterator<Item = (Option<VoucherStatus>, &'static str, &'static str)> {
@@ -22,6 +29,9 @@ fn filters() -> impl Iterator<Item = (Option<VoucherStatus>, &'static str, &'sta
 pub fn HomePage() -> impl IntoView {
     let vouchers = Resource::new(|| (), |_| list_vouchers());
     let (filter, set_filter) = signal(None::<VoucherStatus>);
+    // The cards' clock: the server's at render, the browser's once live.
+    let now = RwSignal::new(Utc::now());
+    every(TICK, move || now.set(Utc::now()));
     view! {
         <leptos_meta::Title text="Flash sales"/>
         <h1>"Flash sales"</h1>
@@ -55,13 +65,14 @@ pub fn HomePage() -> impl IntoView {
                                 let f = filter.get();
                                 list.get_value()
                                     .into_iter()
-                                    .filter(|v| f.is_none_or(|f| v.status == f))
+                                    // The live status, as the cards show it.
+                                    .filter(|v| f.is_none_or(|f| v.status_at(now.get()) == f))
                                     .collect::<Vec<_>>()
                             };
                             view! {
                                 <ul class="voucher-list" data-testid="voucher-list">
                                     <For each=shown key=|v| v.id let:v>
-                                        <VoucherCard v/>
+                                        <VoucherCard v now=now.read_only()/>
                                     </For>
                                 </ul>
                                 <Show when=move || shown().is_empty()>
@@ -75,17 +86,37 @@ pub fn HomePage() -> impl IntoView {
     }
 }
 
-/// One voucher in a list.
+/// One voucher in a list: its phase follows the clock (a sale that opens while the page is
+/// open says so), and the badge, the line under the price and the bar agree.
 #[component]
-pub fn VoucherCard(v: VoucherView) -> impl IntoView {
-    let upcoming = v.status == VoucherStatus::Upcoming;
+pub fn VoucherCard(v: VoucherView, now: ReadSignal<DateTime<Utc>>) -> impl IntoView {
+    let (begins, ends) = (v.window.begins_at(), v.window.ends_at());
+    let v = StoredValue::new(v);
+    let status = move || v.with_value(|v| v.status_at(now.get()));
+    let sold = v.with_value(|v| v.stock - v.remaining);
     view! {
-        <li class="voucher-card" data-testid="voucher-card" data-status=v.status.as_str()>
-            <a href=format!("/vouchers/{}", v.id) class="voucher-title">{v.title.clone()}</a>
-            <StatusBadge status=v.status/>
-            <p class="price">{format_price(v.price_cents)}</p>
-            <StockBar remaining=v.remaining stock=v.stock/>
-            {upcoming.then(|| view! { <p class="opens">"Opens " <When at=v.window.begins_at()/></p> })}
+        <li class="voucher-card" data-testid="voucher-card" data-status=move || status().as_str()>
+            <a href=format!("/vouchers/{}", v.with_value(|v| v.id)) class="voucher-title">{v.with_value(|v| v.title.clone())}</a>
+            {move || view! { <StatusBadge status=status()/> }}
+            <p class="price">{v.with_value(|v| format_price(v.price_cents))}</p>
+            {move || match status() {
+                VoucherStatus::Ended => view! {
+                    <p class="stock-text" data-testid="ended-summary">
+                        {format!("Sale ended · {} of {} sold", domain::grouped(sold), domain::grouped(v.with_value(|v| v.stock)))}
+                    </p>
+                }.into_any(),
+                _ => v.with_value(|v| view! { <StockBar remaining=v.remaining stock=v.stock/> }).into_any(),
+            }}
+            // Both lines are always there, one shown: re-created each tick, their times would
+            // flash UTC before turning local again.
+            <p class="opens" data-testid="card-opens" hidden=move || status() != VoucherStatus::Upcoming>
+                {move || format!("Opens in {} · ", format_countdown((begins - now.get()).num_seconds() + 1))}
+                <When at=begins/>
+            </p>
+            <p class="opens" data-testid="card-ends" hidden=move || status() != VoucherStatus::OnSale>
+                {move || format!("Ends in {} · ", format_countdown((ends - now.get()).num_seconds()))}
+                <When at=ends/>
+            </p>
         </li>
     }
 }
