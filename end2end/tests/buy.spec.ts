@@ -14,6 +14,8 @@ test("a shopper buys and watches queued turn into created, then finds it in my o
 
   // The ID comes back at once, with status queued; the page polls until the worker wrote it.
   await expect(page.getByTestId("order-id")).toHaveText(/^\d+$/);
+  // Keyboard focus moved to the answer, not back to the page's top.
+  await expect(page.getByTestId("order-status")).toBeFocused();
   await expect(page.getByTestId("order-state")).toHaveText("queued");
   await expect(page.getByTestId("order-state")).toHaveText("created", { timeout: 10_000 });
   await expect(page.getByTestId("order-status")).toHaveAttribute("aria-live", "polite");
@@ -40,7 +42,7 @@ test("a shopper buys and watches queued turn into created, then finds it in my o
 
   // Signing out ends the session: my orders now asks to sign in first.
   await page.getByTestId("sign-out").click();
-  await expect(page.getByRole("link", { name: "Sign in" })).toBeVisible();
+  await expect(page.getByTestId("site-header").getByRole("link", { name: "Sign in", exact: true })).toBeVisible();
   await page.goto("/orders");
   await expect(page).toHaveURL(/\/login\?next=\/orders$/);
 });

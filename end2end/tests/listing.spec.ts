@@ -19,6 +19,10 @@ test("listing cards say when each sale opens or ends, live, and an ended sale sh
   await expect(card(onSale).getByTestId("card-ends")).toHaveText(/^Ends in \d\d:\d\d · .* UTC\+08:00$/);
   await expect(card(onSale).getByTestId("card-opens")).toBeHidden();
 
+  // A visitor learns on the card that buying needs an account, and comes back to the sale.
+  await expect(card(onSale).getByTestId("card-sign-in")).toHaveAttribute("href", `/login?next=/vouchers/${onSale}`);
+  await expect(card(upcoming).getByTestId("card-sign-in")).toBeVisible();
+
   // The countdown moves by itself.
   const before = await card(onSale).getByTestId("card-ends").textContent();
   await expect(card(onSale).getByTestId("card-ends")).not.toHaveText(before ?? "", { timeout: 3_000 });
@@ -30,6 +34,7 @@ test("listing cards say when each sale opens or ends, live, and an ended sale sh
   await expect(card(ending).locator(".stock-bar")).toHaveCount(0);
   await expect(card(ending).getByTestId("card-ends")).toBeHidden();
   await expect(card(ending).locator(".badge")).toHaveText("Ended");
+  await expect(card(ending).getByTestId("card-sign-in")).toBeHidden();
   await page.screenshot({ path: "test-results/listing.png", fullPage: true });
   await page.setViewportSize({ width: 390, height: 844 });
   await page.screenshot({ path: "test-results/listing-390.png", fullPage: true });
@@ -42,4 +47,11 @@ test("listing cards say when each sale opens or ends, live, and an ended sale sh
   await expect(plainCard(ending).getByTestId("ended-summary")).toHaveText("Sale ended · 0 of 2 sold");
   await expect(plainCard(upcoming).getByTestId("card-opens")).toHaveText(/^Opens in .* UTC$/);
   await nojs.close();
+
+  // Signed in, the cards have no sign-in link.
+  await apiSignIn(page.request, ADMIN_PHONE);
+  await page.reload();
+  await hydrated(page);
+  await expect(card(onSale).getByTestId("card-ends")).toBeVisible();
+  await expect(card(onSale).getByTestId("card-sign-in")).toHaveCount(0);
 });

@@ -9,7 +9,7 @@ use leptos::prelude::*;
 
 use crate::{
     api::list_vouchers,
-    components::{every, When},
+    components::{every, sign_in_path, Session, When},
     wire::{format_countdown, format_price, VoucherView},
 };
 
@@ -28,6 +28,7 @@ fn filters() -> impl Iterator<Item = (Option<VoucherStatus>, &'static str, &'sta
 #[component]
 pub fn HomePage() -> impl IntoView {
     let vouchers = Resource::new(|| (), |_| list_vouchers());
+    let session = Session::get();
     let (filter, set_filter) = signal(None::<VoucherStatus>);
     // The cards' clock: the server's at render, the browser's once live.
     let now = RwSignal::new(Utc::now());
@@ -57,6 +58,7 @@ pub fn HomePage() -> impl IntoView {
                 view! { <p class="error" role="alert">"The vouchers could not be loaded. Reload the page to try again."</p> }
             }>
                 {move || Suspend::new(async move {
+                    let signed_in = matches!(session.me.await, Ok(Some(_)));
                     vouchers
                         .await
                         .map(|list| {
@@ -72,7 +74,7 @@ pub fn HomePage() -> impl IntoView {
                             view! {
                                 <ul class="voucher-list" data-testid="voucher-list">
                                     <For each=shown key=|v| v.id let:v>
-                                        <VoucherCard v now=now.read_only()/>
+                                        <VoucherCard v now=now.read_only() signed_in/>
                                     </For>
                                 </ul>
                                 <Show when=move || shown().is_empty()>
@@ -89,7 +91,12 @@ pub fn HomePage() -> impl IntoView {
 /// One voucher in a list: its phase follows the clock (a sale that opens while the page is
 /// open says so), and the badge, the line under the price and the bar agree.
 #[component]
-pub fn VoucherCard(v: VoucherView, now: ReadSignal<DateTime<Utc>>) -> impl IntoView {
+pub fn VoucherCard(
+    v: VoucherView,
+    now: ReadSignal<DateTime<Utc>>,
+    /// Visitors see "Sign in to buy" on sales they could still buy from.
+    signed_in: bool,
+) -> impl IntoView {
     let (begins, ends) = (v.window.begins_at(), v.window.ends_at());
     let v = StoredValue::new(v);
     let status = move || v.with_value(|v| v.status_at(now.get()));
@@ -117,6 +124,13 @@ pub fn VoucherCard(v: VoucherView, now: ReadSignal<DateTime<Utc>>) -> impl IntoV
                 {move || format!("Ends in {} · ", format_countdown((ends - now.get()).num_seconds()))}
                 <When at=ends/>
             </p>
+            {(!signed_in).then(|| view! {
+                <a class="button card-sign-in" data-testid="card-sign-in"
+                    href=sign_in_path(&format!("/vouchers/{}", v.with_value(|v| v.id)))
+                    hidden=move || !matches!(status(), VoucherStatus::Upcoming | VoucherStatus::OnSale)>
+                    "Sign in to buy"
+                </a>
+            })}
         </li>
     }
 }

@@ -129,6 +129,14 @@ fn Sale(detail: VoucherDetail, mine: Option<OrderView>, signed_in: bool) -> impl
             follow(order_id, order);
         }
     });
+    // Keyboard focus goes to the answer (the button it was on may have just turned off), so
+    // the next Tab starts from there rather than from the top of the page.
+    let answer = NodeRef::<leptos::html::Div>::new();
+    Effect::new(move |_| {
+        if buy.value().with(Option::is_some) {
+            focus(answer);
+        }
+    });
 
     let VoucherView {
         title,
@@ -197,7 +205,7 @@ fn Sale(detail: VoucherDetail, mine: Option<OrderView>, signed_in: bool) -> impl
                 }.into_any(),
             }}
         </section>
-        <div aria-live="polite" class="order-status" data-testid="order-status">
+        <div aria-live="polite" class="order-status" data-testid="order-status" tabindex="-1" node_ref=answer>
             {move || match buy.value().get() {
                 Some(Err(e)) => {
                     let code = e.code();
@@ -208,6 +216,16 @@ fn Sale(detail: VoucherDetail, mine: Option<OrderView>, signed_in: bool) -> impl
             }}
         </div>
     }
+}
+
+/// Moves keyboard focus to `target` (browser only).
+fn focus(target: NodeRef<leptos::html::Div>) {
+    #[cfg(feature = "hydrate")]
+    if let Some(el) = target.get_untracked() {
+        let _ = el.focus();
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = target;
 }
 
 #[cfg(test)]
