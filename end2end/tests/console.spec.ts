@@ -39,6 +39,20 @@ test("the console shows each voucher's counts live and charts its sales", async 
   }
   await page.screenshot({ path: "test-results/console.png", fullPage: true });
 
-  await page.setViewportSize({ width: 360, height: 740 });
-  await page.screenshot({ path: "test-results/console-360.png", fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  // On a phone the key counts are on screen without sideways scrolling...
+  const written = row.getByTestId("count-written");
+  await expect(written).toContainText("3");
+  const box = await written.boundingBox();
+  expect(box && box.x >= 0 && box.x + box.width <= 390).toBeTruthy();
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  expect(overflow).toBeLessThanOrEqual(0);
+  await expect(written).toHaveCSS("display", "flex");
+  // ...and no chart label is drawn below a readable size: the in-drawing numbers give way to
+  // the summary line, which stays.
+  await expect(page.locator("svg.chart .tick").first()).toBeHidden();
+  await expect(page.getByTestId("chart-summary")).toBeVisible();
+  const legendPx = await page.locator(".chart-legend").evaluate((e) => parseFloat(getComputedStyle(e).fontSize));
+  expect(legendPx).toBeGreaterThanOrEqual(12);
+  await page.screenshot({ path: "test-results/console-390.png", fullPage: true });
 });

@@ -117,14 +117,14 @@ fn CountsTable(
                             <tr data-testid="console-row" data-voucher=id.get() class:selected=selected
                                 class:created=fresh == Some(id) data-created=(fresh == Some(id)).then_some("true")>
                                 <th scope="row"><a href=format!("/vouchers/{id}")>{r.voucher.title.clone()}</a></th>
-                                <td><StatusBadge status=r.voucher.status/></td>
-                                <td class="num">{domain::grouped(r.voucher.stock)}</td>
-                                <td class="num" data-testid="count-redis">{r.redis_stock.map_or_else(|| "–".to_owned(), |s| s.to_string())}</td>
-                                <td class="num" data-testid="count-queued">{r.queued}</td>
-                                <td class="num" data-testid="count-written">{r.written}</td>
-                                <td class="num" data-testid="count-failed">{r.failed}</td>
-                                <td class="num" data-testid="count-dead">{r.dead_lettered}</td>
-                                <td>
+                                <td data-label="Sale"><StatusBadge status=r.voucher.status/></td>
+                                <td class="num" data-label="Stock">{domain::grouped(r.voucher.stock)}</td>
+                                <td class="num" data-label="Left in Redis" data-testid="count-redis">{r.redis_stock.map_or_else(|| "–".to_owned(), |s| s.to_string())}</td>
+                                <td class="num" data-label="Queued" data-testid="count-queued">{r.queued}</td>
+                                <td class="num" data-label="Written" data-testid="count-written">{r.written}</td>
+                                <td class="num" data-label="Failed" data-testid="count-failed">{r.failed}</td>
+                                <td class="num" data-label="Dead letters" data-testid="count-dead">{r.dead_lettered}</td>
+                                <td class="chart-cell">
                                     <a href=format!("/admin?chart={id}") data-testid="show-chart"
                                         aria-current=selected.then_some("true")>"Chart"</a>
                                 </td>
