@@ -44,8 +44,9 @@ impl Admin {
 pub enum LoginError {
     #[error(transparent)]
     InvalidPhone(#[from] PhoneError),
-    #[error("a code was sent to this phone moments ago; wait before asking again")]
-    RateLimited,
+    /// A code was sent moments ago; another may be asked for after this many seconds.
+    #[error("a code was sent to this phone moments ago; ask again in {0} s")]
+    ResendIn(u64),
     #[error("the code is wrong or has expired")]
     InvalidCode,
     #[error("internal: {0}")]
@@ -93,7 +94,14 @@ pub async fn request_code(core: &Core, phone: &str) -> Result<CodeIssued, LoginE
         .map_err(AuthError::from)?
         .is_none();
     if throttled {
-        return Err(LoginError::RateLimited);
+        let left_ms: i64 = redis::cmd("PTTL")
+            .arg(core.keys.login_throttle(&phone))
+            .query_async(&mut redis)
+            .await
+            .map_err(AuthError::from)?;
+        // Rounded up, and at least a second: "in 0 s" would invite a refused retry.
+        let secs = u64::try_from(left_ms).unwrap_or(0).div_ceil(1_000).max(1);
+        return Err(LoginError::ResendIn(secs));
     }
     let code = format!("{:06}", rand::rng().random_range(0..1_000_000u32));
     let key = core.keys.login_code(&phone);

@@ -150,16 +150,38 @@ pub async fn whoami() -> Result<Option<Me>, AppError> {
     }
 }
 
-/// Sends a sign-in code; in dev mode returns it.
+/// Sends a sign-in code; in dev mode returns it. A browser without JavaScript (a plain form
+/// post) is sent back to the sign-in page with the phone, `sent=1`, the dev code if any, and
+/// its `next`, so that page can show the code and post the sign-in.
 #[server(prefix = "/sf", endpoint = "request_code")]
-pub async fn request_code(phone: String) -> Result<Option<String>, AppError> {
+pub async fn request_code(
+    phone: String,
+    #[server(default)] next: String,
+) -> Result<Option<String>, AppError> {
+    use crate::components::encode_query;
     let core = crate::ssr::core()?;
-    Ok(seckill::auth::request_code(&core, &phone).await?.dev_code)
+    let issued = seckill::auth::request_code(&core, &phone).await?;
+    let dev = issued
+        .dev_code
+        .as_deref()
+        .map(|c| format!("&dev_code={c}"))
+        .unwrap_or_default();
+    crate::ssr::redirect_plain_form(&format!(
+        "/login?phone={}&sent=1{dev}&next={}",
+        encode_query(phone.trim()),
+        encode_query(&crate::components::safe_next(Some(next)))
+    ));
+    Ok(issued.dev_code)
 }
 
-/// Signs in and sets the session cookie.
+/// Signs in and sets the session cookie; a plain form post (no JavaScript) is then sent to its
+/// `next` page.
 #[server(prefix = "/sf", endpoint = "sign_in")]
-pub async fn sign_in(phone: String, code: String) -> Result<Me, AppError> {
+pub async fn sign_in(
+    phone: String,
+    code: String,
+    #[server(default)] next: String,
+) -> Result<Me, AppError> {
     let core = crate::ssr::core()?;
     let signed = seckill::auth::sign_in(&core, &phone, &code).await?;
     let response = expect_context::<leptos_axum::ResponseOptions>();
@@ -167,6 +189,7 @@ pub async fn sign_in(phone: String, code: String) -> Result<Me, AppError> {
         http::header::SET_COOKIE,
         crate::ssr::session_cookie(&signed.token, core.config.auth.session_ttl.as_secs()),
     );
+    crate::ssr::redirect_plain_form(&crate::components::safe_next(Some(next)));
     Ok(Me {
         user_id: signed.principal.user,
         phone: signed.principal.phone,

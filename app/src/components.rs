@@ -47,8 +47,14 @@ pub fn sign_in_path(next: &str) -> String {
     }
 }
 
+/// Where to go after signing in: `next` when it is a path of this site, else the home page.
+pub fn safe_next(next: Option<String>) -> String {
+    next.filter(|n| n.starts_with('/') && !n.starts_with("//"))
+        .unwrap_or_else(|| "/".to_owned())
+}
+
 /// Percent-encodes what a path may hold that a query value may not.
-fn encode_query(s: &str) -> String {
+pub fn encode_query(s: &str) -> String {
     s.chars()
         .map(|c| match c {
             'A'..='Z' | 'a'..='z' | '0'..='9' | '/' | '-' | '_' | '.' | '~' => c.to_string(),

@@ -33,6 +33,9 @@ pub enum AppError {
     Ended,
     #[error("Too many requests; wait a moment and try again.")]
     RateLimited,
+    /// A sign-in code was sent moments ago: another may be asked for in this many seconds.
+    #[error("A code was sent moments ago; you can ask for another in {0} s.")]
+    CodeResendWait(u64),
     #[error("Enter a phone number of 7 to 15 digits, optionally starting with +.")]
     InvalidPhone,
     #[error("The code is wrong or has expired.")]
@@ -66,7 +69,7 @@ impl AppError {
             Self::AlreadyBought(_) => "already_bought",
             Self::NotStarted => "not_started",
             Self::Ended => "ended",
-            Self::RateLimited => "rate_limited",
+            Self::RateLimited | Self::CodeResendWait(_) => "rate_limited",
             Self::InvalidPhone => "invalid_phone",
             Self::InvalidCode => "invalid_code",
             Self::Invalid(_) => "invalid",
@@ -87,7 +90,7 @@ impl AppError {
             Self::Forbidden | Self::NotStarted | Self::Ended => 403,
             Self::NotFound => 404,
             Self::SoldOut | Self::AlreadyBought(_) => 409,
-            Self::RateLimited => 429,
+            Self::RateLimited | Self::CodeResendWait(_) => 429,
             Self::InvalidPhone | Self::InvalidCode | Self::Invalid(_) | Self::BadRequest(_) => 400,
             Self::MethodNotAllowed => 405,
             Self::Timeout => 408,

@@ -132,7 +132,7 @@ impl From<LoginError> for AppError {
     fn from(e: LoginError) -> Self {
         match e {
             LoginError::InvalidPhone(_) => Self::InvalidPhone,
-            LoginError::RateLimited => Self::RateLimited,
+            LoginError::ResendIn(secs) => Self::CodeResendWait(secs),
             LoginError::InvalidCode => Self::InvalidCode,
             LoginError::Internal(e) => fault(e),
         }

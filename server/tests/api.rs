@@ -38,16 +38,26 @@ async fn sign_in_errors(db: PgPool) {
         .await
         .expect("send");
     assert_eq!(ok.status(), StatusCode::OK);
-    expect_error(
-        c.post(url("/api/login/code"))
-            .json(&json!({ "phone": "13900000001" }))
-            .send()
-            .await
-            .expect("send"),
-        StatusCode::TOO_MANY_REQUESTS,
-        "rate_limited",
-    )
-    .await;
+    let again = c
+        .post(url("/api/login/code"))
+        .json(&json!({ "phone": "13900000001" }))
+        .send()
+        .await
+        .expect("send");
+    // The refusal says when to try again (the default resend window is 30 s).
+    let wait: u64 = again.headers()["retry-after"]
+        .to_str()
+        .expect("ascii")
+        .parse()
+        .expect("seconds");
+    assert!((29..=30).contains(&wait), "Retry-After {wait}");
+    let body = expect_error(again, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+    assert!(
+        body["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(&format!("in {wait} s"))),
+        "{body}"
+    );
     expect_error(
         c.post(url("/api/login"))
             .json(&json!({ "phone": "13900000001", "code": "000000x" }))

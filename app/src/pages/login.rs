@@ -1,58 +1,93 @@
-//! Sign-in by phone and one-time code.
+//! Sign-in by phone and one-time code: two forms, so that it works without JavaScript too.
+//!
+//! "Send code" posts the phone; without JavaScript the server sends the browser back here with
+//! the phone, `sent=1` and, in dev mode, the code in the query, and this page shows them. "Sign
+//! in" posts the phone (a hidden copy) and the code, then goes to `next`. With JavaScript both
+//! forms stay on the page. A message goes away when what it was about changes: the phone's
+//! error when the phone is edited, the code's when the code is edited or a new code is sent.
 
 use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_query_map};
 
 use crate::{
     api::{RequestCode, SignIn},
-    components::Session,
+    components::{safe_next, Session},
 };
-
-/// Where to go after signing in: the `next` of the query when it is a path of this site.
-fn next_path(next: Option<String>) -> String {
-    next.filter(|n| n.starts_with('/') && !n.starts_with("//"))
-        .unwrap_or_else(|| "/".to_owned())
-}
 
 #[component]
 pub fn LoginPage() -> impl IntoView {
     let send = ServerAction::<RequestCode>::new();
     let sign_in = ServerAction::<SignIn>::new();
-    let phone = RwSignal::new(String::new());
     let navigate = use_navigate();
     let session = Session::get();
     let query = use_query_map();
+    let from_query = move |key: &str| {
+        query
+            .read_untracked()
+            .get(key)
+            .filter(|v| !v.trim().is_empty())
+    };
+    // What a round trip without JavaScript brought back.
+    let phone = RwSignal::new(from_query("phone").unwrap_or_default());
+    let plain_code = from_query("dev_code");
+    let plain_sent = from_query("sent").is_some();
+    let next = safe_next(from_query("next"));
+    let next_for_js = next.clone();
+    let (next_send, next_sign) = (next.clone(), next);
     Effect::new(move |_| {
         if let Some(Ok(_)) = sign_in.value().get() {
             session.reload();
-            let next = next_path(query.read_untracked().get("next"));
-            navigate(&next, Default::default());
+            navigate(&next_for_js, Default::default());
         }
     });
+    // A new code makes the last "code is wrong" stale.
+    Effect::new(move |seen: Option<usize>| {
+        let version = send.version().get();
+        if seen.is_some_and(|v| v != version) {
+            sign_in.value().set(None);
+        }
+        version
+    });
+    let sent_note = move || {
+        match send.value().get() {
+        Some(Ok(Some(code))) => Some(dev_code_note(code)),
+        Some(Ok(None)) => Some(view! { <p class="notice">"A code is on its way."</p> }.into_any()),
+        Some(Err(e)) => Some(
+            view! { <p class="error" role="alert" data-testid="code-error" data-code=e.code()>{e.to_string()}</p> }
+                .into_any(),
+        ),
+        // Nothing sent from this page yet: what a plain form's round trip brought back.
+        None => match (&plain_code, plain_sent) {
+            (Some(code), _) => Some(dev_code_note(code.clone())),
+            (None, true) => Some(view! { <p class="notice">"A code is on its way."</p> }.into_any()),
+            (None, false) => None,
+        },
+    }
+    };
     view! {
         <leptos_meta::Title text="Sign in"/>
         <section class="panel narrow">
             <h1>"Sign in"</h1>
-            <ActionForm action=sign_in>
+            <ActionForm action=send>
                 <label for="phone">"Phone number"</label>
                 <div class="row">
                     <input id="phone" name="phone" type="tel" inputmode="tel" autocomplete="tel" required
-                        data-testid="phone" bind:value=phone/>
-                    <button type="button" data-testid="send-code"
-                        on:click=move |_| { send.dispatch(RequestCode { phone: phone.get_untracked() }); }>
-                        "Send code"
-                    </button>
+                        data-testid="phone" value=phone.get_untracked()
+                        on:input:target=move |ev| {
+                            phone.set(ev.target().value());
+                            send.value().set(None);
+                        }/>
+                    <input type="hidden" name="next" value=next_send.clone()/>
+                    <button type="submit" data-testid="send-code">"Send code"</button>
                 </div>
-                {move || match send.value().get() {
-                    Some(Ok(Some(code))) => view! {
-                        <p class="notice" data-testid="dev-code">"Development mode: your code is " <strong>{code}</strong></p>
-                    }.into_any(),
-                    Some(Ok(None)) => view! { <p class="notice">"A code is on its way."</p> }.into_any(),
-                    Some(Err(e)) => view! { <p class="error" role="alert" data-testid="code-error">{e.to_string()}</p> }.into_any(),
-                    None => ().into_any(),
-                }}
+            </ActionForm>
+            {sent_note}
+            <ActionForm action=sign_in>
+                <input type="hidden" name="phone" value=phone.get_untracked() prop:value=move || phone.get()/>
+                <input type="hidden" name="next" value=next_sign.clone()/>
                 <label for="code">"Code"</label>
-                <input id="code" name="code" inputmode="numeric" autocomplete="one-time-code" required data-testid="code"/>
+                <input id="code" name="code" inputmode="numeric" autocomplete="one-time-code" required
+                    data-testid="code" on:input=move |_| sign_in.value().set(None)/>
                 <button type="submit" class="primary" data-testid="sign-in">"Sign in"</button>
             </ActionForm>
             {move || sign_in.value().get().and_then(Result::err).map(|e| view! {
@@ -62,15 +97,23 @@ pub fn LoginPage() -> impl IntoView {
     }
 }
 
+/// Dev mode (no SMS provider): the code, on the page.
+fn dev_code_note(code: String) -> AnyView {
+    view! {
+        <p class="notice" data-testid="dev-code">"Development mode: your code is " <strong>{code}</strong></p>
+    }
+    .into_any()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::next_path;
+    use crate::components::safe_next;
 
     #[test]
     fn only_local_paths_are_followed_after_sign_in() {
-        assert_eq!(next_path(Some("/admin".into())), "/admin");
-        assert_eq!(next_path(Some("//evil.example/x".into())), "/");
-        assert_eq!(next_path(Some("https://evil.example".into())), "/");
-        assert_eq!(next_path(None), "/");
+        assert_eq!(safe_next(Some("/admin".into())), "/admin");
+        assert_eq!(safe_next(Some("//evil.example/x".into())), "/");
+        assert_eq!(safe_next(Some("https://evil.example".into())), "/");
+        assert_eq!(safe_next(None), "/");
     }
 }

@@ -32,10 +32,18 @@ impl IntoResponse for ApiError {
                 .collect();
         }
         let mut res = (status, Json(body)).into_response();
-        if matches!(self.0, AppError::Unavailable) {
+        match self.0 {
             // A store is out of reach: the same request may succeed shortly.
-            res.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("2"));
+            AppError::Unavailable => {
+                res.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("2"));
+            }
+            // Another sign-in code may be asked for after this many seconds.
+            AppError::CodeResendWait(secs) => {
+                res.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+            }
+            _ => {}
         }
         res
     }
