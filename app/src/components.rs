@@ -37,10 +37,15 @@ impl Session {
     }
 }
 
+/// A path of this site (`/x`), not another site's address (`//host`, `https://…`): the only
+/// kind of `next` the sign-in page follows.
+fn is_local_path(next: &str) -> bool {
+    next.starts_with('/') && !next.starts_with("//")
+}
+
 /// `/login?next=<here>`: where a page sends an anonymous visitor.
 pub fn sign_in_path(next: &str) -> String {
-    let safe = next.starts_with('/') && !next.starts_with("//");
-    if safe && next != "/" && next != "/login" {
+    if is_local_path(next) && next != "/" && next != "/login" {
         format!("/login?next={}", encode_query(next))
     } else {
         "/login".to_owned()
@@ -49,7 +54,7 @@ pub fn sign_in_path(next: &str) -> String {
 
 /// Where to go after signing in: `next` when it is a path of this site, else the home page.
 pub fn safe_next(next: Option<String>) -> String {
-    next.filter(|n| n.starts_with('/') && !n.starts_with("//"))
+    next.filter(|n| is_local_path(n))
         .unwrap_or_else(|| "/".to_owned())
 }
 

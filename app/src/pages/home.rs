@@ -98,36 +98,38 @@ pub fn VoucherCard(
     signed_in: bool,
 ) -> impl IntoView {
     let (begins, ends) = (v.window.begins_at(), v.window.ends_at());
-    let v = StoredValue::new(v);
-    let status = move || v.with_value(|v| v.status_at(now.get()));
-    let sold = v.with_value(|v| v.stock - v.remaining);
+    let (remaining, stock) = (v.remaining, v.stock);
+    let page = format!("/vouchers/{}", v.id);
+    let title = v.title.clone();
+    let price = format_price(v.price_cents);
+    let status = Signal::derive(move || v.status_at(now.get()));
     view! {
-        <li class="voucher-card" data-testid="voucher-card" data-status=move || status().as_str()>
-            <a href=format!("/vouchers/{}", v.with_value(|v| v.id)) class="voucher-title">{v.with_value(|v| v.title.clone())}</a>
-            {move || view! { <StatusBadge status=status()/> }}
-            <p class="price">{v.with_value(|v| format_price(v.price_cents))}</p>
-            {move || match status() {
+        <li class="voucher-card" data-testid="voucher-card" data-status=move || status.get().as_str()>
+            <a href=page.clone() class="voucher-title">{title}</a>
+            {move || view! { <StatusBadge status=status.get()/> }}
+            <p class="price">{price}</p>
+            {move || match status.get() {
                 VoucherStatus::Ended => view! {
                     <p class="stock-text" data-testid="ended-summary">
-                        {format!("Sale ended · {} of {} sold", domain::grouped(sold), domain::grouped(v.with_value(|v| v.stock)))}
+                        {format!("Sale ended · {} of {} sold", domain::grouped(stock - remaining), domain::grouped(stock))}
                     </p>
                 }.into_any(),
-                _ => v.with_value(|v| view! { <StockBar remaining=v.remaining stock=v.stock/> }).into_any(),
+                _ => view! { <StockBar remaining stock/> }.into_any(),
             }}
             // Both lines are always there, one shown: re-created each tick, their times would
             // flash UTC before turning local again.
-            <p class="opens" data-testid="card-opens" hidden=move || status() != VoucherStatus::Upcoming>
+            <p class="opens" data-testid="card-opens" hidden=move || status.get() != VoucherStatus::Upcoming>
                 {move || format!("Opens in {} · ", format_countdown((begins - now.get()).num_seconds() + 1))}
                 <When at=begins/>
             </p>
-            <p class="opens" data-testid="card-ends" hidden=move || status() != VoucherStatus::OnSale>
+            <p class="opens" data-testid="card-ends" hidden=move || status.get() != VoucherStatus::OnSale>
                 {move || format!("Ends in {} · ", format_countdown((ends - now.get()).num_seconds()))}
                 <When at=ends/>
             </p>
             {(!signed_in).then(|| view! {
                 <a class="button card-sign-in" data-testid="card-sign-in"
-                    href=sign_in_path(&format!("/vouchers/{}", v.with_value(|v| v.id)))
-                    hidden=move || !matches!(status(), VoucherStatus::Upcoming | VoucherStatus::OnSale)>
+                    href=sign_in_path(&page)
+                    hidden=move || !matches!(status.get(), VoucherStatus::Upcoming | VoucherStatus::OnSale)>
                     "Sign in to buy"
                 </a>
             })}

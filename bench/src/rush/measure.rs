@@ -25,14 +25,20 @@ pub struct Drain {
 
 /// The drain of `voucher`, from PostgreSQL's `written_at` stamps.
 pub async fn drain(scratch: &Scratch, voucher: VoucherId) -> anyhow::Result<Drain> {
+    drain_of(scratch, &[voucher]).await
+}
+
+/// The drain of several sales together: their orders, first to last written.
+pub async fn drain_of(scratch: &Scratch, vouchers: &[VoucherId]) -> anyhow::Result<Drain> {
+    let ids: Vec<i64> = vouchers.iter().map(|v| v.get()).collect();
     let (written, first_written, last_written): (
         i64,
         Option<DateTime<Utc>>,
         Option<DateTime<Utc>>,
     ) = sqlx::query_as(
-        "SELECT count(*), min(written_at), max(written_at) FROM orders WHERE voucher_id = $1",
+        "SELECT count(*), min(written_at), max(written_at) FROM orders WHERE voucher_id = ANY($1)",
     )
-    .bind(voucher.get())
+    .bind(&ids)
     .fetch_one(&scratch.core.db)
     .await?;
     let secs = match (first_written, last_written) {

@@ -19,7 +19,7 @@ mod ceilings;
 pub(crate) mod fire;
 pub(crate) mod measure;
 pub(crate) mod process;
-mod setup;
+pub(crate) mod setup;
 mod summary;
 
 use anyhow::bail;

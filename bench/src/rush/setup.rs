@@ -14,6 +14,15 @@ use super::{
 };
 use crate::{scratch::Scratch, Options};
 
+/// The shoppers' HTTP client: `conns` keep-alive connections, no Nagle delay.
+pub fn load_client(conns: usize) -> anyhow::Result<reqwest::Client> {
+    Ok(reqwest::Client::builder()
+        .pool_max_idle_per_host(conns)
+        .tcp_nodelay(true)
+        .timeout(Duration::from_secs(30))
+        .build()?)
+}
+
 /// Everything a rush needs, ready.
 pub struct Stage {
     pub server: Server,
@@ -44,11 +53,7 @@ impl Stage {
             .context("voucher")?
             .window
             .begins_at();
-        let client = reqwest::Client::builder()
-            .pool_max_idle_per_host(sc.conns)
-            .tcp_nodelay(true)
-            .timeout(Duration::from_secs(30))
-            .build()?;
+        let client = load_client(sc.conns)?;
         let profiler = if options.profile {
             Some(Profiler::start(server.pid())?)
         } else {

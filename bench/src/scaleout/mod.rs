@@ -26,7 +26,7 @@ use tokio::time::Instant;
 
 use crate::{
     report::{self, Report},
-    rush::{fire, measure, process::Server, Scenario},
+    rush::{fire, measure, process::Server, setup, Scenario},
     scratch::Scratch,
     Options,
 };
@@ -188,11 +188,7 @@ async fn round_on(
             )
         })
         .collect();
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(shape.conns)
-        .tcp_nodelay(true)
-        .timeout(Duration::from_secs(30))
-        .build()?;
+    let client = setup::load_client(shape.conns)?;
     futures::stream::iter(0..shape.conns)
         .map(|_| client.get(format!("{base}/api/live")).send())
         .buffer_unordered(shape.conns)
@@ -272,8 +268,6 @@ async fn round_on(
     let mut latency = report::histogram()?;
     let mut outcomes: BTreeMap<String, u64> = BTreeMap::new();
     let mut admitted = 0;
-    let (mut first, mut last) = (None, None);
-    let mut written = 0;
     for (((v, f), t), st) in sales.iter().zip(&fired).zip(&per_sale).zip(&statuses) {
         latency.add(&f.latency)?;
         for (k, n) in &f.outcomes {
@@ -288,24 +282,8 @@ async fn round_on(
         for broken in measure::check_invariants(scratch, *v, &sc, &f.admitted, st).await? {
             violations.push(format!("sale {v}: {broken}"));
         }
-        let (n, a, b): (
-            i64,
-            Option<chrono::DateTime<Utc>>,
-            Option<chrono::DateTime<Utc>>,
-        ) = sqlx::query_as(
-            "SELECT count(*), min(written_at), max(written_at) FROM orders WHERE voucher_id = $1",
-        )
-        .bind(v.get())
-        .fetch_one(&core.db)
-        .await?;
-        written += n;
-        first = first.min(a).or(a);
-        last = last.max(b);
     }
-    let drain_secs = match (first, last) {
-        (Some(a), Some(b)) => (b - a).num_microseconds().unwrap_or(0) as f64 / 1e6,
-        _ => 0.0,
-    };
+    let drain = measure::drain_of(scratch, &sales).await?;
     Ok(Round {
         label,
         buys_per_sec: shape.shoppers as f64 / fire_secs,
@@ -322,11 +300,7 @@ async fn round_on(
             .map(|(k, n)| (k.clone(), n - requests_before.get(k).copied().unwrap_or(0)))
             .collect(),
         written_by,
-        drain_rate: if drain_secs > 0.0 {
-            written as f64 / drain_secs
-        } else {
-            f64::NAN
-        },
+        drain_rate: drain.rate,
         fire_secs,
         final_after_kill,
         finals: statuses.iter().map(BTreeMap::len).sum(),
