@@ -179,6 +179,7 @@ start_all() {
   # PostgreSQL as for one instance (scripts/services.sh), without its single Redis.
   eval "$(REDIS_URL=unused "$ROOT/scripts/services.sh" start | grep DATABASE_URL)"
   [ -n "${DATABASE_URL:-}" ] || die "PostgreSQL did not start"
+  export REDIS_URL DATABASE_URL
   REDIS_URL=$(cluster_url)
   "$ROOT/scripts/build.sh" --release
   "$CARGO_TARGET_DIR/release/server" migrate
@@ -209,6 +210,7 @@ status() {
 }
 
 with_cluster_env() {
+  export REDIS_URL DATABASE_URL
   REDIS_URL=$(cluster_url)
   eval "$(REDIS_URL=unused "$ROOT/scripts/services.sh" env | grep DATABASE_URL)"
 }

@@ -123,11 +123,22 @@ impl Core {
         };
         let redis = async {
             let mut conn = self.redis.clone();
-            let ping = redis::cmd("PING");
-            matches!(
-                tokio::time::timeout(limit, ping.query_async::<String>(&mut conn)).await,
-                Ok(Ok(_))
-            )
+            if conn.is_cluster() {
+                // A PING reaches one node, which answers while another master is down; the
+                // cluster's own view says whether every slot is served.
+                let mut info = redis::cmd("CLUSTER");
+                info.arg("INFO");
+                matches!(
+                    tokio::time::timeout(limit, info.query_async::<String>(&mut conn)).await,
+                    Ok(Ok(text)) if text.lines().any(|l| l.trim() == "cluster_state:ok")
+                )
+            } else {
+                let ping = redis::cmd("PING");
+                matches!(
+                    tokio::time::timeout(limit, ping.query_async::<String>(&mut conn)).await,
+                    Ok(Ok(_))
+                )
+            }
         };
         let lag = async {
             match tokio::time::timeout(limit, crate::queue::oldest_queued_age(self)).await {
