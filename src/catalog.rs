@@ -83,12 +83,17 @@ pub async fn preload(core: &Core, voucher: &Voucher) -> Result<PreloadOutcome, P
     }
     let keys = core.keys.voucher(voucher.id);
     let mut redis = core.redis.clone();
-    // The buyers are only read when Redis has no live stock (a first load or a restore).
+    // PostgreSQL's stock, moves and buyers are only read when Redis has no live stock (a
+    // first load or a restore), in one snapshot.
     let live: bool = redis.exists(&keys.stock).await?;
-    let buyers = if live {
-        Vec::new()
+    let snapshot = if live {
+        store::vouchers::RestoreSnapshot {
+            db_stock: voucher.db_stock,
+            total_stock: voucher.total_stock(),
+            ..Default::default()
+        }
     } else {
-        store::vouchers::buyers(&core.db, voucher.id).await?
+        store::vouchers::restore_snapshot(&core.db, voucher.id).await?
     };
     // Ensure the queue exists before the first admission can write to it.
     let created: Result<(), redis::RedisError> = redis
@@ -105,9 +110,10 @@ pub async fn preload(core: &Core, voucher: &Voucher) -> Result<PreloadOutcome, P
         &PreloadInput {
             begins_ms: voucher.window.begins_at().timestamp_millis(),
             ends_ms: voucher.window.ends_at().timestamp_millis(),
-            initial_stock: voucher.initial_stock,
-            db_stock: voucher.db_stock,
-            buyers: &buyers,
+            total_stock: snapshot.total_stock,
+            db_stock: snapshot.db_stock,
+            moves: &snapshot.moves,
+            buyers: &snapshot.buyers,
         },
     )
     .await?;

@@ -58,6 +58,7 @@ pub struct Config {
     pub instance_id: String,
     pub worker: WorkerConfig,
     pub sweep: SweepConfig,
+    pub payments: PaymentsConfig,
     pub auth: AuthConfig,
     pub limits: RateLimits,
     pub http: HttpConfig,
@@ -103,6 +104,17 @@ pub struct SweepConfig {
     pub every: Duration,
     /// How long after a sale ends its drained Redis state is retired.
     pub retire_after: Duration,
+}
+
+/// After an order is written: its payment.
+#[derive(Debug, Clone)]
+pub struct PaymentsConfig {
+    /// How long a written order waits for payment before the sweep cancels it and its unit
+    /// goes back on sale (`SECKILL_PAY_WITHIN_MS`).
+    pub pay_within: Duration,
+    /// Approve every payment at once (`SECKILL_DEV_PAYMENTS`): the development provider, like
+    /// the dev login's codes. Off, payments answer 503 (no real provider is wired in).
+    pub dev_provider: bool,
 }
 
 /// Sign-in and session policy.
@@ -174,6 +186,10 @@ impl Config {
             sweep: SweepConfig {
                 every: millis(&get, "SECKILL_SWEEP_MS", 15_000)?,
                 retire_after: millis(&get, "SECKILL_RETIRE_AFTER_MS", 600_000)?,
+            },
+            payments: PaymentsConfig {
+                pay_within: millis(&get, "SECKILL_PAY_WITHIN_MS", 15 * 60_000)?,
+                dev_provider: typed(&get, "SECKILL_DEV_PAYMENTS", "false")?,
             },
             auth: AuthConfig {
                 code_ttl: millis(&get, "SECKILL_CODE_TTL_MS", 300_000)?,
@@ -272,6 +288,11 @@ mod tests {
         assert_eq!(c.redis_url.expose(), DEFAULT_REDIS_URL);
         assert_eq!(c.site_addr.to_string(), "127.0.0.1:3000");
         assert!(!c.dev_login);
+        assert!(
+            !c.payments.dev_provider,
+            "payments are approved only when asked"
+        );
+        assert_eq!(c.payments.pay_within, Duration::from_secs(900));
         assert_eq!(c.admin_phones.len(), 1);
     }
 

@@ -5,9 +5,12 @@
 use crate::{
     auth::{AuthError, LoginError},
     catalog::{CatalogError, CreateVoucherError, PreloadError},
+    checkout::CheckoutError,
     lock::LockError,
     order_id::RaiseError,
+    restock::RestockError,
     sale::{BuyError, StatusError},
+    sale_admin::SaleAdminError,
     scripts::ScriptError,
     store,
     sweeper::SweepError,
@@ -139,6 +142,42 @@ impl Unavailable for SweepError {
             Self::Store(e) => e.is_unavailable(),
             Self::Redis(e) => e.is_unavailable(),
             Self::Script(e) => e.is_unavailable(),
+            Self::Restock(e) => e.is_unavailable(),
+        }
+    }
+}
+
+impl Unavailable for RestockError {
+    fn is_unavailable(&self) -> bool {
+        match self {
+            Self::Store(e) => e.is_unavailable(),
+            Self::Script(e) => e.is_unavailable(),
+            Self::Preload(e) => e.is_unavailable(),
+            Self::StillNotLoaded(_) => false,
+        }
+    }
+}
+
+impl Unavailable for CheckoutError {
+    fn is_unavailable(&self) -> bool {
+        match self {
+            Self::Store(e) => e.is_unavailable(),
+            Self::Status(e) => e.is_unavailable(),
+            // No provider answered: the same payment may go through shortly.
+            Self::PaymentUnavailable(_) => true,
+            _ => false,
+        }
+    }
+}
+
+impl Unavailable for SaleAdminError {
+    fn is_unavailable(&self) -> bool {
+        match self {
+            Self::Lock(e) => e.is_unavailable(),
+            Self::Store(e) => e.is_unavailable(),
+            Self::Script(e) => e.is_unavailable(),
+            Self::Restock(e) => e.is_unavailable(),
+            _ => false,
         }
     }
 }

@@ -9,6 +9,7 @@ use crate::{
     config::Config,
     keys::Keys,
     lock::{LockClient, LockOptions},
+    payment::PaymentProvider,
     redis_conn::{Deployment, Redis, Timeouts},
     store,
 };
@@ -53,6 +54,8 @@ pub struct Core {
     pub config: Arc<Config>,
     /// Locks on the same Redis (fenced work: voucher preloads, singleton jobs).
     pub locks: LockClient,
+    /// Charges for orders (`SECKILL_DEV_PAYMENTS`).
+    pub payments: Arc<dyn PaymentProvider>,
     deployment: Deployment,
 }
 
@@ -84,6 +87,7 @@ impl Core {
             db,
             redis,
             locks: LockClient::single(deployment.clone(), keys.clone(), LockOptions::default()),
+            payments: crate::payment::from_config(&config.payments),
             keys,
             config: Arc::new(config),
             deployment,

@@ -47,6 +47,9 @@ pub struct VoucherKeys {
     pub orders: String,
     /// Stream: orders the worker gave up on, with their reason.
     pub dead: String,
+    /// Hash: key of each stock move (a cancelled order's unit back, an admin's top-up) already
+    /// applied to `stock`, so a move is applied once (`lua/apply_move.lua`).
+    pub moves: String,
     /// Prefix of the per-shopper purchase-attempt counters (append the user ID): each counts
     /// the attempts of one Redis-clock second and expires at its end.
     pub rate: String,
@@ -100,6 +103,7 @@ impl Keys {
             queued: format!("{base}:queued"),
             orders: format!("{base}:orders"),
             dead: format!("{base}:dead"),
+            moves: format!("{base}:moves"),
             rate: format!("{base}:rate:"),
         }
     }
@@ -160,7 +164,7 @@ mod tests {
         let v = keys.voucher(VoucherId::try_from(42).expect("positive"));
         let rate = v.rate_of(crate::domain::UserId::try_from(7).expect("positive"));
         for k in [
-            &v.sale, &v.stock, &v.buyers, &v.queued, &v.orders, &v.dead, &rate,
+            &v.sale, &v.stock, &v.buyers, &v.queued, &v.orders, &v.dead, &v.moves, &rate,
         ] {
             assert!(k.starts_with("t1:seckill:{s42}:v42:"), "{k}");
             assert_eq!(slot_tag(k), "s42");

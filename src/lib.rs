@@ -15,9 +15,13 @@
 //! | [`catalog`] | creating, listing and preloading vouchers |
 //! | [`console`] | the admin console's figures: counts per voucher, sales over time |
 //! | [`sale`] | admitting a purchase and reading an order's status |
+//! | [`checkout`] | after the rush: paying an order before its deadline, or cancelling it |
+//! | [`payment`] | the payment-provider trait and the dev provider |
+//! | [`restock`] | units going back on sale in Redis (cancellations, top-ups) through the outbox |
+//! | [`sale_admin`] | an admin ending a sale early or adding stock |
 //! | [`queue`] | the durable order queue on Redis Streams and its worker |
 //! | [`store`] | PostgreSQL repositories |
-//! | [`sweeper`] | the housekeeping job: restore lost sales, retire finished ones |
+//! | [`sweeper`] | the housekeeping job: restore lost sales, retire finished ones, cancel unpaid orders past their deadline, finish pending stock moves |
 //! | [`auth`] | sign-in codes and sessions |
 //! | [`durability`] | the durability promise (`SECKILL_DURABILITY`) checked against Redis |
 //! | [`faults`] | which failures mean a store is out of reach (503) rather than a bug (500) |
@@ -28,6 +32,7 @@
 
 pub mod auth;
 pub mod catalog;
+pub mod checkout;
 pub mod config;
 pub mod console;
 pub mod durability;
@@ -36,9 +41,12 @@ pub mod handles;
 pub mod keys;
 pub mod lock;
 pub mod order_id;
+pub mod payment;
 pub mod queue;
 pub mod redis_conn;
+pub mod restock;
 pub mod sale;
+pub mod sale_admin;
 pub mod scripts;
 pub mod store;
 pub mod sweeper;

@@ -9,6 +9,12 @@
 //! 2. **Retire**: a sale that ended more than `SECKILL_RETIRE_AFTER_MS` ago and has nothing left
 //!    to write has its Redis state deleted and leaves the registry, so the worker stops reading
 //!    its stream (`lua/retire.lua`). Its orders live on in PostgreSQL; dead letters are kept.
+//! 3. **Deadline**: orders not paid by their `pay_by` are cancelled (in batches, each
+//!    transaction checking this run's fencing token) and their units go back on sale.
+//! 4. **Pending moves**: stock moves whose process died between PostgreSQL and Redis (a
+//!    cancellation, a top-up) are applied ([`restock`]).
+//! 5. **Ends**: a sale an admin ended whose Redis window still runs (the process died between
+//!    the two stores) is ended in Redis too.
 
 use std::time::Duration;
 
@@ -21,6 +27,7 @@ use crate::{
     domain::VoucherId,
     faults::Unavailable,
     lock::LockError,
+    restock::{self, RestockError},
     scripts::{self, Retirement, ScriptError},
     store, Core,
 };
@@ -39,6 +46,8 @@ pub enum SweepError {
     Redis(#[from] redis::RedisError),
     #[error("redis: {0}")]
     Script(#[from] ScriptError),
+    #[error("{0}")]
+    Restock(#[from] RestockError),
 }
 
 /// What one pass did; recorded as JSON in `job_runs.report`.
@@ -50,6 +59,12 @@ pub struct SweepReport {
     pub retired: Vec<VoucherId>,
     /// Finished sales past the grace period that still have orders to write.
     pub draining: usize,
+    /// Orders cancelled because their payment deadline passed.
+    pub expired: usize,
+    /// Pending stock moves applied (left over by a process that died).
+    pub moves_applied: usize,
+    /// Sales ended in PostgreSQL whose Redis window was ended now.
+    pub ends_repaired: Vec<VoucherId>,
 }
 
 /// Whether this instance ran the job.
@@ -76,7 +91,7 @@ pub async fn sweep_once(core: &Core) -> Result<SweepOutcome, SweepError> {
         let _ = guard.release().await;
         return Ok(SweepOutcome::Fenced);
     }
-    let report = sweep(core).await;
+    let report = sweep(core, fence).await;
     if guard.is_lost() {
         tracing::warn!("sweep lock lost during the pass");
     }
@@ -89,7 +104,12 @@ pub async fn sweep_once(core: &Core) -> Result<SweepOutcome, SweepError> {
     Ok(SweepOutcome::Ran(report))
 }
 
-async fn sweep(core: &Core) -> Result<SweepReport, SweepError> {
+/// Orders the deadline pass cancels per transaction.
+const EXPIRE_BATCH: i64 = 500;
+/// Pending stock moves one pass applies at most.
+const MOVES_PER_PASS: i64 = 5_000;
+
+async fn sweep(core: &Core, fence: i64) -> Result<SweepReport, SweepError> {
     let mut report = SweepReport::default();
     let mut redis = core.redis.clone();
     let registry = core.keys.preloaded_vouchers();
@@ -135,10 +155,71 @@ async fn sweep(core: &Core) -> Result<SweepReport, SweepError> {
             Retirement::NotDue { .. } => {}
         }
     }
-    if !report.restored.is_empty() || !report.retired.is_empty() {
+    // 3. Cancel orders past their payment deadline; give their units back.
+    loop {
+        let due = store::orders::lifecycle::expire_due(&core.db, JOB, fence, EXPIRE_BATCH).await?;
+        let Ok(cancelled) = due else {
+            tracing::warn!("a newer sweep holds the fence; this one stops cancelling");
+            break;
+        };
+        report.expired += cancelled.len();
+        metrics::counter!("seckill_orders_cancelled_total", "by" => "deadline")
+            .increment(cancelled.len() as u64);
+        for (voucher, step) in &cancelled {
+            if let Err(e) = restock::apply(core, *voucher, step).await {
+                // Still pending in the outbox: step 4 or the next pass applies it.
+                tracing::warn!(%voucher, error = %e, "returning an expired order's unit");
+            }
+        }
+        if (cancelled.len() as i64) < EXPIRE_BATCH {
+            break;
+        }
+    }
+
+    // 4. Moves left pending by a process that died between the stores.
+    report.moves_applied = restock::apply_pending(core, MOVES_PER_PASS).await?;
+
+    // 5. Sales ended in PostgreSQL whose Redis window still runs.
+    report.ends_repaired = repair_ends(core).await?;
+
+    if !report.restored.is_empty()
+        || !report.retired.is_empty()
+        || report.expired > 0
+        || report.moves_applied > 0
+        || !report.ends_repaired.is_empty()
+    {
         tracing::info!(?report, "sweep");
     }
     Ok(report)
+}
+
+/// Ends in Redis every preloaded sale whose PostgreSQL end is earlier than Redis's (an admin
+/// ended it and the process died before Redis heard).
+async fn repair_ends(core: &Core) -> Result<Vec<VoucherId>, SweepError> {
+    let mut redis = core.redis.clone();
+    let registered: Vec<i64> = redis.smembers(core.keys.preloaded_vouchers()).await?;
+    let ids: Vec<VoucherId> = registered
+        .into_iter()
+        .filter_map(|id| VoucherId::try_from(id).ok())
+        .collect();
+    let ends = store::vouchers::ends(&core.db, &ids).await?;
+    let in_redis = futures::future::try_join_all(ids.iter().map(|v| {
+        let mut redis = core.redis.clone();
+        let sale = core.keys.voucher(*v).sale;
+        async move { redis.hget::<_, _, Option<i64>>(sale, "ends_ms").await }
+    }))
+    .await?;
+    let mut repaired = Vec::new();
+    for (v, redis_end) in ids.into_iter().zip(in_redis) {
+        let (Some(db_end), Some(redis_end)) = (ends.get(&v), redis_end) else {
+            continue;
+        };
+        if db_end.timestamp_millis() < redis_end {
+            scripts::end_sale(&mut redis, &core.keys.voucher(v), db_end.timestamp_millis()).await?;
+            repaired.push(v);
+        }
+    }
+    Ok(repaired)
 }
 
 /// Offers to run the job every `SECKILL_SWEEP_MS` until `shutdown`.

@@ -140,7 +140,8 @@ async fn plant_order(
     let seconds = u32::try_from(at.timestamp() - ORDER_EPOCH_UNIX).expect("after 2022");
     let id = OrderId::from_parts(seconds, sequence).expect("id");
     sqlx::query(
-        "INSERT INTO orders (id, voucher_id, user_id, admitted_at) VALUES ($1, $2, $3, $4)",
+        "INSERT INTO orders (id, voucher_id, user_id, admitted_at, pay_by)
+         VALUES ($1, $2, $3, $4, now() + interval '15 minutes')",
     )
     .bind(id.as_i64())
     .bind(v.get())

@@ -26,12 +26,12 @@ pub mod convert {
 
     pub fn voucher(s: VoucherState) -> VoucherView {
         VoucherView {
+            stock: s.voucher.total_stock(),
             status: s.voucher.status(s.remaining, Utc::now()),
             id: s.voucher.id,
             title: s.voucher.title,
             description: s.voucher.description,
             price_cents: s.voucher.price_cents,
-            stock: s.voucher.initial_stock,
             remaining: s.remaining,
             window: s.voucher.window,
         }

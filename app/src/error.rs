@@ -36,6 +36,18 @@ pub enum AppError {
     /// A sign-in code was sent moments ago: another may be asked for in this many seconds.
     #[error("A code was sent moments ago; you can ask for another in {0} s.")]
     CodeResendWait(u64),
+    #[error("Your order is still being written; try again in a moment.")]
+    OrderQueued,
+    #[error("This order failed; there is nothing to pay or cancel.")]
+    OrderFailed,
+    #[error("This order was cancelled; it can no longer be paid.")]
+    OrderCancelled,
+    #[error("The time to pay has passed; the order is cancelled and its unit goes back on sale.")]
+    PaymentExpired,
+    #[error("This order is paid; it can no longer be cancelled.")]
+    AlreadyPaid,
+    #[error("The payment was declined: {0}")]
+    PaymentDeclined(String),
     #[error("Enter a phone number of 7 to 15 digits, optionally starting with +.")]
     InvalidPhone,
     #[error("The code is wrong or has expired.")]
@@ -70,6 +82,12 @@ impl AppError {
             Self::NotStarted => "not_started",
             Self::Ended => "ended",
             Self::RateLimited | Self::CodeResendWait(_) => "rate_limited",
+            Self::OrderQueued => "order_queued",
+            Self::OrderFailed => "order_failed",
+            Self::OrderCancelled => "order_cancelled",
+            Self::PaymentExpired => "payment_expired",
+            Self::AlreadyPaid => "already_paid",
+            Self::PaymentDeclined(_) => "payment_declined",
             Self::InvalidPhone => "invalid_phone",
             Self::InvalidCode => "invalid_code",
             Self::Invalid(_) => "invalid",
@@ -89,7 +107,14 @@ impl AppError {
             Self::Unauthenticated => 401,
             Self::Forbidden | Self::NotStarted | Self::Ended => 403,
             Self::NotFound => 404,
-            Self::SoldOut | Self::AlreadyBought(_) => 409,
+            Self::SoldOut
+            | Self::AlreadyBought(_)
+            | Self::OrderQueued
+            | Self::OrderFailed
+            | Self::OrderCancelled
+            | Self::PaymentExpired
+            | Self::AlreadyPaid => 409,
+            Self::PaymentDeclined(_) => 402,
             Self::RateLimited | Self::CodeResendWait(_) => 429,
             Self::InvalidPhone | Self::InvalidCode | Self::Invalid(_) | Self::BadRequest(_) => 400,
             Self::MethodNotAllowed => 405,

@@ -6,8 +6,10 @@ use leptos::prelude::*;
 use seckill::{
     auth::{self, AuthError, LoginError, Principal},
     catalog::{CatalogError, CreateVoucherError},
+    checkout::CheckoutError,
     faults::Unavailable,
     sale::{BuyError, StatusError},
+    sale_admin::SaleAdminError,
     Core,
 };
 
@@ -144,6 +146,42 @@ impl From<CreateVoucherError> for AppError {
         match e {
             CreateVoucherError::Invalid(fields) => Self::Invalid(fields),
             e @ (CreateVoucherError::Store(_) | CreateVoucherError::Preload(..)) => fault(e),
+        }
+    }
+}
+
+impl From<CheckoutError> for AppError {
+    fn from(e: CheckoutError) -> Self {
+        match e {
+            CheckoutError::NotFound => Self::NotFound,
+            CheckoutError::StillQueued => Self::OrderQueued,
+            CheckoutError::Failed => Self::OrderFailed,
+            CheckoutError::Cancelled => Self::OrderCancelled,
+            CheckoutError::Expired => Self::PaymentExpired,
+            CheckoutError::AlreadyPaid => Self::AlreadyPaid,
+            CheckoutError::Declined(why) => Self::PaymentDeclined(why),
+            e @ (CheckoutError::PaymentUnavailable(_)
+            | CheckoutError::Store(_)
+            | CheckoutError::Status(_)) => fault(e),
+        }
+    }
+}
+
+impl From<SaleAdminError> for AppError {
+    fn from(e: SaleAdminError) -> Self {
+        match e {
+            SaleAdminError::NotFound => Self::NotFound,
+            SaleAdminError::Ended => Self::Ended,
+            SaleAdminError::Invalid(fields) => Self::Invalid(fields),
+            // Another instance is changing or restoring the same sale: try again shortly.
+            SaleAdminError::Busy(_) | SaleAdminError::Fenced(_) => {
+                tracing::warn!(error = %e, "a sale change stood down");
+                Self::Unavailable
+            }
+            e @ (SaleAdminError::Lock(_)
+            | SaleAdminError::Store(_)
+            | SaleAdminError::Script(_)
+            | SaleAdminError::Restock(_)) => fault(e),
         }
     }
 }

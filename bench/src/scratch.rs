@@ -146,8 +146,9 @@ impl Scratch {
             &scripts::PreloadInput {
                 begins_ms: now - 1_000,
                 ends_ms: now + 3_600_000,
-                initial_stock: stock,
+                total_stock: stock,
                 db_stock: stock,
+                moves: &[],
                 buyers: &[],
             },
         )

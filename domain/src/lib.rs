@@ -19,7 +19,10 @@ pub use failure::{FailureReason, FailureReasonError, Settlement};
 pub use field::{FieldError, FieldErrors};
 pub use ids::{IdParseError, UserId, VoucherId};
 pub use number::{count, grouped};
-pub use order::{OrderId, OrderIdError, OrderStatus, ORDER_EPOCH_UNIX};
+pub use order::{
+    Canceller, CancellerError, IdempotencyKey, IdempotencyKeyError, OrderId, OrderIdError,
+    OrderStatus, ORDER_EPOCH_UNIX,
+};
 pub use phone::{Phone, PhoneError};
 pub use shard::{Shard, SHARD_COUNT, SHARD_SEQUENCE_MAX};
 pub use status::VoucherStatus;

@@ -121,34 +121,67 @@ impl fmt::Display for OrderId {
     }
 }
 
-/// Where an order is in its life (design.md §2). On the wire: `{"status": "failed",
+/// Where an order is in its life (design.md §2). On the wire: `{"status": "created",
+/// "pay_by": "…"}`, `{"status": "cancelled", "cancelled_by": "deadline"}`, `{"status": "failed",
 /// "reason": "sold_out"}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum OrderStatus {
     /// Admitted in Redis and on the durable queue; not yet in PostgreSQL.
     Queued,
-    /// The row is committed.
-    Created,
+    /// The row is committed; it awaits payment until `pay_by`.
+    Created { pay_by: DateTime<Utc> },
+    /// Paid: final.
+    Paid,
+    /// Cancelled, by the shopper or by the payment deadline; its unit went back on sale.
+    Cancelled { cancelled_by: Canceller },
     /// The worker rejected it or gave up on it; its stock went back.
     Failed { reason: FailureReason },
 }
 
 impl OrderStatus {
-    /// The wire name (`queued`, `created`, `failed`), also the pages' CSS class suffix.
+    /// The wire name (`queued`, `created`, `paid`, `cancelled`, `failed`), also the pages' CSS
+    /// class suffix.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Queued => "queued",
-            Self::Created => "created",
+            Self::Created { .. } => "created",
+            Self::Paid => "paid",
+            Self::Cancelled { .. } => "cancelled",
             Self::Failed { .. } => "failed",
         }
     }
 
-    /// Whether the status can still change.
+    /// Whether the queue is done with it: written to PostgreSQL (awaiting payment or past it)
+    /// or failed. I3 asks every returned order to get here.
     pub fn is_final(self) -> bool {
+        !matches!(self, Self::Queued)
+    }
+
+    /// Whether nothing can change it any more (paid, cancelled or failed).
+    pub fn is_settled(self) -> bool {
+        matches!(
+            self,
+            Self::Paid | Self::Cancelled { .. } | Self::Failed { .. }
+        )
+    }
+
+    /// The payment deadline, while the order awaits payment.
+    pub fn pay_by(self) -> Option<DateTime<Utc>> {
         match self {
-            Self::Queued => false,
-            Self::Created | Self::Failed { .. } => true,
+            Self::Created { pay_by } => Some(pay_by),
+            _ => None,
+        }
+    }
+
+    /// Words for a badge.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Queued => "Queued",
+            Self::Created { .. } => "Awaiting payment",
+            Self::Paid => "Paid",
+            Self::Cancelled { .. } => "Cancelled",
+            Self::Failed { .. } => "Failed",
         }
     }
 
@@ -156,9 +189,82 @@ impl OrderStatus {
     pub fn sentence(self) -> &'static str {
         match self {
             Self::Queued => "Your order is in the queue and is being written.",
-            Self::Created => "Your order is confirmed.",
+            Self::Created { .. } => {
+                "Your order is confirmed. Pay before the deadline, or it is cancelled and the unit goes back on sale."
+            }
+            Self::Paid => "Paid. The voucher is yours.",
+            Self::Cancelled {
+                cancelled_by: Canceller::Shopper,
+            } => "You cancelled this order; its unit went back on sale.",
+            Self::Cancelled {
+                cancelled_by: Canceller::Deadline,
+            } => "Not paid in time: the order was cancelled and its unit went back on sale.",
             Self::Failed { reason } => reason.sentence(),
         }
+    }
+}
+
+/// Who cancelled an order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Canceller {
+    /// The shopper asked.
+    Shopper,
+    /// The payment deadline passed.
+    Deadline,
+}
+
+impl Canceller {
+    /// The stored text (`orders.cancelled_by`), also the wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Shopper => "shopper",
+            Self::Deadline => "deadline",
+        }
+    }
+}
+
+/// Stored text that names no known canceller.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown canceller {0:?}")]
+pub struct CancellerError(pub String);
+
+impl FromStr for Canceller {
+    type Err = CancellerError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "shopper" => Ok(Self::Shopper),
+            "deadline" => Ok(Self::Deadline),
+            other => Err(CancellerError(other.to_owned())),
+        }
+    }
+}
+
+/// A client's key for one payment attempt (the `Idempotency-Key` header): the same key again
+/// answers the same. 1 to 100 visible ASCII characters.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct IdempotencyKey(String);
+
+/// Why a value is not an idempotency key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("an Idempotency-Key is 1 to 100 visible ASCII characters")]
+pub struct IdempotencyKeyError;
+
+impl IdempotencyKey {
+    pub const MAX_LEN: usize = 100;
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<&str> for IdempotencyKey {
+    type Error = IdempotencyKeyError;
+    fn try_from(raw: &str) -> Result<Self, Self::Error> {
+        let ok = !raw.is_empty()
+            && raw.len() <= Self::MAX_LEN
+            && raw.bytes().all(|b| b.is_ascii_graphic());
+        ok.then(|| Self(raw.to_owned())).ok_or(IdempotencyKeyError)
     }
 }
 
@@ -222,7 +328,50 @@ mod tests {
         )
         .is_err());
         assert!(!OrderStatus::Queued.is_final());
-        assert!(OrderStatus::Created.is_final() && failed.is_final());
+        let created = OrderStatus::Created {
+            pay_by: DateTime::UNIX_EPOCH,
+        };
+        assert!(created.is_final() && failed.is_final());
+        assert!(!created.is_settled() && failed.is_settled() && OrderStatus::Paid.is_settled());
+    }
+
+    #[test]
+    fn awaiting_payment_carries_its_deadline_and_a_cancellation_says_by_whom() {
+        let pay_by = DateTime::parse_from_rfc3339("2030-01-01T10:15:00Z")
+            .map(|t| t.with_timezone(&Utc))
+            .expect("time");
+        let created = OrderStatus::Created { pay_by };
+        let json = serde_json::to_value(created).expect("serializes");
+        assert_eq!(
+            json,
+            serde_json::json!({"status": "created", "pay_by": "2030-01-01T10:15:00Z"})
+        );
+        assert_eq!(created.pay_by(), Some(pay_by));
+        let cancelled = OrderStatus::Cancelled {
+            cancelled_by: Canceller::Deadline,
+        };
+        let json = serde_json::to_value(cancelled).expect("serializes");
+        assert_eq!(
+            json,
+            serde_json::json!({"status": "cancelled", "cancelled_by": "deadline"})
+        );
+        assert_eq!(
+            serde_json::from_value::<OrderStatus>(json).ok(),
+            Some(cancelled)
+        );
+        assert_eq!(OrderStatus::Paid.pay_by(), None);
+        for c in [Canceller::Shopper, Canceller::Deadline] {
+            assert_eq!(c.as_str().parse::<Canceller>(), Ok(c));
+        }
+        assert!("admin".parse::<Canceller>().is_err());
+    }
+
+    #[test]
+    fn idempotency_keys_are_short_visible_ascii() {
+        assert!(IdempotencyKey::try_from("pay-7f3a").is_ok());
+        for bad in ["", "has space", "tab\t", "é", &"k".repeat(101)] {
+            assert!(IdempotencyKey::try_from(bad).is_err(), "{bad:?} accepted");
+        }
     }
 
     #[test]

@@ -153,13 +153,20 @@ pub struct Voucher {
     pub price_cents: i64,
     /// The stock the sale started with.
     pub initial_stock: i64,
-    /// Units PostgreSQL has not yet sold (initial minus orders written).
+    /// Units an admin added since.
+    pub added_stock: i64,
+    /// Units PostgreSQL has not yet sold (initial + added − live orders written).
     pub db_stock: i64,
     pub window: SaleWindow,
     pub created_at: DateTime<Utc>,
 }
 
 impl Voucher {
+    /// Every unit the sale has offered: the initial stock and what was added.
+    pub fn total_stock(&self) -> i64 {
+        self.initial_stock + self.added_stock
+    }
+
     /// Where the sale stands at `now` with `remaining` units left.
     pub fn status(&self, remaining: i64, now: DateTime<Utc>) -> VoucherStatus {
         VoucherStatus::at(&self.window, remaining, now)

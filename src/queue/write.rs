@@ -46,7 +46,13 @@ impl Worker {
             Err(e) => {
                 tracing::warn!(error = %e, size = fresh.len(), "batch write failed; writing one by one");
                 for one in &fresh {
-                    match orders::write_batch(&self.core.db, &[one.1]).await {
+                    match orders::write_batch(
+                        &self.core.db,
+                        &[one.1],
+                        self.core.config.payments.pay_within,
+                    )
+                    .await
+                    {
                         Ok(decisions) => {
                             report.add(
                                 self.settle_decisions(std::slice::from_ref(one), &decisions)
@@ -74,7 +80,9 @@ impl Worker {
         let mut pause = Duration::from_millis(50);
         let mut warned = false;
         loop {
-            match orders::write_batch(&self.core.db, batch).await {
+            match orders::write_batch(&self.core.db, batch, self.core.config.payments.pay_within)
+                .await
+            {
                 Err(e) if store::is_unavailable(&e) && !self.shutdown.is_cancelled() => {
                     if !warned {
                         tracing::warn!(error = %e, size = batch.len(), "PostgreSQL unreachable; holding the batch until it is back");

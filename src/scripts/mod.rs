@@ -6,6 +6,8 @@
 //! falls back to loading the script on `NOSCRIPT`.
 
 mod admit;
+mod apply_move;
+mod end_sale;
 mod lock;
 mod order_id;
 mod preload;
@@ -15,6 +17,8 @@ mod settle;
 mod verify_code;
 
 pub use admit::{admit, admit_on_day, AdmissionOutcome, ADMIT_BODY, ADMIT_SOURCE};
+pub use apply_move::{apply_move, MoveApplied, StockMove};
+pub use end_sale::{end_sale, SaleEnd};
 pub use lock::{lock_acquire, lock_release, lock_renew, LockGrant, LockRelease};
 pub use order_id::{next_order_id, NextIdError};
 

@@ -27,10 +27,13 @@ pub enum PreloadOutcome {
 pub struct PreloadInput<'a> {
     pub begins_ms: i64,
     pub ends_ms: i64,
-    pub initial_stock: i64,
+    /// The stock the sale offers: initial plus added.
+    pub total_stock: i64,
     /// Units PostgreSQL has not sold.
     pub db_stock: i64,
-    /// Users holding written orders, with those orders.
+    /// The keys of every stock move PostgreSQL holds for the sale (read with `db_stock`).
+    pub moves: &'a [String],
+    /// Users holding live written orders, with those orders.
     pub buyers: &'a [(UserId, OrderId)],
 }
 
@@ -44,10 +47,15 @@ pub async fn preload<C: ConnectionLike + Send>(
     call.key(&keys.stock)
         .key(&keys.buyers)
         .key(&keys.queued)
+        .key(&keys.moves)
         .arg(input.begins_ms)
         .arg(input.ends_ms)
-        .arg(input.initial_stock)
-        .arg(input.db_stock);
+        .arg(input.total_stock)
+        .arg(input.db_stock)
+        .arg(input.moves.len());
+    for key in input.moves {
+        call.arg(key);
+    }
     for (user, order) in input.buyers {
         call.arg(user.get()).arg(order.to_redis_hex());
     }

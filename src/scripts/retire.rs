@@ -35,6 +35,7 @@ pub async fn retire<C: ConnectionLike + Send>(
         .key(&keys.buyers)
         .key(&keys.queued)
         .key(&keys.orders)
+        .key(&keys.moves)
         .arg(grace_ms)
         .invoke_async(conn)
         .await?;

@@ -12,6 +12,7 @@ struct Row {
     description: String,
     price_cents: i64,
     initial_stock: i64,
+    added_stock: i64,
     stock: i64,
     begins_at: DateTime<Utc>,
     ends_at: DateTime<Utc>,
@@ -29,6 +30,7 @@ impl Row {
             description: self.description,
             price_cents: self.price_cents,
             initial_stock: self.initial_stock,
+            added_stock: self.added_stock,
             db_stock: self.stock,
             window,
             created_at: self.created_at,
@@ -37,7 +39,8 @@ impl Row {
 }
 
 const COLUMNS: &str =
-    "id, title, description, price_cents, initial_stock, stock, begins_at, ends_at, created_at";
+    "id, title, description, price_cents, initial_stock, added_stock, stock, begins_at, ends_at,
+     created_at";
 
 /// Inserts a voucher inside the caller's transaction.
 pub async fn insert(
@@ -118,22 +121,127 @@ pub async fn titles(
         .collect())
 }
 
-/// The users holding a written order for `voucher`, each with that order.
-pub async fn buyers(
+/// The end of each sale among `ids` that exists.
+pub async fn ends(
     db: &PgPool,
-    voucher: VoucherId,
-) -> Result<Vec<(UserId, OrderId)>, sqlx::Error> {
-    let rows: Vec<(i64, i64)> =
-        sqlx::query_as("SELECT user_id, id FROM orders WHERE voucher_id = $1")
-            .bind(voucher.get())
+    ids: &[VoucherId],
+) -> Result<std::collections::HashMap<VoucherId, DateTime<Utc>>, sqlx::Error> {
+    let ids: Vec<i64> = ids.iter().map(|v| v.get()).collect();
+    let rows: Vec<(i64, DateTime<Utc>)> =
+        sqlx::query_as("SELECT id, ends_at FROM vouchers WHERE id = ANY($1)")
+            .bind(&ids)
             .fetch_all(db)
             .await?;
-    rows.into_iter()
+    Ok(rows
+        .into_iter()
+        .map(|(id, ends)| (VoucherId::from_db(id), ends))
+        .collect())
+}
+
+/// What a restore of a sale's Redis state needs from PostgreSQL, read in one snapshot: the
+/// unsold stock counts every stock move listed, and the buyers are the live orders' shoppers.
+#[derive(Debug, Clone, Default)]
+pub struct RestoreSnapshot {
+    pub db_stock: i64,
+    pub total_stock: i64,
+    /// The keys of every stock move of the sale, applied or not.
+    pub moves: Vec<String>,
+    /// The shoppers holding a live (not cancelled) written order, each with that order.
+    pub buyers: Vec<(UserId, OrderId)>,
+}
+
+/// Reads [`RestoreSnapshot`] for `voucher` in one repeatable-read transaction, so a
+/// cancellation committing meanwhile is either in all three or in none.
+pub async fn restore_snapshot(
+    db: &PgPool,
+    voucher: VoucherId,
+) -> Result<RestoreSnapshot, sqlx::Error> {
+    let mut tx = db.begin().await?;
+    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        .execute(&mut *tx)
+        .await?;
+    let (db_stock, total_stock): (i64, i64) =
+        sqlx::query_as("SELECT stock, initial_stock + added_stock FROM vouchers WHERE id = $1")
+            .bind(voucher.get())
+            .fetch_one(&mut *tx)
+            .await?;
+    let moves: Vec<String> =
+        sqlx::query_scalar("SELECT key FROM stock_moves WHERE voucher_id = $1")
+            .bind(voucher.get())
+            .fetch_all(&mut *tx)
+            .await?;
+    let rows: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT user_id, id FROM orders WHERE voucher_id = $1 AND status <> 'cancelled'",
+    )
+    .bind(voucher.get())
+    .fetch_all(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    let buyers = rows
+        .into_iter()
         .map(|(user, order)| {
             let order = OrderId::from_db(order).map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
             Ok((UserId::from_db(user), order))
         })
-        .collect()
+        .collect::<Result<_, sqlx::Error>>()?;
+    Ok(RestoreSnapshot {
+        db_stock,
+        total_stock,
+        moves,
+        buyers,
+    })
+}
+
+/// Ends `voucher`'s sale now (a sale that had not begun gets a start just before), unless it
+/// has ended already. Returns the sale's end afterwards, `None` for an unknown voucher.
+pub async fn end_now(
+    conn: &mut PgConnection,
+    voucher: VoucherId,
+) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
+    sqlx::query_scalar(
+        "UPDATE vouchers SET
+             ends_at = LEAST(ends_at, now()),
+             begins_at = LEAST(begins_at, LEAST(ends_at, now()) - interval '1 millisecond')
+         WHERE id = $1
+         RETURNING ends_at",
+    )
+    .bind(voucher.get())
+    .fetch_optional(conn)
+    .await
+}
+
+/// Adds `units` to `voucher`'s offered and unsold stock, inside the caller's transaction.
+/// Returns the new (total offered, unsold) stock.
+pub async fn add_stock(
+    conn: &mut PgConnection,
+    voucher: VoucherId,
+    units: i64,
+) -> Result<(i64, i64), sqlx::Error> {
+    sqlx::query_as(
+        "UPDATE vouchers SET added_stock = added_stock + $2, stock = stock + $2
+         WHERE id = $1
+         RETURNING initial_stock + added_stock, stock",
+    )
+    .bind(voucher.get())
+    .bind(units)
+    .fetch_one(conn)
+    .await
+}
+
+/// Locks `voucher`'s row for an admin's change, inside the caller's transaction: `None` for an
+/// unknown voucher.
+pub async fn lock(
+    conn: &mut PgConnection,
+    voucher: VoucherId,
+) -> Result<Option<Voucher>, sqlx::Error> {
+    sqlx::query_as::<_, Row>(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM vouchers WHERE id = $1 FOR UPDATE"
+    )))
+    .bind(voucher.get())
+    .fetch_optional(conn)
+    .await?
+    .map(Row::into_voucher)
+    .transpose()
 }
 
 /// Records that a preload holding fencing token `fence` runs now. Returns `false` (and writes
@@ -143,11 +251,22 @@ pub async fn record_preload(
     voucher: VoucherId,
     fence: i64,
 ) -> Result<bool, sqlx::Error> {
+    let mut conn = db.acquire().await?;
+    record_fence(&mut conn, voucher, fence).await
+}
+
+/// [`record_preload`] inside the caller's transaction (an admin's change to a sale, under the
+/// same lock): the row stays locked until the transaction ends.
+pub async fn record_fence(
+    conn: &mut PgConnection,
+    voucher: VoucherId,
+    fence: i64,
+) -> Result<bool, sqlx::Error> {
     let updated =
         sqlx::query("UPDATE vouchers SET preload_fence = $2 WHERE id = $1 AND preload_fence < $2")
             .bind(voucher.get())
             .bind(fence)
-            .execute(db)
+            .execute(conn)
             .await?
             .rows_affected();
     Ok(updated == 1)

@@ -14,9 +14,9 @@ use axum::{
     Json, Router,
 };
 use seckill::{
-    auth, catalog,
-    domain::{NewVoucher, OrderId, VoucherId},
-    sale, Core,
+    auth, catalog, checkout,
+    domain::{FieldErrors, IdempotencyKey, NewVoucher, OrderId, Stock, VoucherId},
+    sale, sale_admin, Core,
 };
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -39,7 +39,11 @@ pub fn router() -> Router<AppState> {
         .route("/vouchers/{id}", get(get_voucher))
         .route("/vouchers/{id}/orders", post(buy))
         .route("/orders/{order_id}", get(order))
+        .route("/orders/{order_id}/pay", post(pay))
+        .route("/orders/{order_id}/cancel", post(cancel))
         .route("/admin/vouchers", post(create_voucher))
+        .route("/admin/vouchers/{id}/end", post(end_sale))
+        .route("/admin/vouchers/{id}/stock", post(add_stock))
         .fallback(not_found)
         .method_not_allowed_fallback(|| async { ApiError(AppError::MethodNotAllowed) })
 }
@@ -194,4 +198,98 @@ async fn order(
         .await?
         .ok_or(AppError::NotFound)?;
     Ok(Json(json!(convert::order(view))))
+}
+
+/// The request's `Idempotency-Key`, if it sent one; a malformed one is a `400`.
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<IdempotencyKey>, AppError> {
+    headers
+        .get("idempotency-key")
+        .map(|v| {
+            v.to_str()
+                .ok()
+                .and_then(|k| IdempotencyKey::try_from(k).ok())
+                .ok_or_else(|| {
+                    AppError::BadRequest(
+                        "the Idempotency-Key header must be 1 to 100 visible ASCII characters"
+                            .into(),
+                    )
+                })
+        })
+        .transpose()
+}
+
+/// `200 {"order_id","status":"paid"}`. The `Idempotency-Key` header is required: the same key
+/// again answers the same, so a client may retry a payment whose reply it lost.
+async fn pay(
+    State(core): State<Core>,
+    Shopper(p): Shopper,
+    ApiPath(id): ApiPath,
+    headers: HeaderMap,
+) -> ApiResult<Json<Value>> {
+    let order: OrderId = id.parse().map_err(|_| AppError::NotFound)?;
+    let key = idempotency_key(&headers)?
+        .ok_or_else(|| AppError::BadRequest("a payment needs an Idempotency-Key header".into()))?;
+    checkout::pay(&core, p.user, order, &key).await?;
+    Ok(Json(
+        json!({ "order_id": order.to_string(), "status": "paid" }),
+    ))
+}
+
+/// `200 {"order_id","status":"cancelled"}`; cancelling a cancelled order answers the same.
+async fn cancel(
+    State(core): State<Core>,
+    Shopper(p): Shopper,
+    ApiPath(id): ApiPath,
+) -> ApiResult<Json<Value>> {
+    let order: OrderId = id.parse().map_err(|_| AppError::NotFound)?;
+    checkout::cancel(&core, p.user, order).await?;
+    Ok(Json(
+        json!({ "order_id": order.to_string(), "status": "cancelled" }),
+    ))
+}
+
+/// The voucher as listed, after an admin's change.
+async fn voucher_now(core: &Core, id: VoucherId) -> ApiResult<Json<Value>> {
+    let v = catalog::get(core, id).await?.ok_or(AppError::NotFound)?;
+    Ok(Json(json!(convert::voucher(v))))
+}
+
+/// Ends a sale now: `200` with the voucher (status `ended`); ending an ended sale answers the
+/// same.
+async fn end_sale(
+    State(core): State<Core>,
+    AdminUser(admin): AdminUser,
+    ApiPath(id): ApiPath,
+) -> ApiResult<Json<Value>> {
+    let id: VoucherId = id.parse().map_err(|_| AppError::NotFound)?;
+    sale_admin::end_sale(&core, &admin, id).await?;
+    voucher_now(&core, id).await
+}
+
+/// `{"add": n}` adds n units (a JSON number, 1 to 10,000,000) to a sale that has not ended:
+/// `200` with the voucher. An `Idempotency-Key` header makes a retry add nothing more.
+async fn add_stock(
+    State(core): State<Core>,
+    AdminUser(admin): AdminUser,
+    ApiPath(id): ApiPath,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<serde_json::Map<String, Value>>,
+) -> ApiResult<Json<Value>> {
+    let id: VoucherId = id.parse().map_err(|_| AppError::NotFound)?;
+    let key = idempotency_key(&headers)?;
+    let add = match body.get("add") {
+        Some(Value::Number(n)) => n
+            .as_i64()
+            .ok_or_else(|| "must be a whole number".to_owned())
+            .and_then(Stock::try_from),
+        None | Some(Value::Null) => Err("is required".to_owned()),
+        Some(_) => Err("must be a number".to_owned()),
+    };
+    let add = add.map_err(|message| {
+        let mut fields = FieldErrors::default();
+        fields.push("add", message);
+        AppError::Invalid(fields)
+    })?;
+    sale_admin::add_stock(&core, &admin, id, add, key.as_ref()).await?;
+    voucher_now(&core, id).await
 }

@@ -1,15 +1,20 @@
 //! The `orders` and `order_failures` tables: the worker's write ([`write`], decided by
-//! [`decide`]), and what a shopper reads of their orders.
+//! [`decide`]), an order's life after it (payment, cancellation, the deadline: [`lifecycle`]),
+//! and what a shopper reads of their orders.
 
 mod decide;
+pub mod lifecycle;
 mod write;
 
 pub use decide::{decide, Decision, Existing, QueuedOrder};
 pub use write::{record_failure, write_batch};
 
+use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 
-use crate::domain::{FailureReason, OrderId, OrderStatus, Shard, UserId, VoucherId};
+use crate::domain::{
+    CancellerError, FailureReason, OrderId, OrderStatus, Shard, UserId, VoucherId,
+};
 
 /// An order's state as PostgreSQL knows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,44 +24,75 @@ pub struct StoredOrder {
     pub status: OrderStatus,
 }
 
+/// The columns every read of an order's state selects, from `orders` (`o`) or from
+/// `order_failures` (`f`): id, voucher, status text, pay-by, canceller, failure reason.
+const FROM_ORDERS: &str =
+    "SELECT id, voucher_id, status, pay_by, cancelled_by, NULL::text AS reason FROM orders";
+const FROM_FAILURES: &str = "SELECT id, voucher_id, 'failed'::text, NULL::timestamptz, NULL::text, reason FROM order_failures";
+
+type Row = (
+    i64,
+    i64,
+    String,
+    Option<DateTime<Utc>>,
+    Option<String>,
+    Option<String>,
+);
+
+fn stored((id, voucher, status, pay_by, by, failure): Row) -> Result<StoredOrder, sqlx::Error> {
+    let decode = |e: String| sqlx::Error::Decode(e.into());
+    let status = match (status.as_str(), pay_by, by, failure) {
+        ("created", Some(pay_by), _, _) => OrderStatus::Created { pay_by },
+        ("paid", ..) => OrderStatus::Paid,
+        ("cancelled", _, Some(by), _) => OrderStatus::Cancelled {
+            cancelled_by: by
+                .parse()
+                .map_err(|e: CancellerError| decode(e.to_string()))?,
+        },
+        ("failed", _, _, Some(text)) => OrderStatus::Failed {
+            reason: reason(&text)?,
+        },
+        (other, ..) => return Err(decode(format!("order {id}: unreadable status {other:?}"))),
+    };
+    Ok(StoredOrder {
+        order: OrderId::from_db(id).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
+        voucher: VoucherId::from_db(voucher),
+        status,
+    })
+}
+
 /// `order` if it belongs to `user` and PostgreSQL has it (written or failed).
 pub async fn find_for_user(
     db: &PgPool,
     order: OrderId,
     user: UserId,
 ) -> Result<Option<StoredOrder>, sqlx::Error> {
-    let row: Option<(i64, Option<String>)> = sqlx::query_as(
-        "SELECT voucher_id, NULL::text FROM orders WHERE id = $1 AND user_id = $2
+    let row: Option<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "{FROM_ORDERS} WHERE id = $1 AND user_id = $2
          UNION ALL
-         SELECT voucher_id, reason FROM order_failures WHERE id = $1 AND user_id = $2
-         LIMIT 1",
-    )
+         {FROM_FAILURES} WHERE id = $1 AND user_id = $2
+         LIMIT 1"
+    )))
     .bind(order.as_i64())
     .bind(user.get())
     .fetch_optional(db)
     .await?;
-    row.map(|(voucher, reason)| {
-        Ok(StoredOrder {
-            order,
-            voucher: VoucherId::from_db(voucher),
-            status: status(reason)?,
-        })
-    })
-    .transpose()
+    row.map(stored).transpose()
 }
 
-/// The written order `user` holds on `voucher`, if any.
+/// The live (not cancelled) written order `user` holds on `voucher`, if any.
 pub async fn written_for(
     db: &PgPool,
     voucher: VoucherId,
     user: UserId,
 ) -> Result<Option<OrderId>, sqlx::Error> {
-    let id: Option<i64> =
-        sqlx::query_scalar("SELECT id FROM orders WHERE voucher_id = $1 AND user_id = $2")
-            .bind(voucher.get())
-            .bind(user.get())
-            .fetch_optional(db)
-            .await?;
+    let id: Option<i64> = sqlx::query_scalar(
+        "SELECT id FROM orders WHERE voucher_id = $1 AND user_id = $2 AND status <> 'cancelled'",
+    )
+    .bind(voucher.get())
+    .bind(user.get())
+    .fetch_optional(db)
+    .await?;
     id.map(|id| OrderId::from_db(id).map_err(|e| sqlx::Error::Decode(Box::new(e))))
         .transpose()
 }
@@ -67,26 +103,18 @@ pub async fn list_for_user(
     user: UserId,
     limit: i64,
 ) -> Result<Vec<StoredOrder>, sqlx::Error> {
-    let rows: Vec<(i64, i64, Option<String>)> = sqlx::query_as(
-        "SELECT id, voucher_id, reason FROM (
-             SELECT id, voucher_id, NULL::text AS reason FROM orders WHERE user_id = $1
+    let rows: Vec<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT * FROM (
+             {FROM_ORDERS} WHERE user_id = $1
              UNION ALL
-             SELECT id, voucher_id, reason FROM order_failures WHERE user_id = $1
-         ) o ORDER BY id DESC LIMIT $2",
-    )
+             {FROM_FAILURES} WHERE user_id = $1
+         ) o ORDER BY id DESC LIMIT $2"
+    )))
     .bind(user.get())
     .bind(limit)
     .fetch_all(db)
     .await?;
-    rows.into_iter()
-        .map(|(id, voucher, reason)| {
-            Ok(StoredOrder {
-                order: OrderId::from_db(id).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
-                voucher: VoucherId::from_db(voucher),
-                status: status(reason)?,
-            })
-        })
-        .collect()
+    rows.into_iter().map(stored).collect()
 }
 
 /// The highest per-shard count among the order IDs of `shard` PostgreSQL holds (written or
@@ -117,14 +145,4 @@ pub async fn highest_count(
 /// A stored failure reason, parsed; text this code does not know is a decode error.
 pub(crate) fn reason(text: &str) -> Result<FailureReason, sqlx::Error> {
     text.parse().map_err(|e| sqlx::Error::Decode(Box::new(e)))
-}
-
-/// The status of a row of `orders` (no reason) or `order_failures` (its reason).
-fn status(failure: Option<String>) -> Result<OrderStatus, sqlx::Error> {
-    Ok(match failure {
-        None => OrderStatus::Created,
-        Some(text) => OrderStatus::Failed {
-            reason: reason(&text)?,
-        },
-    })
 }

@@ -10,9 +10,14 @@ use crate::domain::{FailureReason, OrderId, UserId, VoucherId};
 
 /// Writes a batch in one transaction: locks the batch's vouchers, decides each order against
 /// what is already there ([`decide`]), inserts the new rows and the rejections, and decrements
-/// each voucher's stock under `stock >= n`. Idempotent by order ID: a redelivered order is
-/// reported, never written twice.
-pub async fn write_batch(db: &PgPool, batch: &[QueuedOrder]) -> Result<Vec<Decision>, sqlx::Error> {
+/// each voucher's stock under `stock >= n`. A written order awaits payment until `pay_within`
+/// from its commit. Idempotent by order ID: a redelivered order is reported, never written
+/// twice.
+pub async fn write_batch(
+    db: &PgPool,
+    batch: &[QueuedOrder],
+    pay_within: std::time::Duration,
+) -> Result<Vec<Decision>, sqlx::Error> {
     let mut tx = db.begin().await?;
     let mut vouchers: Vec<i64> = batch.iter().map(|q| q.voucher.get()).collect();
     vouchers.sort_unstable();
@@ -40,7 +45,8 @@ pub async fn write_batch(db: &PgPool, batch: &[QueuedOrder]) -> Result<Vec<Decis
     let holders: Vec<(i64, i64)> = sqlx::query_as(
         "SELECT o.voucher_id, o.user_id FROM orders o
          JOIN UNNEST($1::int8[], $2::int8[]) AS b(voucher_id, user_id)
-           ON o.voucher_id = b.voucher_id AND o.user_id = b.user_id",
+           ON o.voucher_id = b.voucher_id AND o.user_id = b.user_id
+         WHERE o.status <> 'cancelled'",
     )
     .bind(&batch_vouchers)
     .bind(&users)
@@ -81,7 +87,7 @@ pub async fn write_batch(db: &PgPool, batch: &[QueuedOrder]) -> Result<Vec<Decis
             Decision::AlreadyWritten | Decision::AlreadyFailed(_) => {}
         }
     }
-    rows.insert(&mut tx).await?;
+    rows.insert(&mut tx, pay_within).await?;
     tx.commit().await?;
     Ok(decisions)
 }
@@ -115,16 +121,23 @@ impl NewRows {
         self.reasons.push(reason.to_string());
     }
 
-    async fn insert(self, tx: &mut sqlx::PgConnection) -> Result<(), sqlx::Error> {
+    async fn insert(
+        self,
+        tx: &mut sqlx::PgConnection,
+        pay_within: std::time::Duration,
+    ) -> Result<(), sqlx::Error> {
         if !self.ids.is_empty() {
+            let pay_within_ms = i64::try_from(pay_within.as_millis()).unwrap_or(i64::MAX);
             sqlx::query(
-                "INSERT INTO orders (id, voucher_id, user_id, admitted_at)
-                 SELECT * FROM UNNEST($1::int8[], $2::int8[], $3::int8[], $4::timestamptz[])",
+                "INSERT INTO orders (id, voucher_id, user_id, admitted_at, pay_by)
+                 SELECT b.*, now() + make_interval(secs => $5::float8 / 1000)
+                 FROM UNNEST($1::int8[], $2::int8[], $3::int8[], $4::timestamptz[]) AS b",
             )
             .bind(&self.ids)
             .bind(&self.vouchers)
             .bind(&self.users)
             .bind(&self.admitted)
+            .bind(pay_within_ms as f64)
             .execute(&mut *tx)
             .await?;
             let (vs, ns): (Vec<i64>, Vec<i64>) = self.per_voucher.into_iter().unzip();
