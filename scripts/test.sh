@@ -32,9 +32,9 @@ cargo test --workspace --exclude frontend
 eval "$("$ROOT/scripts/cluster.sh" redis-start | grep '^export SECKILL_CLUSTER_URL=')"
 log "integration tests again on a 3-master Redis Cluster ($SECKILL_CLUSTER_URL)"
 # RedLock starts its own five independent masters: nothing to learn from a second pass.
-REDIS_URL=$SECKILL_CLUSTER_URL cargo test -p seckill --test sale_flow --test order_ids \
+REDIS_URL=$SECKILL_CLUSTER_URL cargo test -p seckill --test sale_flow --test order_ids --test lifecycle \
   --test lock --test sweeper --test console -- --skip redlock
-REDIS_URL=$SECKILL_CLUSTER_URL cargo test -p server --test api --test scaleout --test hostile
+REDIS_URL=$SECKILL_CLUSTER_URL cargo test -p server --test api --test lifecycle --test scaleout --test hostile
 
 "$ROOT/scripts/e2e.sh"
 

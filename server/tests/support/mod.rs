@@ -37,6 +37,7 @@ async fn spawn_instance(db: PgPool, prefix: &str) -> TestApp {
         ("SECKILL_KEY_PREFIX", prefix),
         ("LEPTOS_SITE_ADDR", "127.0.0.1:0".to_owned()),
         ("SECKILL_DEV_LOGIN", "true".to_owned()),
+        ("SECKILL_DEV_PAYMENTS", "true".to_owned()),
         ("SECKILL_BUYS_PER_SECOND", "3".to_owned()),
         ("SECKILL_WORKER_BLOCK_MS", "50".to_owned()),
         (
@@ -55,6 +56,27 @@ async fn spawn_instance(db: PgPool, prefix: &str) -> TestApp {
     let base = format!("http://{}", app.local_addr());
     tokio::spawn(app.run_until_stopped());
     TestApp { base, core }
+}
+
+/// Polls `GET /api/orders/{order}` as `c` until the worker has written it (10 s at most);
+/// the last body.
+pub async fn written(app: &TestApp, c: &Client, order: &str) -> Value {
+    let mut last = Value::Null;
+    for _ in 0..200 {
+        last = c
+            .get(format!("{}/api/orders/{order}", app.base))
+            .send()
+            .await
+            .expect("send")
+            .json()
+            .await
+            .expect("json");
+        if last["status"] != "queued" {
+            return last;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("order {order} not written: {last}")
 }
 
 pub fn client() -> Client {
