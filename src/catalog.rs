@@ -177,12 +177,31 @@ pub async fn get(core: &Core, id: VoucherId) -> Result<Option<VoucherState>, Cat
     Ok(with_live_counts(core, vec![v]).await?.pop())
 }
 
-/// Units of `id` left to admit, read from Redis alone (one `GET`): what a sale page polls.
-/// `None` when the sale is not preloaded.
-pub async fn remaining(core: &Core, id: VoucherId) -> Result<Option<i64>, CatalogError> {
+/// A sale as Redis has it: what a sale page polls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LiveSale {
+    /// Units left to admit.
+    pub remaining: i64,
+    /// When admissions stop (an admin may have ended the sale early).
+    pub ends_at: DateTime<Utc>,
+}
+
+/// `id`'s stock left and end, read from Redis alone (one round trip, one slot). `None` when
+/// the sale is not preloaded.
+pub async fn live(core: &Core, id: VoucherId) -> Result<Option<LiveSale>, CatalogError> {
     let mut redis = core.redis.clone();
-    let stock: Option<i64> = redis.get(core.keys.voucher(id).stock).await?;
-    Ok(stock.map(|s| s.max(0)))
+    let k = core.keys.voucher(id);
+    let (stock, ends_ms): (Option<i64>, Option<i64>) = redis::pipe()
+        .get(&k.stock)
+        .hget(&k.sale, "ends_ms")
+        .query_async(&mut redis)
+        .await?;
+    Ok(stock.zip(ends_ms).and_then(|(s, ms)| {
+        Some(LiveSale {
+            remaining: s.max(0),
+            ends_at: DateTime::from_timestamp_millis(ms)?,
+        })
+    }))
 }
 
 /// The titles of the vouchers among `ids` that exist (to label lists of orders).

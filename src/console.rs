@@ -16,6 +16,11 @@ pub struct VoucherCounts {
     pub state: VoucherState,
     /// Orders written to PostgreSQL.
     pub written: i64,
+    /// Written orders awaiting payment, paid, and cancelled (units returned).
+    pub awaiting_payment: i64,
+    pub paid: i64,
+    pub cancelled: i64,
+    pub revenue_cents: i64,
     /// Orders the worker refused.
     pub failed: i64,
 }
@@ -35,6 +40,10 @@ pub async fn overview(core: &Core, limit: i64) -> Result<Vec<VoucherCounts>, Cat
         .map(|(state, tally)| VoucherCounts {
             state,
             written: tally.written,
+            awaiting_payment: tally.awaiting_payment,
+            paid: tally.paid,
+            cancelled: tally.cancelled,
+            revenue_cents: tally.revenue_cents,
             failed: tally.failed,
         })
         .collect())

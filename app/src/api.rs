@@ -56,6 +56,10 @@ pub mod convert {
             redis_stock: c.state.redis_stock,
             queued: c.state.queued,
             written: c.written,
+            awaiting_payment: c.awaiting_payment,
+            paid: c.paid,
+            cancelled: c.cancelled,
+            revenue_cents: c.revenue_cents,
             failed: c.failed,
             dead_lettered: c.state.dead_lettered,
             voucher: voucher(c.state),
@@ -124,13 +128,16 @@ pub async fn get_voucher(id: i64) -> Result<VoucherDetail, AppError> {
     })
 }
 
-/// Units of a voucher left, from Redis alone, and the server's clock: what the sale page polls.
+/// Units of a voucher left and its end, from Redis alone, and the server's clock: what the sale
+/// page polls.
 #[server(prefix = "/sf", endpoint = "voucher_stock")]
 pub async fn voucher_stock(id: i64) -> Result<StockNow, AppError> {
     let core = crate::ssr::core()?;
     let id = seckill::domain::VoucherId::try_from(id).map_err(|_| AppError::NotFound)?;
+    let live = seckill::catalog::live(&core, id).await?;
     Ok(StockNow {
-        remaining: seckill::catalog::remaining(&core, id).await?,
+        remaining: live.map(|l| l.remaining),
+        ends_at: live.map(|l| l.ends_at),
         server_time: chrono::Utc::now(),
     })
 }
@@ -327,4 +334,78 @@ pub async fn create_voucher(
     let id = seckill::catalog::create_voucher(&core, &admin, &draft, chrono::Utc::now()).await?;
     crate::ssr::redirect_plain_form(&format!("/admin?created={id}"));
     Ok(id.get())
+}
+
+/// Pays one of the shopper's orders (the dev provider approves at once) and returns it as it
+/// is now. `key` is the payment's idempotency key; the page sends one per order, so a second
+/// click answers the same. A plain form post is sent back to the order's page.
+#[server(prefix = "/sf", endpoint = "pay_order")]
+pub async fn pay_order(order_id: String, key: String) -> Result<OrderView, AppError> {
+    let core = crate::ssr::core()?;
+    let shopper = crate::ssr::signed_in(&core).await?;
+    let order: domain::OrderId = order_id.parse().map_err(|_| AppError::NotFound)?;
+    let key = domain::IdempotencyKey::try_from(key.as_str())
+        .map_err(|e| AppError::BadRequest(e.to_string()))?;
+    seckill::checkout::pay(&core, shopper.user, order, &key).await?;
+    crate::ssr::redirect_plain_form(&format!("/orders/{order}"));
+    order_now(&core, shopper.user, order).await
+}
+
+/// Cancels one of the shopper's orders (its unit goes back on sale) and returns it as it is
+/// now. A plain form post is sent back to the order's page.
+#[server(prefix = "/sf", endpoint = "cancel_order")]
+pub async fn cancel_order(order_id: String) -> Result<OrderView, AppError> {
+    let core = crate::ssr::core()?;
+    let shopper = crate::ssr::signed_in(&core).await?;
+    let order: domain::OrderId = order_id.parse().map_err(|_| AppError::NotFound)?;
+    seckill::checkout::cancel(&core, shopper.user, order).await?;
+    crate::ssr::redirect_plain_form(&format!("/orders/{order}"));
+    order_now(&core, shopper.user, order).await
+}
+
+#[cfg(feature = "ssr")]
+async fn order_now(
+    core: &seckill::Core,
+    shopper: domain::UserId,
+    order: domain::OrderId,
+) -> Result<OrderView, AppError> {
+    seckill::sale::order_status(core, shopper, order)
+        .await?
+        .map(convert::order)
+        .ok_or(AppError::NotFound)
+}
+
+/// Ends a sale now (admins only). A plain form post is sent back to the console.
+#[server(prefix = "/sf", endpoint = "end_sale")]
+pub async fn end_sale(voucher_id: i64) -> Result<(), AppError> {
+    let core = crate::ssr::core()?;
+    let admin = crate::ssr::signed_in_admin(&core).await?;
+    let id = seckill::domain::VoucherId::try_from(voucher_id).map_err(|_| AppError::NotFound)?;
+    seckill::sale_admin::end_sale(&core, &admin, id).await?;
+    crate::ssr::redirect_plain_form(&format!("/admin?manage={id}&done=ended"));
+    Ok(())
+}
+
+/// Adds units to a sale (admins only); `key` makes a repeated submission add nothing more. A
+/// plain form post is sent back to the console.
+#[server(prefix = "/sf", endpoint = "add_stock")]
+pub async fn add_stock(voucher_id: i64, add: String, key: String) -> Result<i64, AppError> {
+    let core = crate::ssr::core()?;
+    let admin = crate::ssr::signed_in_admin(&core).await?;
+    let id = seckill::domain::VoucherId::try_from(voucher_id).map_err(|_| AppError::NotFound)?;
+    let add = add
+        .trim()
+        .parse::<i64>()
+        .map_err(|_| "must be a whole number".to_owned())
+        .and_then(domain::Stock::try_from)
+        .map_err(|message| {
+            let mut fields = domain::FieldErrors::default();
+            fields.push("add", message);
+            AppError::Invalid(fields)
+        })?;
+    let key = domain::IdempotencyKey::try_from(key.as_str())
+        .map_err(|e| AppError::BadRequest(e.to_string()))?;
+    let added = seckill::sale_admin::add_stock(&core, &admin, id, add, Some(&key)).await?;
+    crate::ssr::redirect_plain_form(&format!("/admin?manage={id}&done=added"));
+    Ok(added.total)
 }

@@ -51,11 +51,13 @@ pub struct VoucherDetail {
     pub server_time: DateTime<Utc>,
 }
 
-/// What a sale page polls: the stock left (`None` when the sale is not in Redis) and the
-/// server's clock, which the page's countdown follows.
+/// What a sale page polls: the stock left and the sale's end as Redis has them (`None` when
+/// the sale is not in Redis: an admin may end a sale early), and the server's clock, which the
+/// page's countdown follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StockNow {
     pub remaining: Option<i64>,
+    pub ends_at: Option<DateTime<Utc>>,
     pub server_time: DateTime<Utc>,
 }
 
@@ -75,6 +77,13 @@ pub struct ConsoleRow {
     /// Admitted, not yet written.
     pub queued: i64,
     pub written: i64,
+    /// Written and awaiting payment.
+    pub awaiting_payment: i64,
+    pub paid: i64,
+    /// Cancelled by the shopper or the deadline; their units went back on sale.
+    pub cancelled: i64,
+    /// What the paid orders brought in.
+    pub revenue_cents: i64,
     /// Refused by the worker.
     pub failed: i64,
     /// Given up on by the worker.

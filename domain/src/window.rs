@@ -68,6 +68,19 @@ impl SaleWindow {
         Ok(Self { begins_at, ends_at })
     }
 
+    /// This window cut short at `end` when `end` is earlier (an admin ended the sale); a window
+    /// that had not begun then begins just before it.
+    pub fn ended_by(self, end: DateTime<Utc>) -> Self {
+        if end >= self.ends_at {
+            return self;
+        }
+        let begins_at = self.begins_at.min(end - chrono::Duration::milliseconds(1));
+        Self {
+            begins_at,
+            ends_at: end,
+        }
+    }
+
     pub fn begins_at(&self) -> DateTime<Utc> {
         self.begins_at
     }
@@ -88,6 +101,26 @@ mod tests {
         );
         assert!(serde_json::from_str::<Stock>("0").is_err());
         assert!(serde_json::from_str::<Stock>("10000001").is_err());
+    }
+
+    #[test]
+    fn a_window_ended_early_ends_then_and_never_grows() {
+        let t = |s: &str| {
+            DateTime::parse_from_rfc3339(s)
+                .expect("time")
+                .with_timezone(&Utc)
+        };
+        let w = SaleWindow::new(t("2030-01-01T10:00:00Z"), t("2030-01-01T11:00:00Z")).expect("w");
+        let cut = w.ended_by(t("2030-01-01T10:30:00Z"));
+        assert_eq!(cut.ends_at(), t("2030-01-01T10:30:00Z"));
+        assert_eq!(cut.begins_at(), w.begins_at());
+        assert_eq!(
+            w.ended_by(t("2030-01-01T12:00:00Z")),
+            w,
+            "a later end changes nothing"
+        );
+        let early = w.ended_by(t("2030-01-01T09:00:00Z"));
+        assert!(early.begins_at() < early.ends_at(), "still a window");
     }
 
     #[test]

@@ -16,8 +16,8 @@ test("a shopper buys and watches queued turn into created, then finds it in my o
   await expect(page.getByTestId("order-id")).toHaveText(/^\d+$/);
   // Keyboard focus moved to the answer, not back to the page's top.
   await expect(page.getByTestId("order-status")).toBeFocused();
-  await expect(page.getByTestId("order-state")).toHaveText("queued");
-  await expect(page.getByTestId("order-state")).toHaveText("created", { timeout: 10_000 });
+  await expect(page.getByTestId("order-state")).toHaveAttribute("data-state", "queued");
+  await expect(page.getByTestId("order-state")).toHaveAttribute("data-state", "created", { timeout: 10_000 });
   await expect(page.getByTestId("order-status")).toHaveAttribute("aria-live", "polite");
   await expect(page.getByTestId("remaining")).toHaveText("2 of 3 left · 1 sold", { timeout: 5_000 });
   const orderId = (await page.getByTestId("order-id").textContent()) ?? "";
@@ -37,7 +37,7 @@ test("a shopper buys and watches queued turn into created, then finds it in my o
   await expect(row).toContainText(name);
   await row.getByRole("link").click();
   await expect(page).toHaveURL(new RegExp(`/orders/${orderId}$`));
-  await expect(page.getByTestId("order-state")).toHaveText("created");
+  await expect(page.getByTestId("order-state")).toHaveAttribute("data-state", "created");
   await page.screenshot({ path: "test-results/my-order.png", fullPage: true });
 
   // Signing out ends the session: my orders now asks to sign in first.

@@ -51,9 +51,12 @@ pub async fn record(
     Ok(inserted == 1)
 }
 
+/// A `stock_moves` row: key, voucher, units, shopper, order.
+type MoveRow = (String, i64, i64, Option<i64>, Option<i64>);
+
 /// Moves not yet applied, oldest first, at most `limit`.
 pub async fn pending(db: &PgPool, limit: i64) -> Result<Vec<PendingMove>, sqlx::Error> {
-    let rows: Vec<(String, i64, i64, Option<i64>, Option<i64>)> = sqlx::query_as(
+    let rows: Vec<MoveRow> = sqlx::query_as(
         "SELECT key, voucher_id, units, user_id, order_id FROM stock_moves
          WHERE applied_at IS NULL ORDER BY created_at LIMIT $1",
     )

@@ -8,8 +8,15 @@ use crate::domain::{FailureReason, VoucherId};
 /// What PostgreSQL holds for one voucher's orders.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Tally {
-    /// Orders written.
+    /// Orders written (whatever became of them since).
     pub written: i64,
+    /// Written orders awaiting payment.
+    pub awaiting_payment: i64,
+    pub paid: i64,
+    /// Cancelled (by the shopper or the deadline), their units returned.
+    pub cancelled: i64,
+    /// What the paid orders brought in.
+    pub revenue_cents: i64,
     /// Orders the worker refused (sold out in PostgreSQL, already bought, unknown voucher);
     /// the ones it gave up delivering are not counted here (see the dead-letter stream).
     pub failed: i64,
@@ -18,12 +25,20 @@ pub struct Tally {
 /// The [`Tally`] of each voucher, in the order given.
 pub async fn tallies(db: &PgPool, vouchers: &[VoucherId]) -> Result<Vec<Tally>, sqlx::Error> {
     let ids: Vec<i64> = vouchers.iter().map(|v| v.get()).collect();
-    let rows: Vec<(i64, i64)> = sqlx::query_as(
-        "SELECT
-             (SELECT count(*) FROM orders o WHERE o.voucher_id = v.id),
-             (SELECT count(*) FROM order_failures f
-               WHERE f.voucher_id = v.id AND NOT starts_with(f.reason, $2))
+    let rows: Vec<(i64, i64, i64, i64, i64, i64)> = sqlx::query_as(
+        "SELECT o.written, o.created, o.paid, o.cancelled,
+                o.paid * coalesce(vo.price_cents, 0),
+                (SELECT count(*) FROM order_failures f
+                  WHERE f.voucher_id = v.id AND NOT starts_with(f.reason, $2))
          FROM UNNEST($1::int8[]) WITH ORDINALITY AS v(id, n)
+         LEFT JOIN vouchers vo ON vo.id = v.id
+         CROSS JOIN LATERAL (
+             SELECT count(*) AS written,
+                    count(*) FILTER (WHERE status = 'created') AS created,
+                    count(*) FILTER (WHERE status = 'paid') AS paid,
+                    count(*) FILTER (WHERE status = 'cancelled') AS cancelled
+             FROM orders WHERE voucher_id = v.id
+         ) o
          ORDER BY v.n",
     )
     .bind(&ids)
@@ -32,7 +47,16 @@ pub async fn tallies(db: &PgPool, vouchers: &[VoucherId]) -> Result<Vec<Tally>, 
     .await?;
     Ok(rows
         .into_iter()
-        .map(|(written, failed)| Tally { written, failed })
+        .map(
+            |(written, awaiting_payment, paid, cancelled, revenue_cents, failed)| Tally {
+                written,
+                awaiting_payment,
+                paid,
+                cancelled,
+                revenue_cents,
+                failed,
+            },
+        )
         .collect())
 }
 

@@ -9,10 +9,10 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
 use crate::{
-    api::console,
+    api::{console, get_voucher, AddStock, EndSale},
     components::{every, AdminOnly, ErrorNote, When},
     pages::home::StatusBadge,
-    wire::{ChartView, ConsoleRow, SalesSeriesView},
+    wire::{format_price, ChartView, ConsoleRow, SalesSeriesView},
 };
 
 /// How often the console refreshes.
@@ -42,6 +42,13 @@ fn Console() -> impl IntoView {
             .and_then(|s| s.parse::<i64>().ok())
             .and_then(|id| VoucherId::try_from(id).ok())
     };
+    // `?manage=<id>`: the sale the admin is ending or adding stock to.
+    let manage = move || {
+        query
+            .read()
+            .get("manage")
+            .and_then(|s| s.parse::<i64>().ok())
+    };
     // One request a round; `Transition` keeps the last figures on screen while it runs.
     let data = Resource::new(move || (asked(), round.get()), |(chart, _)| console(chart));
     view! {
@@ -50,6 +57,8 @@ fn Console() -> impl IntoView {
             <h1>"Console"</h1>
             <a class="button primary" href="/admin/vouchers/new" data-testid="new-voucher">"New voucher"</a>
         </div>
+        // Outside the refreshing table, so a confirmation or a typed number stays put.
+        {move || manage().map(|id| view! { <ManageSale id/> })}
         <Transition fallback=|| view! { <p class="loading">"Loading the vouchers…"</p> }>
             {move || Suspend::new(async move {
                 match data.await {
@@ -104,9 +113,13 @@ fn CountsTable(
                         <th scope="col" class="num">"Left in Redis"</th>
                         <th scope="col" class="num">"Queued"</th>
                         <th scope="col" class="num">"Written"</th>
+                        <th scope="col" class="num">"Awaiting payment"</th>
+                        <th scope="col" class="num">"Paid"</th>
+                        <th scope="col" class="num">"Cancelled, returned"</th>
+                        <th scope="col" class="num">"Revenue"</th>
                         <th scope="col" class="num">"Failed"</th>
                         <th scope="col" class="num">"Dead letters"</th>
-                        <th scope="col"><span class="visually-hidden">"Chart"</span></th>
+                        <th scope="col"><span class="visually-hidden">"Actions"</span></th>
                     </tr>
                 </thead>
                 <tbody>
@@ -122,11 +135,17 @@ fn CountsTable(
                                 <td class="num" data-label="Left in Redis" data-testid="count-redis">{r.redis_stock.map_or_else(|| "–".to_owned(), |s| s.to_string())}</td>
                                 <td class="num" data-label="Queued" data-testid="count-queued">{r.queued}</td>
                                 <td class="num" data-label="Written" data-testid="count-written">{r.written}</td>
+                                <td class="num" data-label="Awaiting payment" data-testid="count-awaiting">{r.awaiting_payment}</td>
+                                <td class="num" data-label="Paid" data-testid="count-paid">{r.paid}</td>
+                                <td class="num" data-label="Cancelled, returned" data-testid="count-cancelled">{r.cancelled}</td>
+                                <td class="num" data-label="Revenue" data-testid="count-revenue">{format_price(r.revenue_cents)}</td>
                                 <td class="num" data-label="Failed" data-testid="count-failed">{r.failed}</td>
                                 <td class="num" data-label="Dead letters" data-testid="count-dead">{r.dead_lettered}</td>
                                 <td class="chart-cell">
                                     <a href=format!("/admin?chart={id}") data-testid="show-chart"
                                         aria-current=selected.then_some("true")>"Chart"</a>
+                                    " "
+                                    <a href=format!("/admin?manage={id}#manage") data-testid="manage-sale">"End sale or add stock"</a>
                                 </td>
                             </tr>
                         }
@@ -134,6 +153,94 @@ fn CountsTable(
                 </tbody>
             </table>
         </div>
+    }
+}
+
+/// End a sale now, or add stock to it: each behind a disclosure that asks for confirmation
+/// (plain forms without JavaScript; the server sends them back here).
+#[component]
+fn ManageSale(id: i64) -> impl IntoView {
+    let voucher = Resource::new(move || id, get_voucher);
+    let end = ServerAction::<EndSale>::new();
+    let add = ServerAction::<AddStock>::new();
+    let query = use_query_map();
+    let done = move || query.read().get("done");
+    Effect::new(move |_| {
+        if matches!(end.value().get(), Some(Ok(_))) || matches!(add.value().get(), Some(Ok(_))) {
+            voucher.refetch();
+        }
+    });
+    let notice = move || {
+        let ended = matches!(end.value().get(), Some(Ok(()))) || done().as_deref() == Some("ended");
+        let added = matches!(add.value().get(), Some(Ok(_))) || done().as_deref() == Some("added");
+        if ended {
+            Some("The sale has ended: shoppers can no longer buy.")
+        } else if added {
+            Some("Stock added: the new units are on sale now.")
+        } else {
+            None
+        }
+    };
+    let error = move || match (end.value().get(), add.value().get()) {
+        (Some(Err(e)), _) | (_, Some(Err(e))) => Some(e),
+        _ => None,
+    };
+    view! {
+        <section class="panel manage" id="manage" data-testid="manage" data-voucher=id>
+            <Suspense fallback=|| view! { <p class="loading">"Loading the sale…"</p> }>
+                {move || Suspend::new(async move {
+                    match voucher.await {
+                        Ok(d) => {
+                            let v = d.voucher;
+                            let ended = v.status == domain::VoucherStatus::Ended;
+                            // One key per sale and offered total: a resent form adds nothing
+                            // more; after an addition the total, and so the key, changes.
+                            let key = format!("console-{}-{}", v.id, v.stock);
+                            view! {
+                                <h2>"Manage “" {v.title.clone()} "”"</h2>
+                                <p>
+                                    <StatusBadge status=v.status/> " "
+                                    {domain::count(v.remaining, "unit", "units")} " left of "
+                                    {domain::grouped(v.stock)} "; ends " <When at=v.window.ends_at()/> "."
+                                </p>
+                                {(!ended).then(|| view! {
+                                    <details data-testid="end-sale">
+                                        <summary>"End sale"</summary>
+                                        <p>"Shoppers can no longer buy from the moment you confirm. Orders already taken stay."</p>
+                                        <ActionForm action=end>
+                                            <input type="hidden" name="voucher_id" value=id/>
+                                            <button type="submit" class="danger" data-testid="confirm-end" disabled=move || end.pending().get()>
+                                                "End the sale now"
+                                            </button>
+                                        </ActionForm>
+                                    </details>
+                                    <details data-testid="add-stock">
+                                        <summary>"Add stock"</summary>
+                                        <ActionForm action=add>
+                                            <input type="hidden" name="voucher_id" value=id/>
+                                            <input type="hidden" name="key" value=key/>
+                                            <label for="add-units">"Units to add"</label>
+                                            <input id="add-units" name="add" type="number" min="1" step="1" required data-testid="add-units"/>
+                                            <button type="submit" class="primary" data-testid="confirm-add" disabled=move || add.pending().get()>
+                                                "Add to the sale"
+                                            </button>
+                                        </ActionForm>
+                                    </details>
+                                })}
+                            }.into_any()
+                        }
+                        Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                    }
+                })}
+            </Suspense>
+            <div aria-live="polite">
+                {move || notice().map(|n| view! { <p class="notice" role="status" data-testid="manage-notice">{n}</p> })}
+                {move || error().map(|e| {
+                    let code = e.code();
+                    view! { <div data-testid="manage-error" data-code=code><ErrorNote error=e/></div> }
+                })}
+            </div>
+        </section>
     }
 }
 

@@ -8,23 +8,34 @@ use leptos::prelude::*;
 use leptos_router::{components::Redirect, hooks::use_params_map};
 
 use crate::{
-    api::{get_order, my_orders, order_status},
-    components::{sign_in_path, ErrorNote, When},
+    api::{get_order, my_orders, order_status, CancelOrder, PayOrder},
+    components::{every, sign_in_path, ErrorNote, When},
     error::AppError,
-    wire::{OrderDetail, OrderView},
+    wire::{format_countdown, OrderDetail, OrderView},
 };
 
 /// First delay and ceiling of the status polling; each wait is 1.5 times the last.
 const POLL_FIRST: Duration = Duration::from_millis(500);
 const POLL_MAX: Duration = Duration::from_secs(4);
 
-/// Polls `order_id` until its status is final, writing each answer into `order`; stops when
-/// the page that owns `order` is gone. Browser only.
+/// Polls `order_id` until the queue is done with it (written or failed), writing each answer
+/// into `order`; stops when the page that owns `order` is gone. Browser only.
 pub fn follow(order_id: OrderId, order: RwSignal<Option<OrderView>>) {
-    poll_after(order_id, POLL_FIRST, order);
+    poll_after(order_id, POLL_FIRST, order, OrderStatus::is_final);
 }
 
-fn poll_after(order_id: OrderId, delay: Duration, order: RwSignal<Option<OrderView>>) {
+/// Polls `order_id` until nothing can change it any more (paid, cancelled, failed): after its
+/// payment deadline, while the sweep cancels it.
+fn follow_until_settled(order_id: OrderId, order: RwSignal<Option<OrderView>>) {
+    poll_after(order_id, POLL_FIRST, order, OrderStatus::is_settled);
+}
+
+fn poll_after(
+    order_id: OrderId,
+    delay: Duration,
+    order: RwSignal<Option<OrderView>>,
+    done_when: fn(OrderStatus) -> bool,
+) {
     set_timeout(
         move || {
             if order.is_disposed() {
@@ -34,7 +45,7 @@ fn poll_after(order_id: OrderId, delay: Duration, order: RwSignal<Option<OrderVi
                 let next = (delay * 3 / 2).min(POLL_MAX);
                 let done = match order_status(order_id.to_string()).await {
                     Ok(view) => {
-                        let done = view.status.is_final();
+                        let done = done_when(view.status);
                         let _ = order.try_set(Some(view));
                         done
                     }
@@ -45,7 +56,7 @@ fn poll_after(order_id: OrderId, delay: Duration, order: RwSignal<Option<OrderVi
                     Err(_) => true,
                 };
                 if !done && !order.is_disposed() {
-                    poll_after(order_id, next, order);
+                    poll_after(order_id, next, order, done_when);
                 }
             });
         },
@@ -62,13 +73,19 @@ pub fn OrderProgress(order_id: OrderId, order: RwSignal<Option<OrderView>>) -> i
             .map_or(OrderStatus::Queued, |o| o.status)
             .as_str()
     };
+    let label = move || {
+        order
+            .get()
+            .map_or(OrderStatus::Queued, |o| o.status)
+            .label()
+    };
     let sentence = move || order.get().map(|o| o.status.sentence());
     let href = format!("/orders/{order_id}");
     view! {
         <div class="order-progress" data-testid="order-progress" data-status=status>
             <p>
                 "Order " <a href=href data-testid="order-link"><code data-testid="order-id">{order_id.to_string()}</code></a>
-                " is " <strong data-testid="order-state" class=move || format!("state state-{}", status())>{status}</strong>
+                ": " <strong data-testid="order-state" data-state=status class=move || format!("state state-{}", status())>{label}</strong>
             </p>
             <p class="hint">{sentence}</p>
         </div>
@@ -123,6 +140,24 @@ fn OrderCard(detail: OrderDetail) -> impl IntoView {
             follow(order_id, order);
         }
     });
+    let pay = ServerAction::<PayOrder>::new();
+    let cancel = ServerAction::<CancelOrder>::new();
+    // A payment or a cancellation answers the order as it is now.
+    Effect::new(move |_| {
+        if let Some(Ok(now)) = pay.value().get() {
+            order.set(Some(now));
+        }
+    });
+    Effect::new(move |_| {
+        if let Some(Ok(now)) = cancel.value().get() {
+            order.set(Some(now));
+        }
+    });
+    let status = move || order.get().map_or(OrderStatus::Queued, |o| o.status);
+    let error = move || match (pay.value().get(), cancel.value().get()) {
+        (Some(Err(e)), _) | (_, Some(Err(e))) => Some(e),
+        _ => None,
+    };
     view! {
         <leptos_meta::Title text=format!("Order {order_id}")/>
         <section class="panel" data-testid="order">
@@ -133,14 +168,80 @@ fn OrderCard(detail: OrderDetail) -> impl IntoView {
             <div aria-live="polite" data-testid="order-status">
                 <OrderProgress order_id order/>
             </div>
+            {move || status().pay_by().map(|pay_by| view! {
+                <PayOrCancel order_id pay_by order pay cancel/>
+            })}
+            {move || error().map(|e| {
+                let code = e.code();
+                view! { <div data-testid="order-action-error" data-code=code><ErrorNote error=e/></div> }
+            })}
             <dl class="facts">
                 <dt>"Voucher"</dt>
                 <dd><a href=voucher_href>{voucher_title}</a></dd>
                 <dt>"Ordered at"</dt>
                 <dd><When at=created_at/></dd>
+                {move || status().pay_by().map(|at| view! {
+                    <dt>"Pay by"</dt>
+                    <dd><When at/></dd>
+                })}
             </dl>
             <p><a href="/orders">"All your orders"</a></p>
         </section>
+    }
+}
+
+/// "Pay within mm:ss", counting down, with the Pay and Cancel forms (plain forms without
+/// JavaScript). Once the deadline passes, Pay turns off and the page follows the order until
+/// the sweep has cancelled it.
+#[component]
+fn PayOrCancel(
+    order_id: OrderId,
+    pay_by: chrono::DateTime<chrono::Utc>,
+    order: RwSignal<Option<OrderView>>,
+    pay: ServerAction<PayOrder>,
+    cancel: ServerAction<CancelOrder>,
+) -> impl IntoView {
+    // The deadline is the server's; the browser's clock is close enough for a countdown in
+    // minutes (the server decides whether a payment is in time).
+    let now = RwSignal::new(chrono::Utc::now());
+    every(Duration::from_millis(500), move || {
+        now.set(chrono::Utc::now())
+    });
+    let left = move || (pay_by - now.get()).num_seconds();
+    let overdue = Memo::new(move |_| left() < 0);
+    Effect::new(move |_| {
+        if overdue.get() {
+            follow_until_settled(order_id, order);
+        }
+    });
+    let busy = move || pay.pending().get() || cancel.pending().get();
+    view! {
+        <div class="pay-box" data-testid="pay-box">
+            <p class="countdown" data-testid="pay-countdown" aria-live="off">
+                {move || if overdue.get() {
+                    "The time to pay has passed; the order is being cancelled.".to_owned()
+                } else {
+                    format!("Pay within {}", format_countdown(left()))
+                }}
+            </p>
+            <div class="pay-actions">
+                <ActionForm action=pay>
+                    <input type="hidden" name="order_id" value=order_id.to_string()/>
+                    // One key per order: a second click (or a resent form) answers the same.
+                    <input type="hidden" name="key" value=format!("pay-{order_id}")/>
+                    <button type="submit" class="primary" data-testid="pay"
+                        disabled=move || overdue.get() || busy()>
+                        {move || if pay.pending().get() { "Paying…" } else { "Pay now" }}
+                    </button>
+                </ActionForm>
+                <ActionForm action=cancel>
+                    <input type="hidden" name="order_id" value=order_id.to_string()/>
+                    <button type="submit" data-testid="cancel" disabled=busy>
+                        {move || if cancel.pending().get() { "Cancelling…" } else { "Cancel order" }}
+                    </button>
+                </ActionForm>
+            </div>
+        </div>
     }
 }
 
@@ -177,7 +278,7 @@ fn OrderRow(detail: OrderDetail) -> impl IntoView {
     view! {
         <li class="order-row" data-testid="order-row" data-status=status>
             <a href=format!("/orders/{}", o.order_id) class="order-title">{detail.voucher_title}</a>
-            <span class=format!("state state-{status}") title=o.status.sentence()>{status}</span>
+            <span class=format!("state state-{status}") title=o.status.sentence()>{o.status.label()}</span>
             <span class="order-meta"><code>{o.order_id.to_string()}</code> " · " <When at=o.created_at/></span>
         </li>
     }

@@ -105,6 +105,10 @@ fn Sale(detail: VoucherDetail, mine: Option<OrderView>, signed_in: bool) -> impl
                 if let Some(left) = s.remaining {
                     v.try_update(|v| v.remaining = left);
                 }
+                // An admin may have ended the sale early: the page follows Redis's end.
+                if let Some(end) = s.ends_at {
+                    v.try_update(|v| v.window = v.window.ended_by(end));
+                }
             }
         });
     };
@@ -184,7 +188,7 @@ fn Sale(detail: VoucherDetail, mine: Option<OrderView>, signed_in: bool) -> impl
                         <a href=format!("/orders/{}", o.order_id) data-testid="bought-order-link">
                             <code>{o.order_id.to_string()}</code>
                         </a>
-                        " (" {o.status.as_str()} ")."
+                        " (" {o.status.label().to_lowercase()} ")."
                     </p>
                 }.into_any(),
                 // A visitor learns before clicking that buying needs an account, and comes back.

@@ -39,6 +39,9 @@ pub fn return_of(order: OrderId, user: UserId) -> StockMove {
     }
 }
 
+/// status, voucher, pay-by, overdue, payment key, price.
+type LockedRow = (String, i64, DateTime<Utc>, bool, Option<String>, i64);
+
 /// Locks `user`'s written order `order` in the caller's transaction and reads its state;
 /// `None` when PostgreSQL has no such written order of theirs.
 pub async fn lock_for_update(
@@ -46,7 +49,7 @@ pub async fn lock_for_update(
     order: OrderId,
     user: UserId,
 ) -> Result<Option<Current>, sqlx::Error> {
-    let row: Option<(String, i64, DateTime<Utc>, bool, Option<String>, i64)> = sqlx::query_as(
+    let row: Option<LockedRow> = sqlx::query_as(
         "SELECT o.status, o.voucher_id, o.pay_by, o.pay_by <= now(), o.payment_key, v.price_cents
          FROM orders o JOIN vouchers v ON v.id = o.voucher_id
          WHERE o.id = $1 AND o.user_id = $2
