@@ -94,7 +94,7 @@ start_instance() {
   (
     export LEPTOS_SITE_ADDR="127.0.0.1:$port" LEPTOS_SITE_ROOT="$ROOT/target/site" LEPTOS_SITE_PKG_DIR=pkg
     export REDIS_URL DATABASE_URL
-    export SECKILL_DEV_LOGIN=${SECKILL_DEV_LOGIN:-true}
+    export SECKILL_DEV_LOGIN=${SECKILL_DEV_LOGIN:-true} SECKILL_DEV_PAYMENTS=${SECKILL_DEV_PAYMENTS:-true}
     exec "$CARGO_TARGET_DIR/release/server" serve >>"$DATA/app/instance-$i.log" 2>&1
   ) &
   echo $! >"$DATA/app/instance-$i.pid"

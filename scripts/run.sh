@@ -10,6 +10,8 @@ start_services
 "$ROOT/scripts/build.sh" --release
 export LEPTOS_SITE_ROOT="$ROOT/target/site" LEPTOS_SITE_PKG_DIR=pkg
 export SECKILL_DEV_LOGIN=${SECKILL_DEV_LOGIN:-true}
+# The dev payment provider approves every payment at once (there is no real one).
+export SECKILL_DEV_PAYMENTS=${SECKILL_DEV_PAYMENTS:-true}
 "$CARGO_TARGET_DIR/release/server" migrate
 log "admin phone: ${SECKILL_ADMIN_PHONES:-13800000000}; sign-in codes are shown on the page (dev login)"
 exec "$CARGO_TARGET_DIR/release/server" serve

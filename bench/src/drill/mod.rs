@@ -5,13 +5,16 @@
 //! - **server**: `kill -9` of the server, three times, each restarted on its port (its queue
 //!   consumer resumes its own pending entries);
 //! - **postgres**: PostgreSQL stopped (fast shutdown) for 30 s, then started;
-//! - **redis**: `kill -9` of Redis, started again a second later from its AOF.
+//! - **redis**: `kill -9` of Redis, started again a second later from its AOF;
+//! - **after the rush** ([`aftercare`]): a third of the buyers cancel, a third pay, a third
+//!   never pay, while the server is killed twice; the extended I1 at quiescence.
 //!
 //! Then every returned order ID must be final within 10 s of the recovery (or of the rush's
 //! end, when the rush outlasts the fault), and I1–I4 must hold. The stores are the project's
 //! local services (`scripts/services.sh`, which the drills drive), so the drills refuse to run
 //! against any other.
 
+mod aftercare;
 mod shoppers;
 
 use std::{process::Command, sync::Arc, time::Duration};
@@ -33,6 +36,7 @@ enum Fault {
     KillServer,
     StopPostgres,
     KillRedis,
+    KillAfterTheRush,
 }
 
 impl Fault {
@@ -43,6 +47,9 @@ impl Fault {
             Self::KillServer => "server killed with kill -9 three times during the rush",
             Self::StopPostgres => "PostgreSQL stopped for 30 s during the rush",
             Self::KillRedis => "Redis killed with kill -9 and restarted from its AOF",
+            Self::KillAfterTheRush => {
+                "after the rush: a third cancel, a third pay, a third never pay (4 s deadline); server killed with kill -9 twice meanwhile"
+            }
         }
     }
 }
@@ -71,6 +78,11 @@ pub async fn run(options: &Options) -> anyhow::Result<()> {
         println!("drill: {}", fault.describe());
         drilled.push(drill(options, fault).await?);
     }
+    println!("drill: {}", Fault::KillAfterTheRush.describe());
+    let scratch = Scratch::new("drill").await?;
+    let after = aftercare::run(options, &scratch).await;
+    scratch.cleanup().await?;
+    drilled.push(after?);
     let broken: Vec<String> = drilled
         .iter()
         .flat_map(|d| {
@@ -180,6 +192,7 @@ async fn drill_on(options: &Options, fault: Fault, scratch: &Scratch) -> anyhow:
             tokio::time::sleep(Duration::from_secs(1)).await;
             services("redis-start")?;
         }
+        Fault::KillAfterTheRush => bail!("the drill after the rush runs on its own (aftercare)"),
     }
     let recovered = Instant::now();
     // This process's own connections saw the fault too: the first command after a drop reports

@@ -1,0 +1,325 @@
+//! The drill after the rush: a rush, then a random third of the buyers cancel, a third pay and
+//! a third never pay (a 4 s deadline), while the server (its worker, its sweep, the requests in
+//! flight) is killed with `kill -9` twice and restarted. At quiescence every order is paid or
+//! cancelled, no stock move is pending, and the extended I1 holds:
+//! initial = Redis stock + queued + awaiting payment + paid.
+
+use std::{
+    collections::{BTreeMap, HashSet},
+    sync::Arc,
+    time::Duration,
+};
+
+use anyhow::bail;
+use futures::StreamExt;
+use seckill::domain::VoucherId;
+use tokio::time::Instant;
+
+use super::{shoppers, Drilled, Fault};
+use crate::{
+    rush::{measure, process::Server, Scenario},
+    scratch::Scratch,
+    Options,
+};
+
+/// How long an order waits for payment in this drill.
+const PAY_WITHIN_MS: u64 = 4_000;
+
+/// What a shopper does with their order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Intent {
+    Cancel,
+    Pay,
+    Forget,
+}
+
+impl Intent {
+    /// A third each, by a hash of the shopper's index (random, and the same on a rerun).
+    fn of(shopper: usize) -> Self {
+        match (shopper as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 62 {
+            0 => Self::Cancel,
+            1 => Self::Pay,
+            2 => Self::Forget,
+            // The fourth quarter spreads evenly over the three.
+            _ => [Self::Cancel, Self::Pay, Self::Forget][shopper % 3],
+        }
+    }
+}
+
+pub async fn run(options: &Options, scratch: &Scratch) -> anyhow::Result<Drilled> {
+    let sc = Scenario {
+        shoppers: options
+            .shoppers
+            .unwrap_or(if options.quick { 1_500 } else { 3_000 }),
+        stock: options
+            .stock
+            .unwrap_or(if options.quick { 600 } else { 1_500 }),
+        conns: options.conns.unwrap_or(50),
+    };
+    let mut env = scratch.env.clone();
+    for (k, v) in [
+        ("SECKILL_DEV_PAYMENTS", "true".to_owned()),
+        ("SECKILL_PAY_WITHIN_MS", PAY_WITHIN_MS.to_string()),
+        ("SECKILL_SWEEP_MS", "300".to_owned()),
+    ] {
+        env.push((k.to_owned(), v));
+    }
+    let mut server = Server::start(&env).await?;
+    let port = server.port();
+    let users = scratch.users(sc.shoppers).await?;
+    let tokens = Arc::new(scratch.sessions(&users).await?);
+    let voucher = scratch
+        .voucher(sc.stock, chrono::Duration::milliseconds(1_000))
+        .await?;
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()?;
+    let answers = shoppers::buy_all(
+        client.clone(),
+        server.base.clone(),
+        voucher,
+        tokens.clone(),
+        shoppers::Arrival {
+            conns: sc.conns,
+            pace: Duration::from_millis(10),
+            deadline: Instant::now() + Duration::from_secs(60),
+        },
+    )
+    .await?;
+    let rushed = Instant::now();
+    let mut violations = Vec::new();
+    // Every order written before its shopper acts (a queued order can be neither paid nor
+    // cancelled yet; the shopper's client would retry, this one waits).
+    if let Err(e) = measure::poll_until(
+        &client,
+        &server.base,
+        &tokens,
+        &answers.admitted,
+        sc.conns,
+        rushed + Duration::from_secs(30),
+    )
+    .await
+    {
+        violations.push(format!("I3: not written within 30 s: {e}"));
+    }
+
+    // The shoppers act, retrying through the kills; the kills land while they do and while the
+    // deadline's sweep cancels the rest.
+    let acting = tokio::spawn(act(
+        client.clone(),
+        server.base.clone(),
+        tokens.clone(),
+        answers.admitted.clone(),
+        sc.conns,
+    ));
+    let mut recovery = Vec::new();
+    for (k, at) in [(1, 300), (2, 2_500)] {
+        tokio::time::sleep_until(rushed + Duration::from_millis(at)).await;
+        server.kill9();
+        let down = Instant::now();
+        server = Server::start_on(&env, port).await?;
+        recovery.push((format!("kill {k} → healthy"), down.elapsed().as_secs_f64()));
+    }
+    let outcomes = acting.await??;
+    let restarted = Instant::now();
+    let settled = quiescent(scratch, voucher, restarted + Duration::from_secs(30)).await;
+    match settled {
+        Ok(()) => recovery.push((
+            "→ every order paid or cancelled, no move pending".into(),
+            restarted.elapsed().as_secs_f64(),
+        )),
+        Err(e) => violations.push(e.to_string()),
+    }
+    server.stop();
+    violations.extend(check(scratch, voucher, &sc, &answers.admitted, &outcomes).await?);
+    let final_after = violations
+        .is_empty()
+        .then(|| restarted.elapsed().as_secs_f64());
+    let counted = |i: Intent| outcomes.values().filter(|o| o.0 == i).count();
+    recovery.push((
+        format!(
+            "{} cancelled, {} paid ({} too late), {} left unpaid",
+            counted(Intent::Cancel),
+            outcomes
+                .values()
+                .filter(|o| o.0 == Intent::Pay && o.1 == 200)
+                .count(),
+            outcomes
+                .values()
+                .filter(|o| o.0 == Intent::Pay && o.1 == 409)
+                .count(),
+            answers.admitted.len() - counted(Intent::Cancel) - counted(Intent::Pay),
+        ),
+        0.0,
+    ));
+    Ok(Drilled {
+        fault: Fault::KillAfterTheRush,
+        sc,
+        answers,
+        recovery,
+        final_after,
+        violations,
+    })
+}
+
+/// Each admitted shopper cancels or pays (per [`Intent`]), retrying transport errors and 503s
+/// until an answer; returns order → (intent, final HTTP status).
+async fn act(
+    client: reqwest::Client,
+    base: String,
+    tokens: Arc<Vec<String>>,
+    admitted: Vec<(usize, String)>,
+    conns: usize,
+) -> anyhow::Result<BTreeMap<String, (Intent, u16)>> {
+    let results: Vec<(String, Intent, u16)> = futures::stream::iter(admitted)
+        .filter(|(i, _)| std::future::ready(Intent::of(*i) != Intent::Forget))
+        .map(|(i, order)| {
+            let (client, base, tokens) = (client.clone(), base.clone(), tokens.clone());
+            async move {
+                let intent = Intent::of(i);
+                let token = &tokens[i];
+                let deadline = Instant::now() + Duration::from_secs(30);
+                let mut status = 0;
+                while Instant::now() < deadline {
+                    let req = match intent {
+                        Intent::Cancel => client.post(format!("{base}/api/orders/{order}/cancel")),
+                        _ => client
+                            .post(format!("{base}/api/orders/{order}/pay"))
+                            .header("Idempotency-Key", format!("drill-{order}")),
+                    };
+                    let sent = req
+                        .header(reqwest::header::COOKIE, format!("seckill_session={token}"))
+                        .send()
+                        .await;
+                    if let Ok(r) = sent {
+                        status = r.status().as_u16();
+                        if status < 500 {
+                            break;
+                        }
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                (order, intent, status)
+            }
+        })
+        .buffer_unordered(conns)
+        .collect()
+        .await;
+    Ok(results
+        .into_iter()
+        .map(|(order, intent, status)| (order, (intent, status)))
+        .collect())
+}
+
+/// Waits until no order of `voucher` awaits payment, nothing is queued, and no stock move is
+/// pending.
+async fn quiescent(scratch: &Scratch, voucher: VoucherId, until: Instant) -> anyhow::Result<()> {
+    let core = &scratch.core;
+    loop {
+        let (created, pending): (i64, i64) = sqlx::query_as(
+            "SELECT (SELECT count(*) FROM orders WHERE voucher_id = $1 AND status = 'created'),
+                    (SELECT count(*) FROM stock_moves WHERE applied_at IS NULL)",
+        )
+        .bind(voucher.get())
+        .fetch_one(&core.db)
+        .await?;
+        let mut redis = core.redis.clone();
+        let queued: i64 = redis::cmd("HLEN")
+            .arg(core.keys.voucher(voucher).queued)
+            .query_async(&mut redis)
+            .await?;
+        if created == 0 && pending == 0 && queued == 0 {
+            return Ok(());
+        }
+        if Instant::now() > until {
+            bail!("not quiescent 30 s after the last restart: {created} awaiting payment, {pending} moves pending, {queued} queued");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The extended I1, I2 and what each shopper was told.
+async fn check(
+    scratch: &Scratch,
+    voucher: VoucherId,
+    sc: &Scenario,
+    admitted: &[(usize, String)],
+    outcomes: &BTreeMap<String, (Intent, u16)>,
+) -> anyhow::Result<Vec<String>> {
+    let core = &scratch.core;
+    let mut broken = Vec::new();
+    let k = core.keys.voucher(voucher);
+    let mut redis = core.redis.clone();
+    let (redis_stock, queued, buyers): (Option<i64>, i64, i64) = redis::pipe()
+        .get(&k.stock)
+        .hlen(&k.queued)
+        .hlen(&k.buyers)
+        .query_async(&mut redis)
+        .await?;
+    let rows: Vec<(i64, String, Option<String>)> =
+        sqlx::query_as("SELECT id, status, cancelled_by FROM orders WHERE voucher_id = $1")
+            .bind(voucher.get())
+            .fetch_all(&core.db)
+            .await?;
+    let db_stock: i64 = sqlx::query_scalar("SELECT stock FROM vouchers WHERE id = $1")
+        .bind(voucher.get())
+        .fetch_one(&core.db)
+        .await?;
+    let count = |s: &str| rows.iter().filter(|r| r.1 == s).count() as i64;
+    let (created, paid) = (count("created"), count("paid"));
+    let initial = sc.stock as i64;
+    let redis_stock = redis_stock.unwrap_or(-1);
+    if redis_stock + queued + created + paid != initial {
+        broken.push(format!(
+            "I1: redis stock {redis_stock} + queued {queued} + awaiting {created} + paid {paid} != {initial}"
+        ));
+    }
+    if db_stock != initial - created - paid {
+        broken.push(format!(
+            "I1: PostgreSQL stock {db_stock} != {initial} - {created} - {paid}"
+        ));
+    }
+    if buyers != created + paid {
+        broken.push(format!(
+            "I2: Redis holds {buyers} buyers for {} live orders",
+            created + paid
+        ));
+    }
+    let ids: HashSet<String> = admitted.iter().map(|(_, id)| id.clone()).collect();
+    let by_id: BTreeMap<String, (String, Option<String>)> = rows
+        .into_iter()
+        .map(|(id, s, by)| (id.to_string(), (s, by)))
+        .collect();
+    if by_id.len() != ids.len() || !by_id.keys().all(|id| ids.contains(id)) {
+        broken.push(format!(
+            "I4: {} orders written for {} admitted",
+            by_id.len(),
+            ids.len()
+        ));
+    }
+    for (i, id) in admitted {
+        let Some((status, by)) = by_id.get(id) else {
+            continue;
+        };
+        let told = outcomes.get(id).copied();
+        let ok = match (Intent::of(*i), told) {
+            (Intent::Cancel, Some((_, 200))) => status == "cancelled",
+            (Intent::Pay, Some((_, 200))) => status == "paid",
+            // A payment refused (too late: the deadline passed while the server was down).
+            (Intent::Pay, Some((_, 409))) => status == "cancelled",
+            (Intent::Forget, None) => status == "cancelled" && by.as_deref() == Some("deadline"),
+            _ => false,
+        };
+        if !ok {
+            broken.push(format!(
+                "order {id} ({:?}, told {told:?}) ended {status} by {by:?}",
+                Intent::of(*i)
+            ));
+            if broken.len() > 20 {
+                break;
+            }
+        }
+    }
+    Ok(broken)
+}
