@@ -17,6 +17,11 @@ test("a shopper buys and watches queued turn into created, then finds it in my o
   // Keyboard focus moved to the answer, not back to the page's top.
   await expect(page.getByTestId("order-status")).toBeFocused();
   await expect(page.getByTestId("order-state")).toHaveAttribute("data-state", "queued");
+  // One source of truth, at once (the stock is polled only every 2 s): the stock bar counts
+  // the unit, and the button gives way to the order.
+  await expect(page.getByTestId("remaining")).toHaveText("2 of 3 left · 1 sold", { timeout: 1_000 });
+  await expect(page.getByTestId("buy")).toHaveCount(0);
+  await expect(page.getByTestId("your-order")).toBeVisible();
   await expect(page.getByTestId("order-state")).toHaveAttribute("data-state", "created", { timeout: 10_000 });
   await expect(page.getByTestId("order-status")).toHaveAttribute("aria-live", "polite");
   await expect(page.getByTestId("remaining")).toHaveText("2 of 3 left · 1 sold", { timeout: 5_000 });

@@ -14,6 +14,10 @@ use crate::{
     wire::{format_countdown, OrderDetail, OrderView},
 };
 
+/// An order queued for longer than this is taking longer than usual (the worker writes one
+/// within a second on a healthy shop).
+const SLOW_AFTER_SECS: i64 = 5;
+
 /// First delay and ceiling of the status polling; each wait is 1.5 times the last.
 const POLL_FIRST: Duration = Duration::from_millis(500);
 const POLL_MAX: Duration = Duration::from_secs(4);
@@ -64,7 +68,8 @@ fn poll_after(
     );
 }
 
-/// The live line "Order N is <status>", announced to screen readers as it changes.
+/// The live line "Order N: <status>", announced to screen readers as it changes, and a word
+/// when an order stays queued for longer than usual.
 #[component]
 pub fn OrderProgress(order_id: OrderId, order: RwSignal<Option<OrderView>>) -> impl IntoView {
     let status = move || {
@@ -79,6 +84,13 @@ pub fn OrderProgress(order_id: OrderId, order: RwSignal<Option<OrderView>>) -> i
             .map_or(OrderStatus::Queued, |o| o.status)
             .label()
     };
+    // Re-read at each poll: an order queued for longer than usual says so.
+    let slow = move || {
+        order.get().is_some_and(|o| {
+            o.status == OrderStatus::Queued
+                && chrono::Utc::now() - o.created_at > chrono::Duration::seconds(SLOW_AFTER_SECS)
+        })
+    };
     let sentence = move || order.get().map(|o| o.status.sentence());
     let href = format!("/orders/{order_id}");
     view! {
@@ -88,6 +100,12 @@ pub fn OrderProgress(order_id: OrderId, order: RwSignal<Option<OrderView>>) -> i
                 ": " <strong data-testid="order-state" data-state=status class=move || format!("state state-{}", status())>{label}</strong>
             </p>
             <p class="hint">{sentence}</p>
+            {move || slow().then(|| view! {
+                <p class="hint slow" data-testid="order-slow">
+                    "This is taking longer than usual: orders are being written slowly right now. "
+                    "Your order keeps its place in the queue; this page updates by itself."
+                </p>
+            })}
         </div>
     }
 }

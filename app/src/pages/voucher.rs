@@ -6,13 +6,14 @@
 
 use std::time::Duration;
 
-use domain::VoucherStatus;
+use domain::{OrderStatus, VoucherStatus};
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
 use crate::{
     api::{get_voucher, my_order_for, voucher_stock, Buy},
     components::{every, sign_in_path, ErrorNote, ServerClock, Session, When},
+    error::AppError,
     pages::{
         home::StockBar,
         orders::{follow, OrderProgress},
@@ -127,10 +128,39 @@ fn Sale(detail: VoucherDetail, mine: Option<OrderView>, signed_in: bool) -> impl
 
     let buy = ServerAction::<Buy>::new();
     let order = RwSignal::new(None::<OrderView>);
-    Effect::new(move |_| {
-        if let Some(Ok(order_id)) = buy.value().get() {
+    // The shopper's order on this sale: rendered by the server, then moved by their own buy.
+    let held = RwSignal::new(mine.map(|o| (o.order_id, o.status)));
+    // One source of truth: an answer moves the stock, the phase and the button together, at
+    // once, instead of waiting for the next poll.
+    Effect::new(move |_| match buy.value().get() {
+        Some(Ok(order_id)) => {
+            v.update(|v| v.remaining = (v.remaining - 1).max(0));
+            held.set(Some((order_id, OrderStatus::Queued)));
             order.set(None);
             follow(order_id, order);
+        }
+        Some(Err(AppError::SoldOut)) => v.update(|v| v.remaining = 0),
+        Some(Err(AppError::Ended)) => {
+            let now = clock.get_value().now();
+            v.update(|v| v.window = v.window.ended_by(now));
+        }
+        Some(Err(AppError::AlreadyBought(order_id))) => {
+            held.set(Some((order_id, OrderStatus::Queued)));
+            order.set(None);
+            follow(order_id, order);
+        }
+        _ => {}
+    });
+    // The held order's status follows its progress.
+    Effect::new(move |_| {
+        if let Some(o) = order.get() {
+            held.update(|h| {
+                if let Some((id, status)) = h {
+                    if *id == o.order_id {
+                        *status = o.status;
+                    }
+                }
+            });
         }
     });
     // Keyboard focus goes to the answer (the button it was on may have just turned off), so
@@ -181,14 +211,14 @@ fn Sale(detail: VoucherDetail, mine: Option<OrderView>, signed_in: bool) -> impl
                     VoucherStatus::Ended => "This sale is over.".to_owned(),
                 }}
             </p>
-            {match mine {
-                Some(o) => view! {
-                    <p class="bought" data-testid="your-order" data-status=o.status.as_str()>
+            {move || match held.get() {
+                Some((order_id, status)) => view! {
+                    <p class="bought" data-testid="your-order" data-status=status.as_str()>
                         "You bought this: order "
-                        <a href=format!("/orders/{}", o.order_id) data-testid="bought-order-link">
-                            <code>{o.order_id.to_string()}</code>
+                        <a href=format!("/orders/{order_id}") data-testid="bought-order-link">
+                            <code>{order_id.to_string()}</code>
                         </a>
-                        " (" {o.status.label().to_lowercase()} ")."
+                        " (" {status.label().to_lowercase()} ")."
                     </p>
                 }.into_any(),
                 // A visitor learns before clicking that buying needs an account, and comes back.
