@@ -36,7 +36,7 @@ if ! "$TOOLS_DIR/node_modules/.bin/wasm-opt" --version 2>/dev/null | grep -q "${
   (cd "$TOOLS_DIR" && npm install --silent --no-save "binaryen@$BINARYEN_VERSION" >/dev/null)
 fi
 
-if [ ! -d "$ROOT/end2end/node_modules/@playwright/test" ]; then
+if [ ! -d "$ROOT/end2end/node_modules/@playwright/test" ] || [ ! -d "$ROOT/end2end/node_modules/@axe-core/playwright" ]; then
   log "installing the end-to-end test packages (npm ci; no browser download)"
   (cd "$ROOT/end2end" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --silent >/dev/null)
 fi

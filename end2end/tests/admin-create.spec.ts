@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { ADMIN_PHONE, apiSignIn, hydrated, title, uiSignIn } from "./support";
+import { ADMIN_PHONE, apiSignIn, hydrated, title, uiSignIn, noAxeViolations } from "./support";
 
 // A time zone far from UTC, so a wrong conversion of the form's local times would show.
 test.use({ timezoneId: "Asia/Shanghai" });
@@ -37,6 +37,7 @@ test("an admin signs in, sees field errors for bad input, creates a voucher in l
   await expect(page.getByTestId("error-stock")).toBeVisible();
   await expect(page.getByTestId("error-begins_at")).toHaveText("Opening time is required");
   await page.screenshot({ path: "test-results/admin-field-errors.png", fullPage: true });
+  await noAxeViolations(page);
 
   const name = title("Admin-made");
   await page.getByTestId("title").fill(name);

@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { ADMIN_PHONE, apiSignIn, createVoucher, freshPhone, hydrated, title, uiSignIn } from "./support";
+import { ADMIN_PHONE, apiSignIn, createVoucher, freshPhone, hydrated, title, uiSignIn, noAxeViolations } from "./support";
 
 test("an admin ends a sale early: a shopper's open page turns to ended without a reload", async ({ page, browser, request, baseURL }) => {
   await apiSignIn(request, ADMIN_PHONE);
@@ -27,6 +27,7 @@ test("an admin ends a sale early: a shopper's open page turns to ended without a
   await expect(admin.getByTestId("manage-notice")).toContainText("The sale has ended");
   await expect(row.locator(".badge")).toHaveText("Ended", { timeout: 5_000 });
   await admin.screenshot({ path: "test-results/admin-ended.png", fullPage: true });
+  await noAxeViolations(admin);
   await adminContext.close();
 
   await expect(page.getByTestId("buy")).toHaveText("Sale ended", { timeout: 5_000 });

@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { ADMIN_PHONE, apiSignIn, createVoucher, freshPhone, hydrated, title, uiSignIn } from "./support";
+import { ADMIN_PHONE, apiSignIn, createVoucher, freshPhone, hydrated, title, uiSignIn, noAxeViolations } from "./support";
 
 test("a shopper buys and watches queued turn into created, then finds it in my orders", async ({ page, request }) => {
   await apiSignIn(request, ADMIN_PHONE);
@@ -27,6 +27,7 @@ test("a shopper buys and watches queued turn into created, then finds it in my o
   await expect(page.getByTestId("remaining")).toHaveText("2 of 3 left · 1 sold", { timeout: 5_000 });
   const orderId = (await page.getByTestId("order-id").textContent()) ?? "";
   await page.screenshot({ path: "test-results/buy.png", fullPage: true });
+  await noAxeViolations(page);
 
   // The purchase is remembered: back on the voucher's page, the order instead of "Buy now".
   await page.reload();

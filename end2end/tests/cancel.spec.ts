@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { ADMIN_PHONE, apiSignIn, createVoucher, freshPhone, hydrated, title, uiSignIn } from "./support";
+import { ADMIN_PHONE, apiSignIn, createVoucher, freshPhone, hydrated, title, uiSignIn, noAxeViolations } from "./support";
 
 test("a shopper cancels: the order says so, the stock bar goes back up and they may buy again", async ({ page, request }) => {
   await apiSignIn(request, ADMIN_PHONE);
@@ -17,6 +17,7 @@ test("a shopper cancels: the order says so, the stock bar goes back up and they 
   await expect(page.getByTestId("order-status")).toContainText("You cancelled this order");
   await expect(page.getByTestId("pay-box")).toHaveCount(0);
   await page.screenshot({ path: "test-results/cancelled.png", fullPage: true });
+  await noAxeViolations(page);
 
   await page.goto(`/vouchers/${id}`);
   await hydrated(page);

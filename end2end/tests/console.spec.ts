@@ -1,5 +1,5 @@
 import { expect, request as newRequest, test } from "@playwright/test";
-import { ADMIN_PHONE, apiBuy, apiSignIn, createVoucher, freshPhone, hydrated, title } from "./support";
+import { ADMIN_PHONE, apiBuy, apiSignIn, createVoucher, freshPhone, hydrated, title, noAxeViolations } from "./support";
 
 test("the console shows each voucher's counts live and charts its sales", async ({ page, baseURL }) => {
   await apiSignIn(page.request, ADMIN_PHONE);
@@ -38,6 +38,7 @@ test("the console shows each voucher's counts live and charts its sales", async 
     expect(label).toBe(n === 1 ? "1 order" : `${n} orders`);
   }
   await page.screenshot({ path: "test-results/console.png", fullPage: true });
+  await noAxeViolations(page);
 
   await page.setViewportSize({ width: 390, height: 844 });
   // On a phone the key counts are on screen without sideways scrolling...
@@ -55,4 +56,5 @@ test("the console shows each voucher's counts live and charts its sales", async 
   const legendPx = await page.locator(".chart-legend").evaluate((e) => parseFloat(getComputedStyle(e).fontSize));
   expect(legendPx).toBeGreaterThanOrEqual(12);
   await page.screenshot({ path: "test-results/console-390.png", fullPage: true });
+  await noAxeViolations(page);
 });

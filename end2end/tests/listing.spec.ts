@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { ADMIN_PHONE, apiSignIn, createVoucher, hydrated, title } from "./support";
+import { ADMIN_PHONE, apiSignIn, createVoucher, hydrated, title, noAxeViolations } from "./support";
 
 test.use({ timezoneId: "Asia/Shanghai" });
 
@@ -36,6 +36,7 @@ test("listing cards say when each sale opens or ends, live, and an ended sale sh
   await expect(card(ending).locator(".badge")).toHaveText("Ended");
   await expect(card(ending).getByTestId("card-sign-in")).toBeHidden();
   await page.screenshot({ path: "test-results/listing.png", fullPage: true });
+  await noAxeViolations(page);
   await page.setViewportSize({ width: 390, height: 844 });
   await page.screenshot({ path: "test-results/listing-390.png", fullPage: true });
 

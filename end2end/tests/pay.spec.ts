@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { ADMIN_PHONE, apiSignIn, createVoucher, freshPhone, hydrated, title, uiSignIn } from "./support";
+import { ADMIN_PHONE, apiSignIn, createVoucher, freshPhone, hydrated, title, uiSignIn, noAxeViolations } from "./support";
 
 test("a shopper buys, sees the time left to pay counting down, pays, and my orders says paid", async ({ page, request }) => {
   await apiSignIn(request, ADMIN_PHONE);
@@ -16,6 +16,7 @@ test("a shopper buys, sees the time left to pay counting down, pays, and my orde
   const first = await countdown.textContent();
   await expect(countdown).not.toHaveText(first ?? "", { timeout: 3_000 });
   await page.screenshot({ path: "test-results/pay-before.png", fullPage: true });
+  await noAxeViolations(page);
 
   await page.getByTestId("pay").click();
   await expect(page.getByTestId("order-state")).toHaveAttribute("data-state", "paid");

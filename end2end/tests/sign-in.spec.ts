@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { freshPhone, hydrated } from "./support";
+import { freshPhone, hydrated, noAxeViolations } from "./support";
 
 test.describe("without JavaScript", () => {
   test.use({ javaScriptEnabled: false });
@@ -56,4 +56,5 @@ test("stale messages go when what they were about changes", async ({ page }) => 
   await expect(page.getByTestId("dev-code")).toBeVisible();
   await expect(page.getByTestId("sign-in-error")).toHaveCount(0);
   await page.screenshot({ path: "test-results/sign-in-stale.png", fullPage: true });
+  await noAxeViolations(page);
 });

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { expect, test } from "@playwright/test";
-import { ADMIN_PHONE, apiSignIn, createVoucher, freshPhone, hydrated, title, uiSignIn } from "./support";
+import { ADMIN_PHONE, apiSignIn, createVoucher, freshPhone, hydrated, title, uiSignIn, noAxeViolations } from "./support";
 
 // The journeys' server writes orders to the project's local PostgreSQL (scripts/services.sh):
 // stopping it stalls the worker for real.
@@ -27,6 +27,7 @@ test("while the worker is stalled a queued order says it is taking longer than u
     await expect(page.getByTestId("order-slow")).toHaveCount(0);
     await expect(page.getByTestId("order-slow")).toContainText("taking longer than usual", { timeout: 15_000 });
     await page.screenshot({ path: "test-results/slow-queue.png", fullPage: true });
+    await noAxeViolations(page);
   } finally {
     pg("pg-start");
   }

@@ -1,3 +1,4 @@
+import AxeBuilder from "@axe-core/playwright";
 import { APIRequestContext, expect, Page } from "@playwright/test";
 
 export const ADMIN_PHONE = "13800000000";
@@ -73,4 +74,11 @@ export async function apiOrder(request: APIRequestContext, voucherId: number): P
   const res = await request.post(`/api/vouchers/${voucherId}/orders`);
   expect(res.status()).toBe(202);
   return (await res.json()).order_id;
+}
+
+/** Runs axe-core on the page as it is now: no violation (WCAG 2.1 A and AA rules). */
+export async function noAxeViolations(page: Page): Promise<void> {
+  const results = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]).analyze();
+  const found = results.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(" | ")}`);
+  expect(found, "axe-core violations").toEqual([]);
 }

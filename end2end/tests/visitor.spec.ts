@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { ADMIN_PHONE, apiSignIn, createVoucher, freshPhone, hydrated, title } from "./support";
+import { ADMIN_PHONE, apiSignIn, createVoucher, freshPhone, hydrated, title, noAxeViolations } from "./support";
 
 test("a signed-out visitor is asked to sign in before buying, and comes back to the voucher", async ({ page, request }) => {
   await apiSignIn(request, ADMIN_PHONE);
@@ -12,6 +12,7 @@ test("a signed-out visitor is asked to sign in before buying, and comes back to 
   await expect(signIn).toHaveText("Sign in to buy");
   await expect(signIn).toHaveAttribute("href", `/login?next=/vouchers/${id}`);
   await page.screenshot({ path: "test-results/visitor.png", fullPage: true });
+  await noAxeViolations(page);
 
   await signIn.click();
   await expect(page).toHaveURL(new RegExp(`/login\\?next=/vouchers/${id}$`));
