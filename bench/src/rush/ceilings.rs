@@ -76,8 +76,9 @@ pub async fn insert_ceiling(scratch: &Scratch, n: usize) -> anyhow::Result<f64> 
     for chunk in ids.chunks(batch) {
         let mut tx = db.begin().await?;
         sqlx::query(
-            "INSERT INTO scratch_orders (id, voucher_id, user_id, admitted_at)
-             SELECT id, 1, id, now() FROM UNNEST($1::bigint[]) AS t(id)",
+            "INSERT INTO scratch_orders (id, voucher_id, user_id, admitted_at, pay_by)
+             SELECT id, 1, id, now(), now() + interval '15 minutes'
+             FROM UNNEST($1::bigint[]) AS t(id)",
         )
         .bind(chunk)
         .execute(&mut *tx)
