@@ -163,18 +163,29 @@ pub async fn session(core: &Core, token: &str) -> Result<Option<Principal>, Auth
     if token.len() != 64 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Ok(None);
     }
+    // A session read a moment ago is trusted for `SECKILL_SESSION_CACHE_MS` (the buy path then
+    // needs no Redis round trip for it); a missing one is asked again every time.
+    let token = token.to_owned();
+    if let Some(p) = core.sessions.get(&token) {
+        return Ok(Some(p));
+    }
     let mut redis = core.redis.clone();
-    let value: Option<String> = redis.get(core.keys.session(token)).await?;
-    Ok(value.and_then(|v| {
+    let value: Option<String> = redis.get(core.keys.session(&token)).await?;
+    let found = value.and_then(|v| {
         let (user, phone) = v.split_once(':')?;
         let user = user.parse::<UserId>().ok()?;
         let phone = Phone::try_from(phone).ok()?;
         Some(principal(core, user, phone))
-    }))
+    });
+    if let Some(p) = &found {
+        core.sessions.insert(token, p.clone());
+    }
+    Ok(found)
 }
 
 /// Ends a session (no error if it was already gone).
 pub async fn sign_out(core: &Core, token: &str) -> Result<(), AuthError> {
+    core.sessions.remove(&token.to_owned());
     let mut redis = core.redis.clone();
     let _: () = redis.del(core.keys.session(token)).await?;
     Ok(())

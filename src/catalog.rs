@@ -128,6 +128,7 @@ pub async fn preload(core: &Core, voucher: &Voucher) -> Result<PreloadOutcome, P
     }
     if let PreloadOutcome::Rebuilt { stock } = outcome {
         tracing::info!(voucher = %voucher.id, stock, "sale state loaded into Redis");
+        crate::memo::announce_stock_back(core, voucher.id).await;
         // Redis may have lost the day's order-ID counter with the sale: never hand out an ID
         // PostgreSQL already holds.
         crate::order_id::raise_past_stored(core, Shard::of_voucher(voucher.id), Utc::now())

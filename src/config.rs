@@ -59,6 +59,7 @@ pub struct Config {
     pub worker: WorkerConfig,
     pub sweep: SweepConfig,
     pub payments: PaymentsConfig,
+    pub memo: MemoConfig,
     pub auth: AuthConfig,
     pub limits: RateLimits,
     pub http: HttpConfig,
@@ -115,6 +116,17 @@ pub struct PaymentsConfig {
     /// Approve every payment at once (`SECKILL_DEV_PAYMENTS`): the development provider, like
     /// the dev login's codes. Off, payments answer 503 (no real provider is wired in).
     pub dev_provider: bool,
+}
+
+/// What an instance answers from memory (see `memo`).
+#[derive(Debug, Clone)]
+pub struct MemoConfig {
+    /// How long a session read from Redis is trusted without asking again
+    /// (`SECKILL_SESSION_CACHE_MS`): a sign-out reaches the other instances within this.
+    pub session_ttl: Duration,
+    /// How long a sale's "sold out" or "ended" is answered from memory
+    /// (`SECKILL_SOLD_OUT_TTL_MS`); a unit coming back clears it sooner, by pub/sub.
+    pub refusal_ttl: Duration,
 }
 
 /// Sign-in and session policy.
@@ -190,6 +202,10 @@ impl Config {
             payments: PaymentsConfig {
                 pay_within: millis(&get, "SECKILL_PAY_WITHIN_MS", 15 * 60_000)?,
                 dev_provider: typed(&get, "SECKILL_DEV_PAYMENTS", "false")?,
+            },
+            memo: MemoConfig {
+                session_ttl: millis(&get, "SECKILL_SESSION_CACHE_MS", 2_000)?,
+                refusal_ttl: millis(&get, "SECKILL_SOLD_OUT_TTL_MS", 1_000)?,
             },
             auth: AuthConfig {
                 code_ttl: millis(&get, "SECKILL_CODE_TTL_MS", 300_000)?,

@@ -6,13 +6,18 @@ use std::{sync::Arc, time::Duration};
 use sqlx::PgPool;
 
 use crate::{
+    auth::Principal,
     config::Config,
     keys::Keys,
     lock::{LockClient, LockOptions},
+    memo::{Refusals, TtlMap},
     payment::PaymentProvider,
     redis_conn::{Deployment, Redis, Timeouts},
     store,
 };
+
+/// Entries each in-process memory holds at most.
+const MEMO_CAP: usize = 100_000;
 
 /// Start-up failed: a service did not answer or the schema could not be applied.
 #[derive(Debug, thiserror::Error)]
@@ -56,6 +61,10 @@ pub struct Core {
     pub locks: LockClient,
     /// Charges for orders (`SECKILL_DEV_PAYMENTS`).
     pub payments: Arc<dyn PaymentProvider>,
+    /// Sessions read from Redis a moment ago (`SECKILL_SESSION_CACHE_MS`).
+    pub sessions: Arc<TtlMap<String, Principal>>,
+    /// Sales that refused every buyer a moment ago (`SECKILL_SOLD_OUT_TTL_MS`).
+    pub refusals: Arc<Refusals>,
     deployment: Deployment,
 }
 
@@ -88,6 +97,8 @@ impl Core {
             redis,
             locks: LockClient::single(deployment.clone(), keys.clone(), LockOptions::default()),
             payments: crate::payment::from_config(&config.payments),
+            sessions: Arc::new(TtlMap::new(config.memo.session_ttl, MEMO_CAP)),
+            refusals: Arc::new(TtlMap::new(config.memo.refusal_ttl, MEMO_CAP)),
             keys,
             config: Arc::new(config),
             deployment,

@@ -124,6 +124,11 @@ impl Keys {
         )
     }
 
+    /// Pub/sub channel on which units coming back on sale are announced (the voucher's ID).
+    pub fn stock_back_channel(&self) -> String {
+        format!("{}seckill:stock-back", self.prefix.0)
+    }
+
     pub fn session(&self, token: &str) -> String {
         format!("{}session:{token}", self.prefix.0)
     }

@@ -16,6 +16,7 @@
 //! | [`console`] | the admin console's figures: counts per voucher, sales over time |
 //! | [`sale`] | admitting a purchase and reading an order's status |
 //! | [`checkout`] | after the rush: paying an order before its deadline, or cancelling it |
+//! | [`memo`] | what an instance answers from memory: sessions for a moment, sales that refuse everyone (cleared by pub/sub when a unit comes back) |
 //! | [`payment`] | the payment-provider trait and the dev provider |
 //! | [`restock`] | units going back on sale in Redis (cancellations, top-ups) through the outbox |
 //! | [`sale_admin`] | an admin ending a sale early or adding stock |
@@ -40,6 +41,7 @@ pub mod faults;
 pub mod handles;
 pub mod keys;
 pub mod lock;
+pub mod memo;
 pub mod order_id;
 pub mod payment;
 pub mod queue;

@@ -52,6 +52,7 @@ pub async fn apply(core: &Core, voucher: VoucherId, step: &StockMove) -> Result<
     }
     if let MoveApplied::Applied { stock } = outcome {
         tracing::debug!(%voucher, key = %step.key, stock, "stock move applied");
+        crate::memo::announce_stock_back(core, voucher).await;
     }
     store::moves::mark_applied(&core.db, std::slice::from_ref(&step.key)).await?;
     Ok(())

@@ -11,6 +11,7 @@ use redis::AsyncCommands;
 use crate::{
     catalog::{self, PreloadError},
     domain::{OrderId, OrderStatus, Shard, UserId, VoucherId},
+    memo::Refusal,
     scripts::{self, AdmissionOutcome, ScriptError},
     store, Core,
 };
@@ -47,6 +48,9 @@ pub enum BuyError {
 /// Tries to buy one unit of `voucher` for `shopper`; returns the order ID at once.
 pub async fn buy(core: &Core, shopper: UserId, voucher: VoucherId) -> Result<OrderId, BuyError> {
     let mut redis = core.redis.clone();
+    if let Some(refusal) = core.refusals.get(&voucher) {
+        return refused_from_memory(core, shopper, voucher, refusal).await;
+    }
     let limit = core.config.limits.buys_per_second;
     let mut outcome = scripts::admit(&mut redis, &core.keys, voucher, shopper, limit).await?;
     if outcome == AdmissionOutcome::NotLoaded {
@@ -79,7 +83,38 @@ pub async fn buy(core: &Core, shopper: UserId, voucher: VoucherId) -> Result<Ord
         ),
     };
     metrics::counter!("seckill_admissions_total", "outcome" => label).increment(1);
+    match &result {
+        Err(BuyError::SoldOut) => core.refusals.insert(voucher, Refusal::SoldOut),
+        Err(BuyError::Ended) => core.refusals.insert(voucher, Refusal::Ended),
+        _ => {}
+    }
     result
+}
+
+/// A buy on a sale this instance saw refuse everyone a moment ago: no admission script. A
+/// shopper holding an order on it still learns that order (one `HGET`), so a retried buy keeps
+/// its answer.
+async fn refused_from_memory(
+    core: &Core,
+    shopper: UserId,
+    voucher: VoucherId,
+    refusal: Refusal,
+) -> Result<OrderId, BuyError> {
+    let mut redis = core.redis.clone();
+    let held: Option<String> = redis
+        .hget(core.keys.voucher(voucher).buyers, shopper.get())
+        .await?;
+    if let Some(order) = held.and_then(|hex| OrderId::from_redis_hex(&hex).ok()) {
+        metrics::counter!("seckill_admissions_total", "outcome" => "already_bought").increment(1);
+        return Err(BuyError::AlreadyBought(order));
+    }
+    let (label, err) = match refusal {
+        Refusal::SoldOut => ("sold_out", BuyError::SoldOut),
+        Refusal::Ended => ("ended", BuyError::Ended),
+    };
+    metrics::counter!("seckill_admissions_total", "outcome" => label, "from" => "memory")
+        .increment(1);
+    Err(err)
 }
 
 /// An order as its shopper sees it.

@@ -2,7 +2,9 @@
 //! installs what is missing, starts the local services and builds the release server first.
 //!
 //! ```text
-//! bench rush [--quick] [--shoppers N] [--stock N] [--conns N] [--profile]
+//! bench rush [--quick] [--shoppers N] [--stock N] [--conns N] [--rate R] [--profile]
+//!                         (`--rate R`: open loop, R buys offered per second at fixed
+//!                         intervals, latency from each buy's scheduled time)
 //!     sale day over real HTTP against a release server; checks invariants I1–I4
 //! bench core [--quick]   admissions/s of the Lua script (ID drawn inside vs a second round
 //!                        trip) and the order worker's drain rate into PostgreSQL
@@ -36,6 +38,9 @@ pub struct Options {
     pub shoppers: Option<usize>,
     pub stock: Option<usize>,
     pub conns: Option<usize>,
+    /// Open loop: buys offered per second at fixed intervals (`--rate`), latency measured from
+    /// each buy's scheduled time.
+    pub rate: Option<usize>,
     /// The command line, as it goes into BENCHMARKS.md.
     pub command: String,
 }
@@ -49,6 +54,7 @@ impl Options {
             shoppers: None,
             stock: None,
             conns: None,
+            rate: None,
             command: format!("scripts/bench.sh {}", args.join(" ")),
         };
         let mut it = args.iter().skip(1);
@@ -70,6 +76,7 @@ impl Options {
                 "--shoppers" => o.shoppers = Some(number("--shoppers")?),
                 "--stock" => o.stock = Some(number("--stock")?),
                 "--conns" => o.conns = Some(number("--conns")?),
+                "--rate" => o.rate = Some(number("--rate")?),
                 other => bail!("unknown option {other:?}\n{USAGE}"),
             }
         }
@@ -83,7 +90,7 @@ impl Options {
 
 const USAGE: &str =
     "usage: bench <rush|core|lock|drill|scaleout|all> [--quick] [--no-record] [--profile] \
-                     [--shoppers N] [--stock N] [--conns N]";
+                     [--shoppers N] [--stock N] [--conns N] [--rate buys/s (rush: open loop)]";
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {

@@ -41,6 +41,16 @@ pub enum Settlement {
     DeadLetter,
 }
 
+impl Settlement {
+    /// Whether settling gives the unit back to the sale's stock.
+    pub fn returns_unit(self) -> bool {
+        match self {
+            Self::GiveBack | Self::ReturnStockOnly | Self::DeadLetter => true,
+            Self::Written | Self::ReleaseBuyerOnly => false,
+        }
+    }
+}
+
 /// Stored text that names no known reason.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown failure reason {0:?}")]

@@ -119,6 +119,7 @@ impl Application {
         let worker = Worker::new(core.clone(), core.config.instance_id.clone()).await?;
         tasks.spawn(worker.run(shutdown.clone()));
         tasks.spawn(seckill::sweeper::run(core.clone(), shutdown.clone()));
+        tasks.spawn(seckill::memo::listen(core.clone(), shutdown.clone()));
         Ok(Self {
             listener,
             router,

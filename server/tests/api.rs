@@ -247,10 +247,12 @@ async fn buying_over_http(db: PgPool) {
         "not_found",
     )
     .await;
-    // Three attempts per second are allowed: the fourth in the same second is refused.
+    // Three attempts per second are allowed: the fourth in the same second is refused. (On a
+    // sale not yet open: a sold-out sale's refusals come from the instance's memory, which costs
+    // Redis no script, and are not counted.)
     let mut codes = Vec::new();
     for _ in 0..6 {
-        codes.push(bob.post(buy(open)).send().await.expect("send").status());
+        codes.push(bob.post(buy(later)).send().await.expect("send").status());
     }
     assert!(codes.contains(&StatusCode::TOO_MANY_REQUESTS), "{codes:?}");
 

@@ -91,6 +91,10 @@ impl Worker {
                 })
                 .collect();
             scripts::settle(&mut redis, &self.core.keys.voucher(v), &of_v).await?;
+            // A refused order gave its unit back: the sale may sell again.
+            if of_v.iter().any(|e| e.settlement.returns_unit()) {
+                crate::memo::announce_stock_back(&self.core, v).await;
+            }
         }
         Ok(())
     }

@@ -55,6 +55,7 @@ pub async fn run(options: &Options, scratch: &Scratch) -> anyhow::Result<Drilled
             .stock
             .unwrap_or(if options.quick { 600 } else { 1_500 }),
         conns: options.conns.unwrap_or(50),
+        rate: None,
     };
     let mut env = scratch.env.clone();
     for (k, v) in [

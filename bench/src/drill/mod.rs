@@ -145,6 +145,7 @@ async fn drill_on(options: &Options, fault: Fault, scratch: &Scratch) -> anyhow:
         shoppers: options.shoppers.unwrap_or(shoppers),
         stock: options.stock.unwrap_or(stock),
         conns: options.conns.unwrap_or(50),
+        rate: None,
     };
     let mut server = Server::start(&scratch.env).await?;
     let port = server.port();

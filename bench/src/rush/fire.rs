@@ -73,6 +73,40 @@ pub async fn fire_all(
     Ok(all)
 }
 
+/// Open loop: shopper i's buy is due at `start + i / rate`, whatever happened to the earlier
+/// ones (each in a task of its own), and its latency counts from that due time, so time spent
+/// queueing in the client or the server is not hidden (no coordinated omission). Returns what
+/// they saw together, and how far behind schedule the latest send went out.
+pub async fn fire_open_loop(
+    client: &reqwest::Client,
+    base: &str,
+    voucher: VoucherId,
+    tokens: &Arc<Vec<String>>,
+    rate: usize,
+) -> anyhow::Result<(Fired, std::time::Duration)> {
+    let url = Arc::new(format!("{base}/api/vouchers/{voucher}/orders"));
+    let start = Instant::now();
+    let interval = std::time::Duration::from_secs_f64(1.0 / rate as f64);
+    let mut tasks = Vec::with_capacity(tokens.len());
+    let mut worst_lag = std::time::Duration::ZERO;
+    for i in 0..tokens.len() {
+        let due = start + interval.mul_f64(i as f64);
+        tokio::time::sleep_until(due).await;
+        worst_lag = worst_lag.max(Instant::now().saturating_duration_since(due));
+        let (client, tokens, url) = (client.clone(), tokens.clone(), url.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut f = Fired::new()?;
+            buy_once(&client, &url, &tokens, i, due, &mut f).await;
+            anyhow::Ok(f)
+        }));
+    }
+    let mut all = Fired::new()?;
+    for t in tasks {
+        all.merge(t.await??)?;
+    }
+    Ok((all, worst_lag))
+}
+
 async fn fire(
     client: &reqwest::Client,
     url: &str,
@@ -82,10 +116,27 @@ async fn fire(
     let mut f = Fired::new()?;
     loop {
         let i = next.fetch_add(1, Ordering::Relaxed);
-        let Some(token) = tokens.get(i) else {
+        if i >= tokens.len() {
             return Ok(f);
-        };
-        let started = Instant::now();
+        }
+        buy_once(client, url, tokens, i, Instant::now(), &mut f).await;
+    }
+}
+
+/// Shopper `i` buys once; the latency counts from `since`.
+async fn buy_once(
+    client: &reqwest::Client,
+    url: &str,
+    tokens: &[String],
+    i: usize,
+    since: Instant,
+    f: &mut Fired,
+) {
+    let Some(token) = tokens.get(i) else {
+        return;
+    };
+    {
+        let started = since;
         let sent = client
             .post(url)
             .header(reqwest::header::COOKIE, format!("seckill_session={token}"))

@@ -32,6 +32,8 @@ pub struct Scenario {
     pub shoppers: usize,
     pub stock: usize,
     pub conns: usize,
+    /// Open loop at this many buys offered per second (`None`: closed loop over `conns`).
+    pub rate: Option<usize>,
 }
 
 impl Scenario {
@@ -45,6 +47,7 @@ impl Scenario {
             shoppers: o.shoppers.unwrap_or(shoppers),
             stock: o.stock.unwrap_or(stock),
             conns: o.conns.unwrap_or(conns),
+            rate: o.rate,
         }
     }
 }
@@ -68,8 +71,15 @@ async fn rush(options: &Options, sc: &Scenario, scratch: &Scratch) -> anyhow::Re
     stage.wait_for_opening().await;
 
     let fire_start = Instant::now();
-    let fired =
-        fire::fire_all(&stage.client, &base, stage.voucher, &stage.tokens, sc.conns).await?;
+    let (fired, send_lag) = match sc.rate {
+        Some(rate) => {
+            fire::fire_open_loop(&stage.client, &base, stage.voucher, &stage.tokens, rate).await?
+        }
+        None => (
+            fire::fire_all(&stage.client, &base, stage.voucher, &stage.tokens, sc.conns).await?,
+            std::time::Duration::ZERO,
+        ),
+    };
     let fire_elapsed = fire_start.elapsed();
 
     // Every returned ID until it is final.
@@ -118,6 +128,7 @@ async fn rush(options: &Options, sc: &Scenario, scratch: &Scratch) -> anyhow::Re
         evalsha,
         insert,
         profile,
+        send_lag,
     }
     .publish(options)?;
     if !broken.is_empty() {

@@ -278,6 +278,7 @@ async fn round_on(
             shoppers: t.len(),
             stock: per_sale_stock,
             conns: conns_each,
+            rate: None,
         };
         for broken in measure::check_invariants(scratch, *v, &sc, &f.admitted, st).await? {
             violations.push(format!("sale {v}: {broken}"));

@@ -1,0 +1,110 @@
+//! What one instance remembers to answer without Redis (issue #14): a signed-in session for a
+//! moment, and that a sale refused for being sold out or ended. Each memory expires on its own
+//! (the safety net); a unit coming back on sale also clears the sale's refusal on every
+//! instance at once, through a Redis pub/sub message ([`listen`]).
+//!
+//! Guarantees, as design.md §8 decision 17 states them: a sale is never answered "sold out"
+//! from memory for longer than `SECKILL_SOLD_OUT_TTL_MS` after a unit came back (sooner when
+//! the message arrives), and a shopper holding an order still learns it (one `HGET` of the
+//! buyer, not the admission script). A session signed out on this instance is forgotten at
+//! once; on the other instances within `SECKILL_SESSION_CACHE_MS`.
+
+mod listen;
+
+use std::{
+    collections::HashMap,
+    hash::Hash,
+    sync::Mutex,
+    time::{Duration, Instant},
+};
+
+pub use listen::{announce_stock_back, listen};
+
+use crate::domain::VoucherId;
+
+/// A small map whose entries expire. Bounded: past `cap` entries, expired ones go, and if that
+/// is not enough, all of them (a memory, not a store).
+#[derive(Debug)]
+pub struct TtlMap<K, V> {
+    entries: Mutex<HashMap<K, (Instant, V)>>,
+    ttl: Duration,
+    cap: usize,
+}
+
+impl<K: Eq + Hash, V: Clone> TtlMap<K, V> {
+    pub fn new(ttl: Duration, cap: usize) -> Self {
+        Self {
+            entries: Mutex::new(HashMap::new()),
+            ttl,
+            cap,
+        }
+    }
+
+    /// The value of `key`, unless it has expired.
+    pub fn get(&self, key: &K) -> Option<V> {
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries
+            .get(key)
+            .filter(|(until, _)| *until > Instant::now())
+            .map(|(_, v)| v.clone())
+    }
+
+    /// Remembers `value` for the map's time to live.
+    pub fn insert(&self, key: K, value: V) {
+        let now = Instant::now();
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if entries.len() >= self.cap {
+            entries.retain(|_, (until, _)| *until > now);
+            if entries.len() >= self.cap {
+                entries.clear();
+            }
+        }
+        entries.insert(key, (now + self.ttl, value));
+    }
+
+    pub fn remove(&self, key: &K) {
+        self.entries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(key);
+    }
+
+    pub fn clear(&self) {
+        self.entries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+}
+
+/// Why a sale refuses every buyer for now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    SoldOut,
+    Ended,
+}
+
+/// Sales this instance knows refuse every buyer (until a unit comes back, or the memory
+/// expires).
+pub type Refusals = TtlMap<VoucherId, Refusal>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_expire_and_the_map_stays_bounded() {
+        let m = TtlMap::new(Duration::from_millis(30), 3);
+        m.insert(1, "a");
+        assert_eq!(m.get(&1), Some("a"));
+        std::thread::sleep(Duration::from_millis(40));
+        assert_eq!(m.get(&1), None, "expired");
+        for k in 0..10 {
+            m.insert(k, "b");
+        }
+        assert!(m.entries.lock().expect("lock").len() <= 3);
+        assert_eq!(m.get(&9), Some("b"), "the newest is kept");
+        m.remove(&9);
+        assert_eq!(m.get(&9), None);
+    }
+}
