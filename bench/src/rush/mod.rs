@@ -73,7 +73,15 @@ async fn rush(options: &Options, sc: &Scenario, scratch: &Scratch) -> anyhow::Re
     let fire_start = Instant::now();
     let (fired, send_lag) = match sc.rate {
         Some(rate) => {
-            fire::fire_open_loop(&stage.client, &base, stage.voucher, &stage.tokens, rate).await?
+            fire::fire_open_loop(
+                &stage.client,
+                &base,
+                stage.voucher,
+                &stage.tokens,
+                sc.conns,
+                rate,
+            )
+            .await?
         }
         None => (
             fire::fire_all(&stage.client, &base, stage.voucher, &stage.tokens, sc.conns).await?,

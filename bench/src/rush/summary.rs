@@ -45,9 +45,10 @@ impl Figures<'_> {
                 "scenario".into(),
                 match f.sc.rate {
                     Some(rate) => format!(
-                        "{} shoppers, stock {}, open loop: {rate} buys/s offered (latency from each buy's scheduled time; sends at most {:.1} ms behind schedule)",
+                        "{} shoppers, stock {}, open loop: {rate} buys/s offered over {} connections (latency from each buy's scheduled time; sends at most {:.1} ms behind schedule)",
                         f.sc.shoppers,
                         f.sc.stock,
+                        f.sc.conns,
                         f.send_lag.as_secs_f64() * 1e3
                     ),
                     None => format!(
