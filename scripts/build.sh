@@ -2,7 +2,9 @@
 # Builds the site (wasm bundle + CSS into target/site) and the server binary.
 #   scripts/build.sh [--release]
 # Uses cargo-leptos when version $CARGO_LEPTOS_VERSION is installed; otherwise the same steps
-# by hand (cargo → wasm-bindgen → wasm-opt → CSS → server), and says so.
+# by hand (cargo → wasm-bindgen → wasm-opt → CSS → server), and says so. A release build then
+# writes each static file's brotli (-q 11) and gzip (-9) copy beside it, which the server sends
+# to browsers that accept them (tower-http's ServeDir, precompressed).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
@@ -11,9 +13,25 @@ release=false
 [ "${1:-}" = "--release" ] && release=true
 SITE="$ROOT/target/site"
 
+# Precompressed copies of the static files (release builds): brotli and gzip beside each.
+precompress() {
+  if ! $release; then
+    # A debug build must not be shadowed by a release build's compressed copies.
+    rm -f "$SITE"/pkg/*.br "$SITE"/pkg/*.gz
+    return 0
+  fi
+  for f in "$SITE"/pkg/*.js "$SITE"/pkg/*.wasm "$SITE"/pkg/*.css; do
+    [ -f "$f" ] || continue
+    gzip -9 -k -f "$f"
+    if command -v brotli >/dev/null; then brotli -q 11 -k -f "$f"; fi
+  done
+  log "precompressed: $(cd "$SITE/pkg" && du -bc *.wasm *.js *.css | tail -1 | cut -f1) bytes raw, $(cd "$SITE/pkg" && du -bc *.br 2>/dev/null | tail -1 | cut -f1) brotli"
+}
+
 if have_cargo_leptos && command -v wasm-opt >/dev/null; then
   log "building with cargo-leptos ($($release && echo release || echo debug))"
   if $release; then cargo leptos build --release; else cargo leptos build; fi
+  precompress
   exit 0
 fi
 
@@ -32,5 +50,6 @@ if $release && command -v wasm-opt >/dev/null; then
     -o "$SITE/pkg/seckill.wasm" "$SITE/pkg/seckill.wasm"
 fi
 cp style/main.css "$SITE/pkg/seckill.css"
+precompress
 cargo build -p server "${server_flags[@]}"
 log "site in $SITE, server in $CARGO_TARGET_DIR/$($release && echo release || echo debug)/server"

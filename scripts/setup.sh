@@ -17,7 +17,7 @@ done
 
 # gcc: the linker rustc calls, and the C parts of some crates (mimalloc). fonts-wqy-microhei:
 # CJK glyphs for Debian's chromium (the 秒杀 brand in the journeys' screenshots).
-apt_install redis-server postgresql chromium fonts-wqy-microhei curl gcc libc6-dev haproxy
+apt_install redis-server postgresql chromium fonts-wqy-microhei curl gcc libc6-dev haproxy brotli
 # Node.js: Debian's packages only when there is none (a Node.js that ships its own npm conflicts).
 command -v npm >/dev/null || apt_install nodejs npm
 command -v cargo >/dev/null || die "cargo is missing: install Rust with rustup first"

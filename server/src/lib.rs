@@ -6,5 +6,6 @@ mod screen;
 mod serve;
 mod startup;
 mod state;
+mod static_files;
 
 pub use startup::Application;

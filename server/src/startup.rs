@@ -21,6 +21,7 @@ use crate::{
     screen::{self, BodyLimit},
     serve,
     state::AppState,
+    static_files,
 };
 
 /// A built application, bound to its port and ready to serve.
@@ -67,6 +68,12 @@ impl Application {
         let router =
             Router::new()
                 .route("/metrics", get(rest::metrics))
+                // The site's static files, precompressed, with conditional requests (304s);
+                // the fallback below serves anything else under the site root.
+                .nest_service(
+                    &format!("/{}", leptos_options.site_pkg_dir),
+                    static_files::service(&leptos_options),
+                )
                 .route("/api", any(rest::not_found))
                 .route("/api/", any(rest::not_found))
                 .nest("/api", rest::router())
@@ -94,6 +101,7 @@ impl Application {
                     shell,
                 ))
                 .layer(middleware::from_fn(refusals::refusal_status))
+                .layer(middleware::from_fn(static_files::cache_control))
                 .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
                     http.body_timeout,
                 ))
