@@ -165,12 +165,11 @@ pub async fn session(core: &Core, token: &str) -> Result<Option<Principal>, Auth
     }
     // A session read a moment ago is trusted for `SECKILL_SESSION_CACHE_MS` (the buy path then
     // needs no Redis round trip for it); a missing one is asked again every time.
-    let token = token.to_owned();
-    if let Some(p) = core.sessions.get(&token) {
+    if let Some(p) = core.sessions.get(token) {
         return Ok(Some(p));
     }
     let mut redis = core.redis.clone();
-    let value: Option<String> = redis.get(core.keys.session(&token)).await?;
+    let value: Option<String> = redis.get(core.keys.session(token)).await?;
     let found = value.and_then(|v| {
         let (user, phone) = v.split_once(':')?;
         let user = user.parse::<UserId>().ok()?;
@@ -178,14 +177,14 @@ pub async fn session(core: &Core, token: &str) -> Result<Option<Principal>, Auth
         Some(principal(core, user, phone))
     });
     if let Some(p) = &found {
-        core.sessions.insert(token, p.clone());
+        core.sessions.insert(token.to_owned(), p.clone());
     }
     Ok(found)
 }
 
 /// Ends a session (no error if it was already gone).
 pub async fn sign_out(core: &Core, token: &str) -> Result<(), AuthError> {
-    core.sessions.remove(&token.to_owned());
+    core.sessions.remove(token);
     let mut redis = core.redis.clone();
     let _: () = redis.del(core.keys.session(token)).await?;
     Ok(())

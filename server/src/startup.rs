@@ -101,7 +101,6 @@ impl Application {
                     shell,
                 ))
                 .layer(middleware::from_fn(refusals::refusal_status))
-                .layer(middleware::from_fn(static_files::cache_control))
                 .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
                     http.body_timeout,
                 ))

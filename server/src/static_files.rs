@@ -1,37 +1,30 @@
-//! How long browsers keep the static files (`/pkg/…`: the wasm, its JS glue, the CSS). Their
-//! names do not change between builds, so a browser must ask again each time (`no-cache`) and
-//! gets a `304 Not Modified` from `If-Modified-Since` when nothing changed; the bodies go out
-//! precompressed (brotli or gzip, written by `scripts/build.sh --release`), so they vary by
-//! `Accept-Encoding`.
+//! The site's static files (`/pkg/…`: the wasm, its JS glue, the CSS), served with their
+//! precompressed copies (`.br`, `.gz`, written by `scripts/build.sh --release`) and
+//! `Last-Modified` / `If-Modified-Since`. Their names do not change between builds, so a
+//! browser must ask again each time (`no-cache`) and gets a `304 Not Modified` when nothing
+//! changed; the body depends on `Accept-Encoding`, hence `Vary`.
 
-use axum::{
-    extract::Request,
-    http::{header, HeaderValue},
-    middleware::Next,
-    response::Response,
+use axum::http::{header, HeaderValue};
+use tower::ServiceBuilder;
+use tower_http::{
+    services::ServeDir,
+    set_header::{SetResponseHeader, SetResponseHeaderLayer},
 };
-use tower_http::services::ServeDir;
 
-/// The path prefix of the static files (`LEPTOS_SITE_PKG_DIR`, `pkg` here and in the build).
-const PKG: &str = "/pkg/";
+/// `ServeDir` with the two headers set on every answer.
+pub type StaticFiles = SetResponseHeader<SetResponseHeader<ServeDir, HeaderValue>, HeaderValue>;
 
-/// `<site root>/<pkg dir>` served with its precompressed copies (`.br`, `.gz`) and
-/// `Last-Modified` / `If-Modified-Since`.
-pub fn service(options: &leptos::config::LeptosOptions) -> ServeDir {
+/// `<site root>/<pkg dir>` as a service to mount at `/<pkg dir>`.
+pub fn service(options: &leptos::config::LeptosOptions) -> StaticFiles {
     let dir = std::path::Path::new(&*options.site_root).join(&*options.site_pkg_dir);
-    ServeDir::new(dir).precompressed_br().precompressed_gzip()
-}
-
-/// Sets the static files' `Cache-Control` and `Vary`.
-pub async fn cache_control(req: Request, next: Next) -> Response {
-    let is_static = req.uri().path().starts_with(PKG);
-    let mut res = next.run(req).await;
-    let kept = res.status().is_success() || res.status() == axum::http::StatusCode::NOT_MODIFIED;
-    if is_static && kept {
-        let headers = res.headers_mut();
-        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-        // The body depends on the request's Accept-Encoding (brotli, gzip or none).
-        headers.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
-    }
-    res
+    ServiceBuilder::new()
+        .layer(SetResponseHeaderLayer::overriding(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("no-cache"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::VARY,
+            HeaderValue::from_static("accept-encoding"),
+        ))
+        .service(ServeDir::new(dir).precompressed_br().precompressed_gzip())
 }

@@ -6,15 +6,7 @@ mod support;
 use reqwest::{Client, StatusCode};
 use serde_json::{json, Value};
 use sqlx::PgPool;
-use support::{client, spawn_app};
-
-async fn expect_error(r: reqwest::Response, status: StatusCode, code: &str) -> Value {
-    assert_eq!(r.status(), status);
-    let body: Value = r.json().await.expect("json error body");
-    assert_eq!(body["error"], code, "{body}");
-    assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()));
-    body
-}
+use support::{client, expect_error, spawn_app, written};
 
 #[sqlx::test]
 async fn sign_in_errors(db: PgPool) {
@@ -258,21 +250,7 @@ async fn buying_over_http(db: PgPool) {
 
     // The owner sees the order reach `created`; someone else gets the 404 of an unknown ID.
     let status_url = format!("{}/api/orders/{order_id}", app.base);
-    let mut last = Value::Null;
-    for _ in 0..50 {
-        last = alice
-            .get(&status_url)
-            .send()
-            .await
-            .expect("send")
-            .json()
-            .await
-            .expect("json");
-        if last["status"] == "created" {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    let last = written(&app, &alice, &order_id).await;
     assert_eq!(last["status"], "created", "{last}");
     assert_eq!(last["order_id"], order_id.as_str());
     expect_error(

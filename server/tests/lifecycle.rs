@@ -7,27 +7,7 @@ mod support;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use sqlx::PgPool;
-use support::{spawn_app, written};
-
-async fn expect_error(r: reqwest::Response, status: StatusCode, code: &str) {
-    assert_eq!(r.status(), status);
-    let body: Value = r.json().await.expect("json error body");
-    assert_eq!(body["error"], code, "{body}");
-    assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()));
-}
-
-async fn buy(app: &support::TestApp, c: &reqwest::Client, v: i64) -> String {
-    let r = c
-        .post(format!("{}/api/vouchers/{v}/orders", app.base))
-        .send()
-        .await
-        .expect("send");
-    assert_eq!(r.status(), StatusCode::ACCEPTED);
-    r.json::<Value>().await.expect("json")["order_id"]
-        .as_str()
-        .expect("id")
-        .to_owned()
-}
+use support::{buy_order as buy, expect_error, spawn_app, written};
 
 #[sqlx::test]
 async fn paying_and_cancelling_over_http(db: PgPool) {

@@ -12,6 +12,7 @@
 mod listen;
 
 use std::{
+    borrow::Borrow,
     collections::HashMap,
     hash::Hash,
     sync::Mutex,
@@ -41,7 +42,10 @@ impl<K: Eq + Hash, V: Clone> TtlMap<K, V> {
     }
 
     /// The value of `key`, unless it has expired.
-    pub fn get(&self, key: &K) -> Option<V> {
+    pub fn get<Q: Eq + Hash + ?Sized>(&self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+    {
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         entries
             .get(key)
@@ -62,7 +66,10 @@ impl<K: Eq + Hash, V: Clone> TtlMap<K, V> {
         entries.insert(key, (now + self.ttl, value));
     }
 
-    pub fn remove(&self, key: &K) {
+    pub fn remove<Q: Eq + Hash + ?Sized>(&self, key: &Q)
+    where
+        K: Borrow<Q>,
+    {
         self.entries
             .lock()
             .unwrap_or_else(|p| p.into_inner())

@@ -15,7 +15,7 @@ use futures::StreamExt;
 use seckill::domain::VoucherId;
 use tokio::time::Instant;
 
-use super::{shoppers, Drilled, Fault};
+use super::{open_sale, shoppers, Drilled, Fault, Opened};
 use crate::{
     rush::{measure, process::Server, Scenario},
     scratch::Scratch,
@@ -65,17 +65,13 @@ pub async fn run(options: &Options, scratch: &Scratch) -> anyhow::Result<Drilled
     ] {
         env.push((k.to_owned(), v));
     }
-    let mut server = Server::start(&env).await?;
-    let port = server.port();
-    let users = scratch.users(sc.shoppers).await?;
-    let tokens = Arc::new(scratch.sessions(&users).await?);
-    let voucher = scratch
-        .voucher(sc.stock, chrono::Duration::milliseconds(1_000))
-        .await?;
-    tokio::time::sleep(Duration::from_millis(1_100)).await;
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(5))
-        .build()?;
+    let Opened {
+        mut server,
+        port,
+        tokens,
+        voucher,
+        client,
+    } = open_sale(scratch, &env, &sc).await?;
     let answers = shoppers::buy_all(
         client.clone(),
         server.base.clone(),
@@ -250,14 +246,7 @@ async fn check(
 ) -> anyhow::Result<Vec<String>> {
     let core = &scratch.core;
     let mut broken = Vec::new();
-    let k = core.keys.voucher(voucher);
-    let mut redis = core.redis.clone();
-    let (redis_stock, queued, buyers): (Option<i64>, i64, i64) = redis::pipe()
-        .get(&k.stock)
-        .hlen(&k.queued)
-        .hlen(&k.buyers)
-        .query_async(&mut redis)
-        .await?;
+    let (redis_stock, queued, buyers) = measure::redis_counts(scratch, voucher).await?;
     let rows: Vec<(i64, String, Option<String>)> =
         sqlx::query_as("SELECT id, status, cancelled_by FROM orders WHERE voucher_id = $1")
             .bind(voucher.get())

@@ -147,17 +147,13 @@ async fn drill_on(options: &Options, fault: Fault, scratch: &Scratch) -> anyhow:
         conns: options.conns.unwrap_or(50),
         rate: None,
     };
-    let mut server = Server::start(&scratch.env).await?;
-    let port = server.port();
-    let users = scratch.users(sc.shoppers).await?;
-    let tokens = Arc::new(scratch.sessions(&users).await?);
-    let voucher = scratch
-        .voucher(sc.stock, chrono::Duration::milliseconds(1_000))
-        .await?;
-    tokio::time::sleep(Duration::from_millis(1_100)).await;
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(5))
-        .build()?;
+    let Opened {
+        mut server,
+        port,
+        tokens,
+        voucher,
+        client,
+    } = open_sale(scratch, &scratch.env, &sc).await?;
 
     let started = Instant::now();
     let rush = tokio::spawn(shoppers::buy_all(
@@ -247,6 +243,43 @@ async fn drill_on(options: &Options, fault: Fault, scratch: &Scratch) -> anyhow:
         recovery,
         final_after,
         violations,
+    })
+}
+
+/// A drill's stage: the release server on the scratch deployment, the shoppers' sessions, a
+/// sale that has just opened, and a client that gives up on a request after 5 s.
+struct Opened {
+    server: Server,
+    port: u16,
+    tokens: Arc<Vec<String>>,
+    voucher: seckill::domain::VoucherId,
+    client: reqwest::Client,
+}
+
+/// Starts the server with `env`, signs `sc.shoppers` shoppers in and opens a sale of
+/// `sc.stock` a second later.
+async fn open_sale(
+    scratch: &Scratch,
+    env: &[(String, String)],
+    sc: &Scenario,
+) -> anyhow::Result<Opened> {
+    let server = Server::start(env).await?;
+    let port = server.port();
+    let users = scratch.users(sc.shoppers).await?;
+    let tokens = Arc::new(scratch.sessions(&users).await?);
+    let voucher = scratch
+        .voucher(sc.stock, chrono::Duration::milliseconds(1_000))
+        .await?;
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()?;
+    Ok(Opened {
+        server,
+        port,
+        tokens,
+        voucher,
+        client,
     })
 }
 

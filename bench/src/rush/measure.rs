@@ -133,6 +133,22 @@ pub async fn poll_until(
     Ok(finals)
 }
 
+/// A sale's Redis stock (`None` when absent), queued orders and recorded buyers, in one round
+/// trip.
+pub async fn redis_counts(
+    scratch: &Scratch,
+    voucher: VoucherId,
+) -> anyhow::Result<(Option<i64>, i64, i64)> {
+    let k = scratch.core.keys.voucher(voucher);
+    let mut redis = scratch.core.redis.clone();
+    Ok(redis::pipe()
+        .get(&k.stock)
+        .hlen(&k.queued)
+        .hlen(&k.buyers)
+        .query_async(&mut redis)
+        .await?)
+}
+
 /// I1–I4 against PostgreSQL and Redis; returns what is broken.
 pub async fn check_invariants(
     scratch: &Scratch,
@@ -143,14 +159,7 @@ pub async fn check_invariants(
 ) -> anyhow::Result<Vec<String>> {
     let core = &scratch.core;
     let mut broken = Vec::new();
-    let k = core.keys.voucher(voucher);
-    let mut redis = core.redis.clone();
-    let (redis_stock, queued, buyers): (Option<i64>, i64, i64) = redis::pipe()
-        .get(&k.stock)
-        .hlen(&k.queued)
-        .hlen(&k.buyers)
-        .query_async(&mut redis)
-        .await?;
+    let (redis_stock, queued, buyers) = redis_counts(scratch, voucher).await?;
     let (written, distinct_users, db_stock): (i64, i64, i64) = sqlx::query_as(
         "SELECT (SELECT count(*) FROM orders WHERE voucher_id = $1),
                 (SELECT count(DISTINCT user_id) FROM orders WHERE voucher_id = $1),

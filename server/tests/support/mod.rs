@@ -58,6 +58,29 @@ async fn spawn_instance(db: PgPool, prefix: &str) -> TestApp {
     TestApp { base, core }
 }
 
+/// Asserts an API error: its status, its code, a message for people; the body.
+pub async fn expect_error(r: reqwest::Response, status: StatusCode, code: &str) -> Value {
+    assert_eq!(r.status(), status);
+    let body: Value = r.json().await.expect("json error body");
+    assert_eq!(body["error"], code, "{body}");
+    assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()));
+    body
+}
+
+/// Buys voucher `v` as `c`, which must be admitted; the order ID.
+pub async fn buy_order(app: &TestApp, c: &Client, v: i64) -> String {
+    let r = c
+        .post(format!("{}/api/vouchers/{v}/orders", app.base))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+    r.json::<Value>().await.expect("json")["order_id"]
+        .as_str()
+        .expect("id")
+        .to_owned()
+}
+
 /// Polls `GET /api/orders/{order}` as `c` until the worker has written it (10 s at most);
 /// the last body.
 pub async fn written(app: &TestApp, c: &Client, order: &str) -> Value {
