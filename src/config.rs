@@ -62,6 +62,7 @@ pub struct Config {
     pub memo: MemoConfig,
     pub auth: AuthConfig,
     pub limits: RateLimits,
+    pub admissions: AdmissionConfig,
     pub http: HttpConfig,
     pub db_max_connections: u32,
     /// What an admission must survive in Redis before its order ID is returned.
@@ -147,6 +148,19 @@ pub struct RateLimits {
     pub buys_per_second: u32,
 }
 
+/// How buys for one voucher are gathered into one admission script call (see `admissions`).
+#[derive(Debug, Clone)]
+pub struct AdmissionConfig {
+    /// At most this many purchases decided by one call (`SECKILL_ADMIT_BATCH_MAX`); 1 turns
+    /// batching off.
+    pub max_batch: usize,
+    /// Calls in flight at once per voucher and instance (`SECKILL_ADMIT_IN_FLIGHT`): buys that
+    /// arrive while they are all out wait and form the next batch.
+    pub in_flight: usize,
+    /// A voucher's lane with no buy for this long closes (`SECKILL_ADMIT_LANE_IDLE_MS`).
+    pub lane_idle: Duration,
+}
+
 impl Config {
     /// Reads the configuration from the process environment.
     pub fn from_env() -> Result<Self, ConfigError> {
@@ -215,6 +229,11 @@ impl Config {
             },
             limits: RateLimits {
                 buys_per_second: positive(&get, "SECKILL_BUYS_PER_SECOND", 5)?,
+            },
+            admissions: AdmissionConfig {
+                max_batch: positive(&get, "SECKILL_ADMIT_BATCH_MAX", 64)?,
+                in_flight: positive(&get, "SECKILL_ADMIT_IN_FLIGHT", 2)?,
+                lane_idle: millis(&get, "SECKILL_ADMIT_LANE_IDLE_MS", 30_000)?,
             },
             http: HttpConfig {
                 max_body_bytes: positive(&get, "SECKILL_MAX_BODY_BYTES", 64 * 1024)?,

@@ -6,6 +6,7 @@ use std::{sync::Arc, time::Duration};
 use sqlx::PgPool;
 
 use crate::{
+    admissions::Admissions,
     auth::Principal,
     config::Config,
     keys::Keys,
@@ -48,9 +49,21 @@ impl Health {
     }
 }
 
-/// Handles to the backing services.
+/// Handles to the backing services. Cheap to clone (one shared allocation): every request
+/// clones it into its handler.
 #[derive(Clone)]
-pub struct Core {
+pub struct Core(Arc<CoreParts>);
+
+impl std::ops::Deref for Core {
+    type Target = CoreParts;
+
+    fn deref(&self) -> &CoreParts {
+        &self.0
+    }
+}
+
+/// What a [`Core`] holds.
+pub struct CoreParts {
     pub db: PgPool,
     /// Shared, multiplexed and reconnecting, on one node or a cluster. Its commands time out
     /// after [`Core::REDIS_RESPONSE_TIMEOUT`]; never block on it (`XREADGROUP BLOCK`, `BLPOP`).
@@ -65,6 +78,8 @@ pub struct Core {
     pub sessions: Arc<TtlMap<String, Principal>>,
     /// Sales that refused every buyer a moment ago (`SECKILL_SOLD_OUT_TTL_MS`).
     pub refusals: Arc<Refusals>,
+    /// Buys gathered into batched admission calls, per voucher (`SECKILL_ADMIT_*`).
+    pub admissions: Arc<Admissions>,
     deployment: Deployment,
 }
 
@@ -92,17 +107,23 @@ impl Core {
             .await
             .map_err(ConnectError::Redis)?;
         let keys = Keys::new(config.key_prefix.clone());
-        Ok(Self {
+        Ok(Self(Arc::new(CoreParts {
             db,
-            redis,
+            redis: redis.clone(),
             locks: LockClient::single(deployment.clone(), keys.clone(), LockOptions::default()),
             payments: crate::payment::from_config(&config.payments),
             sessions: Arc::new(TtlMap::new(config.memo.session_ttl, MEMO_CAP)),
             refusals: Arc::new(TtlMap::new(config.memo.refusal_ttl, MEMO_CAP)),
+            admissions: Admissions::new(
+                redis,
+                keys.clone(),
+                config.limits.buys_per_second,
+                config.admissions.clone(),
+            ),
             keys,
             config: Arc::new(config),
             deployment,
-        })
+        })))
     }
 
     /// Applies the embedded migrations.

@@ -31,6 +31,7 @@
 //! Layers: `domain` → `keys`, `scripts`, `store` → services (`catalog`, `sale`, `queue`,
 //! `sweeper`, `console`, `auth`, `lock`) → the adapters in `app` and `server`.
 
+pub mod admissions;
 pub mod auth;
 pub mod catalog;
 pub mod checkout;

@@ -1,6 +1,7 @@
 //! The buy path and order status.
 //!
-//! [`buy`] is the hot path of sale day: one Lua admission round trip that counts the shopper's
+//! [`buy`] is the hot path of sale day: one Lua admission round trip (shared with the buys for
+//! the same voucher arriving meanwhile, see [`crate::admissions`]) that counts the shopper's
 //! attempts, checks the window (Redis clock), the buyer and the stock, takes a unit, records the
 //! buyer and enqueues the order, and returns its global ID at once. The order
 //! reaches PostgreSQL through the queue worker; [`order_status`] tells the shopper where it is.
@@ -12,7 +13,7 @@ use crate::{
     catalog::{self, PreloadError},
     domain::{OrderId, OrderStatus, Shard, UserId, VoucherId},
     memo::Refusal,
-    scripts::{self, AdmissionOutcome, ScriptError},
+    scripts::{AdmissionOutcome, ScriptError},
     store, Core,
 };
 
@@ -39,6 +40,9 @@ pub enum BuyError {
     Redis(#[from] redis::RedisError),
     #[error("redis: {0}")]
     Script(#[from] ScriptError),
+    /// The batched admission call this buy was in failed.
+    #[error("redis: {0}")]
+    Admission(#[from] std::sync::Arc<ScriptError>),
     #[error("postgres: {0}")]
     Store(#[from] sqlx::Error),
     #[error("preload: {0}")]
@@ -47,12 +51,10 @@ pub enum BuyError {
 
 /// Tries to buy one unit of `voucher` for `shopper`; returns the order ID at once.
 pub async fn buy(core: &Core, shopper: UserId, voucher: VoucherId) -> Result<OrderId, BuyError> {
-    let mut redis = core.redis.clone();
     if let Some(refusal) = core.refusals.get(&voucher) {
         return refused_from_memory(core, shopper, voucher, refusal).await;
     }
-    let limit = core.config.limits.buys_per_second;
-    let mut outcome = scripts::admit(&mut redis, &core.keys, voucher, shopper, limit).await?;
+    let mut outcome = core.admissions.admit(voucher, shopper).await?;
     if outcome == AdmissionOutcome::NotLoaded {
         // Never preloaded, or Redis lost it: restore from PostgreSQL once, then decide again.
         let Some(v) = store::vouchers::get(&core.db, voucher).await? else {
@@ -60,7 +62,7 @@ pub async fn buy(core: &Core, shopper: UserId, voucher: VoucherId) -> Result<Ord
             return Err(BuyError::NotFound);
         };
         catalog::preload(core, &v).await?;
-        outcome = scripts::admit(&mut redis, &core.keys, voucher, shopper, limit).await?;
+        outcome = core.admissions.admit(voucher, shopper).await?;
     }
     let (label, result) = match outcome {
         AdmissionOutcome::Admitted(id) => ("admitted", Ok(id)),
@@ -72,8 +74,8 @@ pub async fn buy(core: &Core, shopper: UserId, voucher: VoucherId) -> Result<Ord
         AdmissionOutcome::RateLimited => ("rate_limited", Err(BuyError::RateLimited)),
         // Preloaded a moment ago and gone again: the voucher's sale is not available.
         AdmissionOutcome::NotLoaded => ("not_found", Err(BuyError::NotFound)),
-        // `scripts::admit` already retried with the Redis clock's day; a second refusal means
-        // the clock jumped a day between two calls.
+        // `scripts::admit_batch` already retried with the Redis clock's day; a second refusal
+        // means the clock jumped a day between two calls.
         AdmissionOutcome::WrongDay(day) => (
             "error",
             Err(BuyError::Script(ScriptError::UnknownReply {

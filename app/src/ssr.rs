@@ -124,6 +124,7 @@ impl From<BuyError> for AppError {
             }
             e @ (BuyError::Redis(_)
             | BuyError::Script(_)
+            | BuyError::Admission(_)
             | BuyError::Store(_)
             | BuyError::Preload(_)) => fault(e),
         }

@@ -1,32 +1,18 @@
-//! The core without HTTP: admissions per second of the Lua script from Rust, with the order ID
-//! drawn inside the script (the product) against drawing it in a first round trip; and the
-//! order worker's drain rate from a filled queue into PostgreSQL.
+//! The core without HTTP: admissions per second of the Lua script from Rust, batched by the
+//! admission lanes (the product) against one script call per buy; and the order worker's drain
+//! rate from a filled queue into PostgreSQL.
 
-use std::{sync::LazyLock, time::Duration};
+use std::time::Duration;
 
 use futures::StreamExt;
-use redis::Script;
 use seckill::{
-    domain::{Shard, UserId, VoucherId},
+    domain::{UserId, VoucherId},
     queue::Worker,
-    scripts::{self, AdmissionOutcome, CounterDay},
+    scripts::{self, AdmissionOutcome},
 };
 use tokio::time::Instant;
 
 use crate::{report::Report, scratch::Scratch, Options};
-
-/// The same admission script, except that the order ID arrives as ARGV[6] and ARGV[7]
-/// (seconds, sequence), drawn by an earlier `next_order_id` round trip.
-static ADMIT_WITH_ID: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        &[
-            "local function day_of(s) return math.floor(s / 86400) end\n",
-            "local function next_order_id(_, _, _) return tonumber(ARGV[6]), tonumber(ARGV[7]) end\n",
-            scripts::ADMIT_BODY,
-        ]
-        .concat(),
-    )
-});
 
 const CONCURRENCY: usize = 64;
 /// Attempts allowed per shopper and second: each shopper here tries once.
@@ -44,14 +30,14 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
     let backlog = if options.quick { 2_000 } else { 20_000 };
 
     // Admission: every attempt is admitted (stock = attempts, distinct users), the heaviest path.
-    let mut inside = Vec::new();
-    let mut two_trips = Vec::new();
+    let mut batched = Vec::new();
+    let mut single = Vec::new();
     for round in 0..2 {
-        inside.push(admissions(scratch, attempts, false, round).await?);
-        two_trips.push(admissions(scratch, attempts, true, round).await?);
+        batched.push(admissions(scratch, attempts, true, round).await?);
+        single.push(admissions(scratch, attempts, false, round).await?);
     }
     let best = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
-    let (a, b) = (best(&inside), best(&two_trips));
+    let (a, b) = (best(&batched), best(&single));
 
     // Drain: a queue of `backlog` admitted orders, written by one worker.
     let users = scratch.users(backlog).await?;
@@ -88,14 +74,14 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
         title: format!("Core{}", if options.quick { " (quick)" } else { "" }),
         rows: vec![
             (
-                "admissions/s, ID drawn inside the script (product)".into(),
-                format!("{a:.0} (rounds: {})", fmt_all(&inside)),
+                "admissions/s, batched lanes (product)".into(),
+                format!("{a:.0} (rounds: {})", fmt_all(&batched)),
             ),
             (
-                "admissions/s, ID drawn in a first round trip".into(),
-                format!("{b:.0} (rounds: {})", fmt_all(&two_trips)),
+                "admissions/s, one script call per buy".into(),
+                format!("{b:.0} (rounds: {})", fmt_all(&single)),
             ),
-            ("inside ÷ two round trips".into(), format!("{:.2}", a / b)),
+            ("batched ÷ single".into(), format!("{:.2}", a / b)),
             (
                 "set-up".into(),
                 format!("{attempts} admissions per round, {CONCURRENCY} tasks on one multiplexed connection"),
@@ -110,9 +96,9 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
         ],
         notes: Vec::new(),
         json: serde_json::json!({
-            "admissions_per_sec_id_inside": inside,
-            "admissions_per_sec_two_round_trips": two_trips,
-            "ratio_inside_to_two_trips": a / b,
+            "admissions_per_sec_batched": batched,
+            "admissions_per_sec_single": single,
+            "ratio_batched_to_single": a / b,
             "concurrency": CONCURRENCY,
             "attempts_per_round": attempts,
             "drain_orders_per_sec": drain_rate,
@@ -130,14 +116,9 @@ fn fmt_all(v: &[f64]) -> String {
 }
 
 /// Admissions per second for `n` distinct users on a fresh sale of stock `n`.
-async fn admissions(
-    scratch: &Scratch,
-    n: usize,
-    two_trips: bool,
-    round: u32,
-) -> anyhow::Result<f64> {
+async fn admissions(scratch: &Scratch, n: usize, batched: bool, round: u32) -> anyhow::Result<f64> {
     let core = &scratch.core;
-    let voucher = VoucherId::try_from(1_000_000_000 + i64::from(round) * 2 + i64::from(two_trips))?;
+    let voucher = VoucherId::try_from(1_000_000_000 + i64::from(round) * 2 + i64::from(batched))?;
     let k = scratch.redis_only_sale(voucher.get(), n).await?;
     let started = Instant::now();
     let admitted = futures::stream::iter(1..=n as i64)
@@ -146,29 +127,8 @@ async fn admissions(
             let keys = core.keys.clone();
             async move {
                 let user = UserId::from_db(u);
-                if two_trips {
-                    let shard = Shard::of_voucher(voucher);
-                    let id = scripts::next_order_id(&mut redis, &keys, shard).await?;
-                    let k = keys.voucher(voucher);
-                    let day = CounterDay::today();
-                    let reply: Vec<i64> = ADMIT_WITH_ID
-                        .key(&k.sale)
-                        .key(&k.stock)
-                        .key(&k.buyers)
-                        .key(&k.queued)
-                        .key(&k.orders)
-                        .key(k.rate_of(user))
-                        .key(day.counter(&keys, shard))
-                        .arg(user.get())
-                        .arg(day.get())
-                        .arg(voucher.get())
-                        .arg(ATTEMPTS)
-                        .arg(shard.index())
-                        .arg(id.seconds())
-                        .arg(id.sequence())
-                        .invoke_async(&mut redis)
-                        .await?;
-                    Ok::<_, anyhow::Error>(AdmissionOutcome::decode(&reply)?)
+                if batched {
+                    Ok::<_, anyhow::Error>(core.admissions.admit(voucher, user).await?)
                 } else {
                     Ok(scripts::admit(&mut redis, &keys, voucher, user, ATTEMPTS).await?)
                 }

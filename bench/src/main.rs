@@ -6,8 +6,8 @@
 //!                         (`--rate R`: open loop, R buys offered per second at fixed
 //!                         intervals, latency from each buy's scheduled time)
 //!     sale day over real HTTP against a release server; checks invariants I1–I4
-//! bench core [--quick]   admissions/s of the Lua script (ID drawn inside vs a second round
-//!                        trip) and the order worker's drain rate into PostgreSQL
+//! bench core [--quick]   admissions/s of the Lua script (batched lanes vs one call per buy)
+//!                        and the order worker's drain rate into PostgreSQL
 //! bench lock [--quick]   acquire+release pairs/s (uncontended, 50 contenders), wake-up latency
 //! bench drill [--quick]  fault drills: kill -9 of the server (×3), PostgreSQL stopped 30 s,
 //!                        Redis killed and restarted from its AOF, each during a rush; I1–I4

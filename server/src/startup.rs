@@ -58,11 +58,7 @@ impl Application {
         leptos_options.site_addr = addr;
         // The recorder is process-wide; a second application in one process (tests) shares it.
         let metrics = PrometheusBuilder::new().install_recorder().ok();
-        let state = AppState {
-            leptos_options: leptos_options.clone(),
-            core: core.clone(),
-            metrics,
-        };
+        let state = AppState::new(leptos_options.clone(), core.clone(), metrics);
         let routes = generate_route_list(App);
         let http = core.config.http.clone();
         let router =

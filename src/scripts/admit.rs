@@ -11,7 +11,7 @@ use crate::{
 };
 
 /// `lua/admit.lua` as written; it calls `next_order_id` from the ID library.
-pub const ADMIT_BODY: &str = include_str!("../../lua/admit.lua");
+const ADMIT_BODY: &str = include_str!("../../lua/admit.lua");
 /// The admission script as Redis runs it: the ID library, then `lua/admit.lua`.
 pub static ADMIT_SOURCE: LazyLock<String> = LazyLock::new(|| [ORDER_ID_LIB, ADMIT_BODY].concat());
 static ADMIT: LazyLock<Script> = LazyLock::new(|| Script::new(&ADMIT_SOURCE));
@@ -33,32 +33,42 @@ pub enum AdmissionOutcome {
     /// The shopper made more attempts on this sale this second than allowed.
     RateLimited,
     /// The Redis clock is on this other day than the counter named (around midnight): nothing
-    /// was written; [`admit`] retries once with that day's counter.
+    /// was written; [`admit_batch`] retries once with that day's counter.
     WrongDay(CounterDay),
 }
 
 impl AdmissionOutcome {
-    /// Decodes `lua/admit.lua`'s reply.
-    pub fn decode(reply: &[i64]) -> Result<Self, ScriptError> {
+    /// Decodes `lua/admit.lua`'s reply to a batch of `n` shoppers: one outcome each, in order.
+    /// A refusal of the whole batch (not loaded, another day) is every shopper's outcome.
+    pub fn decode_batch(reply: &[i64], n: usize) -> Result<Vec<Self>, ScriptError> {
         let unknown = || ScriptError::unknown("admit", reply);
-        Ok(match reply {
-            [0, secs, seq] => Self::Admitted(order_id(*secs, *seq).ok_or_else(unknown)?),
-            [1] => Self::SoldOut,
-            [2, secs, seq] => Self::AlreadyBought(order_id(*secs, *seq).ok_or_else(unknown)?),
-            [3] => Self::NotStarted,
-            [4] => Self::Ended,
-            [5] => Self::NotLoaded,
-            [6] => Self::IdsExhausted,
-            [7] => Self::RateLimited,
-            [8, day] => Self::WrongDay(CounterDay::from_days(*day)),
-            _ => return Err(unknown()),
+        match reply {
+            [5] => Ok(vec![Self::NotLoaded; n]),
+            [8, day] => Ok(vec![Self::WrongDay(CounterDay::from_days(*day)); n]),
+            [0, triples @ ..] if triples.len() == 3 * n => triples
+                .chunks_exact(3)
+                .map(|t| Self::decode_one(t).ok_or_else(unknown))
+                .collect(),
+            _ => Err(unknown()),
+        }
+    }
+
+    /// One shopper's triple `{code, a, b}`.
+    fn decode_one(triple: &[i64]) -> Option<Self> {
+        Some(match *triple {
+            [0, secs, seq] => Self::Admitted(order_id(secs, seq)?),
+            [1, 0, 0] => Self::SoldOut,
+            [2, secs, seq] => Self::AlreadyBought(order_id(secs, seq)?),
+            [3, 0, 0] => Self::NotStarted,
+            [4, 0, 0] => Self::Ended,
+            [6, 0, 0] => Self::IdsExhausted,
+            [7, 0, 0] => Self::RateLimited,
+            _ => return None,
         })
     }
 }
 
-/// Runs the admission script for `user` buying `voucher`, allowing `attempts_per_second`
-/// attempts per shopper and sale. Across midnight (the app's and Redis's clocks on different
-/// days) the script names its day and is run once more with that day's counter.
+/// Runs the admission script for `user` buying `voucher` (a batch of one).
 pub async fn admit<C: ConnectionLike + Send>(
     conn: &mut C,
     keys: &Keys,
@@ -66,25 +76,35 @@ pub async fn admit<C: ConnectionLike + Send>(
     user: UserId,
     attempts_per_second: u32,
 ) -> Result<AdmissionOutcome, ScriptError> {
-    let first = admit_on_day(
-        conn,
-        keys,
-        voucher,
-        user,
-        attempts_per_second,
-        CounterDay::today(),
-    )
-    .await?;
-    match first {
-        AdmissionOutcome::WrongDay(day) => {
-            match admit_on_day(conn, keys, voucher, user, attempts_per_second, day).await? {
-                AdmissionOutcome::WrongDay(again) => {
-                    Err(ScriptError::unknown("admit", &[8, again.get()]))
-                }
-                outcome => Ok(outcome),
-            }
+    let outcomes = admit_batch(conn, keys, voucher, &[user], attempts_per_second).await?;
+    outcomes
+        .into_iter()
+        .next()
+        .ok_or_else(|| ScriptError::unknown("admit", &[]))
+}
+
+/// Decides the purchases of `users` on `voucher`, in order, in one script call, allowing
+/// `attempts_per_second` attempts per shopper and sale: one outcome per user. Across midnight
+/// (the app's and Redis's clocks on different days) the script names its day and the batch is
+/// run once more with that day's counter.
+pub async fn admit_batch<C: ConnectionLike + Send>(
+    conn: &mut C,
+    keys: &Keys,
+    voucher: VoucherId,
+    users: &[UserId],
+    attempts_per_second: u32,
+) -> Result<Vec<AdmissionOutcome>, ScriptError> {
+    let today = CounterDay::today();
+    let first = admit_batch_on_day(conn, keys, voucher, users, attempts_per_second, today).await?;
+    let Some(AdmissionOutcome::WrongDay(day)) = first.first().copied() else {
+        return Ok(first);
+    };
+    let again = admit_batch_on_day(conn, keys, voucher, users, attempts_per_second, day).await?;
+    match again.first() {
+        Some(AdmissionOutcome::WrongDay(other)) => {
+            Err(ScriptError::unknown("admit", &[8, other.get()]))
         }
-        outcome => Ok(outcome),
+        _ => Ok(again),
     }
 }
 
@@ -97,24 +117,47 @@ pub async fn admit_on_day<C: ConnectionLike + Send>(
     attempts_per_second: u32,
     day: CounterDay,
 ) -> Result<AdmissionOutcome, ScriptError> {
+    let outcomes =
+        admit_batch_on_day(conn, keys, voucher, &[user], attempts_per_second, day).await?;
+    outcomes
+        .into_iter()
+        .next()
+        .ok_or_else(|| ScriptError::unknown("admit", &[]))
+}
+
+/// One run of the admission script for a batch with the counter of `day` (no retry).
+pub async fn admit_batch_on_day<C: ConnectionLike + Send>(
+    conn: &mut C,
+    keys: &Keys,
+    voucher: VoucherId,
+    users: &[UserId],
+    attempts_per_second: u32,
+    day: CounterDay,
+) -> Result<Vec<AdmissionOutcome>, ScriptError> {
+    if users.is_empty() {
+        return Ok(Vec::new());
+    }
     let k = keys.voucher(voucher);
     let shard = Shard::of_voucher(voucher);
-    let reply: Vec<i64> = ADMIT
-        .key(&k.sale)
+    let mut call = ADMIT.prepare_invoke();
+    call.key(&k.sale)
         .key(&k.stock)
         .key(&k.buyers)
         .key(&k.queued)
         .key(&k.orders)
-        .key(k.rate_of(user))
-        .key(day.counter(keys, shard))
-        .arg(user.get())
-        .arg(day.get())
+        .key(day.counter(keys, shard));
+    for user in users {
+        call.key(k.rate_of(*user));
+    }
+    call.arg(day.get())
         .arg(voucher.get())
         .arg(attempts_per_second)
-        .arg(shard.index())
-        .invoke_async(conn)
-        .await?;
-    AdmissionOutcome::decode(&reply)
+        .arg(shard.index());
+    for user in users {
+        call.arg(user.get());
+    }
+    let reply: Vec<i64> = call.invoke_async(conn).await?;
+    AdmissionOutcome::decode_batch(&reply, users.len())
 }
 
 #[cfg(test)]
@@ -122,52 +165,63 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_admission_code_decodes() {
+    fn every_admission_code_decodes_in_order() {
         let id = OrderId::from_parts(5, 6).expect("fits");
-        assert_eq!(
-            AdmissionOutcome::decode(&[0, 5, 6]).ok(),
-            Some(AdmissionOutcome::Admitted(id))
-        );
-        assert_eq!(
-            AdmissionOutcome::decode(&[2, 5, 6]).ok(),
-            Some(AdmissionOutcome::AlreadyBought(id))
-        );
-        let cases = [
-            (1, AdmissionOutcome::SoldOut),
-            (3, AdmissionOutcome::NotStarted),
-            (4, AdmissionOutcome::Ended),
-            (5, AdmissionOutcome::NotLoaded),
-            (6, AdmissionOutcome::IdsExhausted),
-            (7, AdmissionOutcome::RateLimited),
+        let reply = [
+            0, 0, 5, 6, 1, 0, 0, 2, 5, 6, 3, 0, 0, 4, 0, 0, 6, 0, 0, 7, 0, 0,
         ];
         assert_eq!(
-            AdmissionOutcome::decode(&[8, 20_000]).ok(),
-            Some(AdmissionOutcome::WrongDay(CounterDay::from_days(20_000)))
+            AdmissionOutcome::decode_batch(&reply, 7).ok(),
+            Some(vec![
+                AdmissionOutcome::Admitted(id),
+                AdmissionOutcome::SoldOut,
+                AdmissionOutcome::AlreadyBought(id),
+                AdmissionOutcome::NotStarted,
+                AdmissionOutcome::Ended,
+                AdmissionOutcome::IdsExhausted,
+                AdmissionOutcome::RateLimited,
+            ])
         );
-        for (code, outcome) in cases {
-            assert_eq!(AdmissionOutcome::decode(&[code]).ok(), Some(outcome));
-        }
     }
 
     #[test]
-    fn unknown_codes_are_errors() {
-        for reply in [
-            &[9][..],
-            &[8],
-            &[],
-            &[0],
-            &[0, 1],
-            &[1, 2],
-            &[2],
-            &[0, -1, 2],
-            &[0, 1 << 31, 1],
+    fn a_refusal_of_the_batch_is_every_shoppers_outcome() {
+        assert_eq!(
+            AdmissionOutcome::decode_batch(&[5], 3).ok(),
+            Some(vec![AdmissionOutcome::NotLoaded; 3])
+        );
+        assert_eq!(
+            AdmissionOutcome::decode_batch(&[8, 20_000], 2).ok(),
+            Some(vec![
+                AdmissionOutcome::WrongDay(CounterDay::from_days(
+                    20_000
+                ));
+                2
+            ])
+        );
+    }
+
+    #[test]
+    fn unknown_codes_and_wrong_lengths_are_errors() {
+        for (reply, n) in [
+            (&[9][..], 1),
+            (&[8], 1),
+            (&[], 1),
+            (&[0], 1),
+            (&[0, 1, 0, 0], 2),
+            (&[0, 1, 0, 0, 1, 0, 0], 1),
+            (&[0, 1, 2, 0], 1),
+            (&[0, 5, 0, 0], 1),
+            (&[0, 8, 0, 0], 1),
+            (&[0, 0, -1, 2], 1),
+            (&[0, 0, 1 << 31, 1], 1),
         ] {
             assert!(
                 matches!(
-                    AdmissionOutcome::decode(reply),
+                    AdmissionOutcome::decode_batch(reply, n),
                     Err(ScriptError::UnknownReply { .. })
                 ),
-                "{reply:?} decoded"
+                "{reply:?} decoded for {n}"
             );
         }
     }

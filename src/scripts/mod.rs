@@ -16,7 +16,9 @@ mod retire;
 mod settle;
 mod verify_code;
 
-pub use admit::{admit, admit_on_day, AdmissionOutcome, ADMIT_BODY, ADMIT_SOURCE};
+pub use admit::{
+    admit, admit_batch, admit_batch_on_day, admit_on_day, AdmissionOutcome, ADMIT_SOURCE,
+};
 pub use apply_move::{apply_move, MoveApplied, StockMove};
 pub use end_sale::{end_sale, SaleEnd};
 pub use lock::{lock_acquire, lock_release, lock_renew, LockGrant, LockRelease};
@@ -43,7 +45,7 @@ pub enum ScriptError {
 }
 
 impl ScriptError {
-    fn unknown(script: &'static str, reply: &[i64]) -> Self {
+    pub(crate) fn unknown(script: &'static str, reply: &[i64]) -> Self {
         Self::UnknownReply {
             script,
             reply: reply.to_vec(),

@@ -13,8 +13,8 @@ use tokio::time::Instant;
 use super::Scenario;
 use crate::scratch::Scratch;
 
-/// The admission script alone, by EVALSHA from `redis-benchmark`, with the same connections,
-/// shoppers (random user IDs) and stock: requests per second.
+/// The admission script alone, by EVALSHA from `redis-benchmark`, one shopper per call (random
+/// user IDs), with the same connections and stock: requests per second.
 pub async fn evalsha_ceiling(scratch: &Scratch, sc: &Scenario) -> anyhow::Result<f64> {
     let core = &scratch.core;
     let scratch_voucher = VoucherId::try_from(2_000_000_000)?;
@@ -35,13 +35,13 @@ pub async fn evalsha_ceiling(scratch: &Scratch, sc: &Scenario) -> anyhow::Result
         .args(["-c", &sc.conns.to_string(), "-n", &sc.shoppers.to_string()])
         .args(["-r", "100000000", "-q", "EVALSHA", &sha, "7"])
         .args([&k.sale, &k.stock, &k.buyers, &k.queued, &k.orders])
-        .arg(format!("{}__rand_int__", k.rate))
         .arg(day.counter(&core.keys, shard))
-        .arg("__rand_int__")
+        .arg(format!("{}__rand_int__", k.rate))
         .arg(day.get().to_string())
         .arg(scratch_voucher.get().to_string())
         .arg(core.config.limits.buys_per_second.to_string())
         .arg(shard.index().to_string())
+        .arg("__rand_int__")
         .output()
         .context("redis-benchmark (installed with redis-server by scripts/setup.sh)")?;
     let text = String::from_utf8_lossy(&out.stdout);

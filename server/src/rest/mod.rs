@@ -81,7 +81,7 @@ async fn health(State(core): State<Core>) -> Response {
 }
 
 pub async fn metrics(State(state): State<AppState>) -> Response {
-    match state.metrics {
+    match &state.metrics {
         Some(h) => {
             // Refreshes the gauges read at scrape time (the queue's lag).
             state.core.health().await;
