@@ -63,6 +63,9 @@ pub struct Config {
     pub auth: AuthConfig,
     pub limits: RateLimits,
     pub admissions: AdmissionConfig,
+    /// How often an instance reads the sales its open pages watch and pushes changes
+    /// (`SECKILL_PUSH_MS`).
+    pub push_every: Duration,
     pub http: HttpConfig,
     pub db_max_connections: u32,
     /// What an admission must survive in Redis before its order ID is returned.
@@ -235,6 +238,7 @@ impl Config {
                 in_flight: positive(&get, "SECKILL_ADMIT_IN_FLIGHT", 2)?,
                 lane_idle: millis(&get, "SECKILL_ADMIT_LANE_IDLE_MS", 30_000)?,
             },
+            push_every: millis(&get, "SECKILL_PUSH_MS", 500)?,
             http: HttpConfig {
                 max_body_bytes: positive(&get, "SECKILL_MAX_BODY_BYTES", 64 * 1024)?,
                 max_connections: positive(&get, "SECKILL_MAX_CONNECTIONS", 10_000)?,

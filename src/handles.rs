@@ -80,6 +80,8 @@ pub struct CoreParts {
     pub refusals: Arc<Refusals>,
     /// Buys gathered into batched admission calls, per voucher (`SECKILL_ADMIT_*`).
     pub admissions: Arc<Admissions>,
+    /// The sales open pages watch on this instance (`live::run` pushes their changes).
+    pub live: Arc<crate::live::Live>,
     deployment: Deployment,
 }
 
@@ -120,6 +122,7 @@ impl Core {
                 config.limits.buys_per_second,
                 config.admissions.clone(),
             ),
+            live: crate::live::Live::new(),
             keys,
             config: Arc::new(config),
             deployment,

@@ -41,6 +41,7 @@ pub mod durability;
 pub mod faults;
 pub mod handles;
 pub mod keys;
+pub mod live;
 pub mod lock;
 pub mod memo;
 pub mod order_id;

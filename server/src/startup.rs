@@ -123,6 +123,11 @@ impl Application {
         tasks.spawn(worker.run(shutdown.clone()));
         tasks.spawn(seckill::sweeper::run(core.clone(), shutdown.clone()));
         tasks.spawn(seckill::memo::listen(core.clone(), shutdown.clone()));
+        tasks.spawn(seckill::live::run(
+            core.clone(),
+            core.config.push_every,
+            shutdown.clone(),
+        ));
         Ok(Self {
             listener,
             router,

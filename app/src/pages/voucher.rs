@@ -14,16 +14,18 @@ use crate::{
     api::{get_voucher, my_order_for, voucher_stock, Buy},
     components::{every, sign_in_path, ErrorNote, ServerClock, Session, When},
     error::AppError,
+    live::follow_stream,
     pages::{
         home::StockBar,
         orders::{follow, OrderProgress},
     },
-    wire::{format_countdown, format_price, OrderView, VoucherDetail, VoucherView},
+    wire::{format_countdown, format_price, OrderView, StockNow, VoucherDetail, VoucherView},
 };
 
 /// How often the clock of the countdown ticks.
 const TICK: Duration = Duration::from_millis(250);
-/// How often the stock is refreshed during the sale, and otherwise (until it ends).
+/// How often the stock is asked for while no stream pushes it: during the sale, and otherwise
+/// (until it ends).
 const STOCK_DURING_SALE: Duration = Duration::from_secs(2);
 const STOCK_OTHERWISE: Duration = Duration::from_secs(10);
 
@@ -94,27 +96,63 @@ fn Sale(detail: VoucherDetail, mine: Option<OrderView>, signed_in: bool) -> impl
 
     // The countdown's clock, and the stock (with the clock) while it can still change.
     every(TICK, move || now.set(clock.get_value().now()));
-    // When the stock was last asked for (server clock): the page's load counts as one.
+    // When the stock was last heard of (server clock): the page's load counts as one.
     let last_refresh = StoredValue::new(server_time);
+    // Figures from the server, pushed or asked for: the stock and an early end.
+    let apply = move |s: StockNow, synced: ServerClock| {
+        last_refresh.set_value(synced.now());
+        let _ = clock.try_update_value(|c| *c = synced);
+        if let Some(left) = s.remaining {
+            v.try_update(|v| v.remaining = left);
+        }
+        // An admin may have ended the sale early: the page follows Redis's end.
+        if let Some(end) = s.ends_at {
+            v.try_update(|v| v.window = v.window.ended_by(end));
+        }
+    };
+    // Whether a stream delivers the figures.
+    let pushed = StoredValue::new(false);
+    // Asked for, while no stream delivers (the stream refused, dropped, or not yet open).
     let refresh = move || {
         last_refresh.set_value(clock.get_value().now());
         leptos::task::spawn_local(async move {
             let sent = chrono::Utc::now();
             if let Ok(s) = voucher_stock(id.get()).await {
                 let synced = ServerClock::from_round_trip(sent, chrono::Utc::now(), s.server_time);
-                let _ = clock.try_update_value(|c| *c = synced);
-                if let Some(left) = s.remaining {
-                    v.try_update(|v| v.remaining = left);
-                }
-                // An admin may have ended the sale early: the page follows Redis's end.
-                if let Some(end) = s.ends_at {
-                    v.try_update(|v| v.window = v.window.ended_by(end));
-                }
+                apply(s, synced);
             }
         });
     };
-    Effect::new(move |_| refresh());
+    // Pushed: the server sends each change of the sale (and nothing while nothing changes);
+    // an ended sale has nothing left to send.
+    let opened = chrono::Utc::now();
+    if phase.get_untracked() != VoucherStatus::Ended {
+        follow_stream(
+            format!("/api/vouchers/{}/events", id.get()),
+            "stock",
+            move |s: StockNow| {
+                // The first event follows the stream's opening: a round trip to sync the clock
+                // by. Later ones keep that clock.
+                let synced = if pushed.get_value() {
+                    clock.get_value()
+                } else {
+                    ServerClock::from_round_trip(opened, chrono::Utc::now(), s.server_time)
+                };
+                pushed.set_value(true);
+                apply(s, synced);
+            },
+            // Down: ask now (this also syncs the clock when the stream never opened), then on
+            // the poll's schedule until the browser's reconnection delivers again.
+            move || {
+                pushed.set_value(false);
+                refresh();
+            },
+        );
+    }
     every(Duration::from_secs(1), move || {
+        if pushed.get_value() {
+            return;
+        }
         let period = match phase.get_untracked() {
             VoucherStatus::Ended => return,
             VoucherStatus::OnSale => STOCK_DURING_SALE,

@@ -2,6 +2,7 @@
 //! ([`AppError`]) so both speak the same codes.
 
 mod error;
+mod events;
 mod extract;
 mod voucher_json;
 
@@ -37,6 +38,7 @@ pub fn router() -> Router<AppState> {
         .route("/logout", post(logout))
         .route("/vouchers", get(list_vouchers))
         .route("/vouchers/{id}", get(get_voucher))
+        .route("/vouchers/{id}/events", get(events::sale_events))
         .route("/vouchers/{id}/orders", post(buy))
         .route("/orders/{order_id}", get(order))
         .route("/orders/{order_id}/pay", post(pay))

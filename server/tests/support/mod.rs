@@ -40,6 +40,7 @@ async fn spawn_instance(db: PgPool, prefix: &str) -> TestApp {
         ("SECKILL_DEV_PAYMENTS", "true".to_owned()),
         ("SECKILL_BUYS_PER_SECOND", "3".to_owned()),
         ("SECKILL_WORKER_BLOCK_MS", "50".to_owned()),
+        ("SECKILL_PUSH_MS", "100".to_owned()),
         (
             "SECKILL_INSTANCE_ID",
             format!("api-{}", uuid::Uuid::new_v4().simple()),

@@ -1,0 +1,56 @@
+//! `GET /api/vouchers/{id}/events`: a sale's live stock and end as Server-Sent Events, for its
+//! open pages (issue #14, point 5). The first event carries the figures now, each later one a
+//! change (`seckill::live` reads the watched sales once per period for the whole instance); a
+//! comment every 15 s keeps proxies from closing a quiet stream. The stream ends when the
+//! instance shuts down; the page then falls back to asking, as it does on any stream error.
+
+use std::{convert::Infallible, time::Duration};
+
+use app::{error::AppError, wire::StockNow};
+use axum::{
+    extract::State,
+    response::{
+        sse::{Event, KeepAlive, Sse},
+        IntoResponse, Response,
+    },
+};
+use futures::Stream;
+use seckill::{catalog, domain::VoucherId, live::SaleFeed, Core};
+
+use super::{error::ApiResult, extract::ApiPath};
+
+/// How often a quiet stream sends a comment (below HAProxy's 30 s client timeout).
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+pub async fn sale_events(State(core): State<Core>, ApiPath(id): ApiPath) -> ApiResult<Response> {
+    let id: VoucherId = id.parse().map_err(|_| AppError::NotFound)?;
+    let now = catalog::live(&core, id).await?;
+    // A sale not in Redis (upcoming and not yet preloaded, or over) may still be a voucher.
+    if now.is_none() && catalog::get(&core, id).await?.is_none() {
+        return Err(AppError::NotFound.into());
+    }
+    let feed = core.live.watch(id, now);
+    Ok(Sse::new(events(feed))
+        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+        .into_response())
+}
+
+/// The figures now, then each change, until the feed closes (shutdown).
+fn events(feed: SaleFeed) -> impl Stream<Item = Result<Event, Infallible>> {
+    futures::stream::unfold((feed, true), |(mut feed, first)| async move {
+        if !first && feed.changed().await.is_err() {
+            return None;
+        }
+        let live = *feed.borrow_and_update();
+        let figures = StockNow {
+            remaining: live.map(|l| l.remaining),
+            ends_at: live.map(|l| l.ends_at),
+            server_time: chrono::Utc::now(),
+        };
+        let data = serde_json::to_string(&figures).unwrap_or_default();
+        Some((
+            Ok(Event::default().event("stock").data(data)),
+            (feed, false),
+        ))
+    })
+}

@@ -1,0 +1,111 @@
+//! Live sale figures pushed to open pages (issue #14, point 5): each instance reads the stock
+//! and end of the sales someone is watching on it, once per `SECKILL_PUSH_MS` for all of
+//! them, and hands each change to every watcher through a `watch` channel. The cost in Redis
+//! is one pipelined read per watched sale and period, however many pages watch it; a page
+//! hears nothing while nothing changes (the minute before a sale opens is silent).
+//!
+//! A message per admission (a `PUBLISH` from the script) was the alternative; it would add work
+//! to every buy of a rush, the one moment that must stay cheap, to tell pages what a period's
+//! read tells them as well.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    catalog::{self, LiveSale},
+    domain::VoucherId,
+    Core,
+};
+
+/// What a watcher of one sale sees: `None` until the first read, or while the sale is not in
+/// Redis.
+pub type SaleFeed = watch::Receiver<Option<LiveSale>>;
+
+/// The sales watched on this instance.
+#[derive(Debug, Default)]
+pub struct Live {
+    sales: Mutex<HashMap<VoucherId, watch::Sender<Option<LiveSale>>>>,
+}
+
+impl Live {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// Follows `voucher`'s live figures (current value first, then each change).
+    pub fn watch(&self, voucher: VoucherId, now: Option<LiveSale>) -> SaleFeed {
+        let mut sales = self.sales.lock().unwrap_or_else(|p| p.into_inner());
+        let sender = sales
+            .entry(voucher)
+            .or_insert_with(|| watch::Sender::new(now));
+        sender.send_if_modified(|old| {
+            let changed = now.is_some() && *old != now;
+            if changed {
+                *old = now;
+            }
+            changed
+        });
+        sender.subscribe()
+    }
+
+    /// Open watchers, over every sale.
+    pub fn watchers(&self) -> usize {
+        let sales = self.sales.lock().unwrap_or_else(|p| p.into_inner());
+        sales.values().map(watch::Sender::receiver_count).sum()
+    }
+
+    /// Ends every watcher's feed (shutdown: open streams end, so connections can close).
+    fn close_all(&self) {
+        self.sales.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
+    /// The watched sales, forgetting those nobody watches any more.
+    fn watched(&self) -> Vec<(VoucherId, watch::Sender<Option<LiveSale>>)> {
+        let mut sales = self.sales.lock().unwrap_or_else(|p| p.into_inner());
+        sales.retain(|_, sender| sender.receiver_count() > 0);
+        sales.iter().map(|(v, s)| (*v, s.clone())).collect()
+    }
+}
+
+/// Reads the watched sales every `period` until `shutdown`, sending each change, then ends every
+/// feed. A failed read leaves the last figures in place (the next period tries again).
+pub async fn run(core: Core, period: Duration, shutdown: CancellationToken) {
+    let mut ticks = tokio::time::interval(period);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => {
+                core.live.close_all();
+                return;
+            }
+            _ = ticks.tick() => {}
+        }
+        let watched = core.live.watched();
+        if watched.is_empty() {
+            continue;
+        }
+        let reads = watched.iter().map(|(v, _)| catalog::live(&core, *v));
+        let figures = futures::future::join_all(reads).await;
+        for ((voucher, sender), read) in watched.into_iter().zip(figures) {
+            match read {
+                Ok(now) => {
+                    sender.send_if_modified(|old| {
+                        let changed = *old != now;
+                        if changed {
+                            *old = now;
+                        }
+                        changed
+                    });
+                }
+                // A store out of reach: pages keep the last figures (and fall back to asking).
+                Err(e) => tracing::debug!(%voucher, error = %e, "reading a watched sale"),
+            }
+        }
+    }
+}
