@@ -4,6 +4,8 @@
 #   scripts/bench.sh core [--quick]     scripts/bench.sh lock [--quick]     scripts/bench.sh all
 #   scripts/bench.sh scaleout [--quick] 3 instances behind HAProxy on a local 3-master Redis
 #                                       Cluster (started here) beside one instance on one node
+#   scripts/bench.sh watchers [--quick] 10,000 open sale pages: push stream against polling
+#   scripts/bench.sh pages [--quick]    pages, the JSON API and static files over HTTP
 # Installs what is missing, starts the local services, builds the release server and the bench,
 # then runs it. Full runs append to BENCHMARKS.md; every run writes target/bench/<name>.json.
 set -euo pipefail
@@ -13,7 +15,7 @@ cd "$ROOT"
 "$ROOT/scripts/setup.sh"
 start_services
 case "${1:-}" in
-  rush | all | drill) "$ROOT/scripts/build.sh" --release ;;
+  rush | all | drill | watchers | pages) "$ROOT/scripts/build.sh" --release ;;
   scaleout)
     "$ROOT/scripts/build.sh" --release
     eval "$("$ROOT/scripts/cluster.sh" redis-start | grep '^export SECKILL_CLUSTER_URL=')"

@@ -61,6 +61,7 @@ pub async fn create_voucher(
     let voucher = store::vouchers::get(&core.db, id)
         .await?
         .ok_or(sqlx::Error::RowNotFound)?;
+    core.catalog_changed();
     preload(core, &voucher)
         .await
         .map_err(|e| CreateVoucherError::Preload(id, e))?;

@@ -131,6 +131,9 @@ pub struct MemoConfig {
     /// How long a sale's "sold out" or "ended" is answered from memory
     /// (`SECKILL_SOLD_OUT_TTL_MS`); a unit coming back clears it sooner, by pub/sub.
     pub refusal_ttl: Duration,
+    /// How long an instance answers the home page and a voucher's page, as anonymous visitors
+    /// see them, from its last rendering (`SECKILL_PAGE_CACHE_MS`).
+    pub page_ttl: Duration,
 }
 
 /// Sign-in and session policy.
@@ -223,6 +226,7 @@ impl Config {
             memo: MemoConfig {
                 session_ttl: millis(&get, "SECKILL_SESSION_CACHE_MS", 2_000)?,
                 refusal_ttl: millis(&get, "SECKILL_SOLD_OUT_TTL_MS", 1_000)?,
+                page_ttl: millis(&get, "SECKILL_PAGE_CACHE_MS", 1_000)?,
             },
             auth: AuthConfig {
                 code_ttl: millis(&get, "SECKILL_CODE_TTL_MS", 300_000)?,

@@ -82,6 +82,9 @@ pub struct CoreParts {
     pub admissions: Arc<Admissions>,
     /// The sales open pages watch on this instance (`live::run` pushes their changes).
     pub live: Arc<crate::live::Live>,
+    /// Bumped whenever this instance changes a voucher (created, ended, stock added), so
+    /// renderings kept from before are not answered again (the server's page cache).
+    catalog_epoch: std::sync::atomic::AtomicU64,
     deployment: Deployment,
 }
 
@@ -123,10 +126,23 @@ impl Core {
                 config.admissions.clone(),
             ),
             live: crate::live::Live::new(),
+            catalog_epoch: std::sync::atomic::AtomicU64::new(0),
             keys,
             config: Arc::new(config),
             deployment,
         })))
+    }
+
+    /// Notes that a voucher changed on this instance (see [`Core::catalog_epoch`]).
+    pub fn catalog_changed(&self) {
+        self.catalog_epoch
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How many times this instance changed a voucher: what a rendering was made under.
+    pub fn catalog_epoch(&self) -> u64 {
+        self.catalog_epoch
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Applies the embedded migrations.

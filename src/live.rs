@@ -87,6 +87,8 @@ pub async fn run(core: Core, period: Duration, shutdown: CancellationToken) {
             _ = ticks.tick() => {}
         }
         let watched = core.live.watched();
+        let watchers: usize = watched.iter().map(|(_, s)| s.receiver_count()).sum();
+        metrics::gauge!("seckill_live_watchers").set(watchers as f64);
         if watched.is_empty() {
             continue;
         }

@@ -79,6 +79,7 @@ pub async fn end_sale(
     let guard = lock(core, voucher).await?;
     let result = end_locked(core, voucher, guard.fence()).await;
     release(guard, voucher).await;
+    core.catalog_changed();
     let ends_at = result?;
     tracing::info!(%voucher, %ends_at, "sale ended by an admin");
     Ok(ends_at)
@@ -129,6 +130,7 @@ pub async fn add_stock(
     let guard = lock(core, voucher).await?;
     let result = add_locked(core, voucher, &step, guard.fence()).await;
     release(guard, voucher).await;
+    core.catalog_changed();
     let (added, fresh) = result?;
     // After the lock is released: a sale Redis lost is restored under that same lock. A
     // repeated request applies too, in case the first one died before Redis (idempotent).

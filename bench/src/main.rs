@@ -14,6 +14,10 @@
 //! bench scaleout [--quick]  3 instances behind HAProxy on a 3-master Redis Cluster beside one
 //!                        instance on one node, then a kill -9 of one instance mid-rush
 //!                        (needs SECKILL_CLUSTER_URL; scripts/bench.sh scaleout starts one)
+//! bench watchers [--quick]  10,000 open sale pages on one server: CPU and memory with the
+//!                        push stream, then polling
+//! bench pages [--quick] [--conns N]  pages anonymous and signed in, the JSON API and a static
+//!                        file, closed loop; a cold visit's weight over the wire
 //! bench all [--quick]    lock, core and rush in turn
 //! ```
 //! A full run appends its figures to BENCHMARKS.md; every run writes JSON to
@@ -22,10 +26,12 @@
 mod corebench;
 mod drill;
 mod lockbench;
+mod pages;
 mod report;
 mod rush;
 mod scaleout;
 mod scratch;
+mod watchers;
 
 use anyhow::{bail, Context};
 
@@ -89,7 +95,7 @@ impl Options {
 }
 
 const USAGE: &str =
-    "usage: bench <rush|core|lock|drill|scaleout|all> [--quick] [--no-record] [--profile] \
+    "usage: bench <rush|core|lock|drill|scaleout|watchers|pages|all> [--quick] [--no-record] [--profile] \
                      [--shoppers N] [--stock N] [--conns N] [--rate buys/s (rush: open loop)]";
 
 #[tokio::main]
@@ -110,6 +116,8 @@ async fn main() -> anyhow::Result<()> {
         "lock" => lockbench::run(&options).await,
         "drill" => drill::run(&options).await,
         "scaleout" => scaleout::run(&options).await,
+        "watchers" => watchers::run(&options).await,
+        "pages" => pages::run(&options).await,
         "all" => {
             lockbench::run(&options).await?;
             corebench::run(&options).await?;

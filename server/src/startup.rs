@@ -17,7 +17,7 @@ use tokio::net::TcpListener;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 use crate::{
-    refusals, rest,
+    page_cache, refusals, rest,
     screen::{self, BodyLimit},
     serve,
     state::AppState,
@@ -95,6 +95,10 @@ impl Application {
                         move || provide_context(core.clone())
                     },
                     shell,
+                ))
+                .layer(middleware::from_fn_with_state(
+                    page_cache::PageCache::new(core.clone(), core.config.memo.page_ttl),
+                    page_cache::pages,
                 ))
                 .layer(middleware::from_fn(refusals::refusal_status))
                 .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(

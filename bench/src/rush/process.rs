@@ -98,6 +98,35 @@ impl Server {
             .map_or(f64::NAN, |kb| kb / 1024.0)
     }
 
+    /// Resident set (VmRSS) now, in MB.
+    pub fn rss_mb(&self) -> f64 {
+        std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("VmRSS:"))
+                    .and_then(|l| l.split_whitespace().nth(1))
+                    .and_then(|kb| kb.parse::<f64>().ok())
+            })
+            .map_or(f64::NAN, |kb| kb / 1024.0)
+    }
+
+    /// CPU time used so far (user + system), in seconds (`/proc/<pid>/stat`, 100 ticks a
+    /// second on Linux).
+    pub fn cpu_seconds(&self) -> f64 {
+        std::fs::read_to_string(format!("/proc/{}/stat", self.pid()))
+            .ok()
+            .and_then(|s| {
+                // Fields after the command name (which may hold spaces), from field 3 on.
+                let rest = s.rsplit_once(')')?.1;
+                let fields: Vec<&str> = rest.split_whitespace().collect();
+                let utime: f64 = fields.get(11)?.parse().ok()?;
+                let stime: f64 = fields.get(12)?.parse().ok()?;
+                Some((utime + stime) / 100.0)
+            })
+            .unwrap_or(f64::NAN)
+    }
+
     /// The port it listens on.
     pub fn port(&self) -> u16 {
         self.base

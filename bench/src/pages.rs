@@ -1,0 +1,271 @@
+//! The read path over HTTP (issue #14, points 4 and 6): requests per second and latency of the
+//! home page and a voucher's page (anonymous, from the shared rendering; signed in, rendered
+//! for the shopper), the JSON API's voucher and a static file, each from the same number of
+//! kept-alive connections in a closed loop, one after the other in one run; and a cold visit's
+//! weight over the wire (the page, then its CSS, JS and wasm as a browser asks for them).
+
+use std::{
+    sync::{
+        atomic::{AtomicBool, Ordering},
+        Arc,
+    },
+    time::Duration,
+};
+
+use anyhow::Context;
+use hdrhistogram::Histogram;
+use reqwest::header;
+use tokio::{task::JoinSet, time::Instant};
+
+use crate::{
+    report::{self, Report},
+    rush::{process::Server, setup::load_client},
+    scratch::Scratch,
+    Options,
+};
+
+pub async fn run(options: &Options) -> anyhow::Result<()> {
+    let scratch = Scratch::new("pages").await?;
+    let result = bench(options, &scratch).await;
+    scratch.cleanup().await?;
+    result
+}
+
+/// One kind of request.
+struct Target {
+    label: &'static str,
+    path: String,
+    session: Option<String>,
+    /// Accept-Encoding, for static files.
+    encoding: Option<&'static str>,
+}
+
+/// What one target measured.
+struct Measured {
+    rate: f64,
+    latency: Histogram<u64>,
+    errors: u64,
+}
+
+async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
+    let conns = options.conns.unwrap_or(200);
+    let window = if options.quick {
+        Duration::from_secs(2)
+    } else {
+        Duration::from_secs(10)
+    };
+    let voucher = scratch
+        .voucher(1_000, chrono::Duration::seconds(300))
+        .await?;
+    let users = scratch.users(1).await?;
+    let token = scratch.sessions(&users).await?.pop().context("a session")?;
+    let mut server = Server::start(&scratch.env).await?;
+    let client = load_client(conns)?;
+    let page = format!("/vouchers/{voucher}");
+    let target = |label, path: &str, session: bool, encoding| Target {
+        label,
+        path: path.to_owned(),
+        session: session.then(|| token.clone()),
+        encoding,
+    };
+    let targets = [
+        target(
+            "GET /api/vouchers/{id} (JSON)",
+            &format!("/api/vouchers/{voucher}"),
+            false,
+            None,
+        ),
+        target("home page, anonymous", "/", false, None),
+        target("home page, signed in", "/", true, None),
+        target("voucher page, anonymous", &page, false, None),
+        target("voucher page, signed in", &page, true, None),
+        target(
+            "static file (seckill.js, brotli)",
+            "/pkg/seckill.js",
+            false,
+            Some("br"),
+        ),
+    ];
+    let mut measured = Vec::new();
+    for t in &targets {
+        measured.push(hammer(&client, &server.base, t, conns, window).await?);
+    }
+    let weight = cold_weight(&client, &server.base, &page).await?;
+    server.stop();
+
+    let api = measured[0].rate;
+    let mut rows = vec![(
+        "scenario".to_owned(),
+        format!(
+            "{conns} connections, closed loop, {:.0} s per target, one after the other",
+            window.as_secs_f64()
+        ),
+    )];
+    let mut json = Vec::new();
+    for (t, m) in targets.iter().zip(&measured) {
+        rows.push((
+            t.label.to_owned(),
+            format!(
+                "{:.0}/s ({:.2}× the API) · p50 {:.2} / p99 {:.2} ms{}",
+                m.rate,
+                m.rate / api,
+                report::ms(m.latency.value_at_quantile(0.5)),
+                report::ms(m.latency.value_at_quantile(0.99)),
+                if m.errors > 0 {
+                    format!(" · {} errors", m.errors)
+                } else {
+                    String::new()
+                }
+            ),
+        ));
+        json.push(serde_json::json!({
+            "target": t.label,
+            "per_sec": m.rate,
+            "ratio_to_api": m.rate / api,
+            "latency": report::latency_json(&m.latency),
+            "errors": m.errors,
+        }));
+    }
+    let parts: Vec<String> = weight
+        .iter()
+        .map(|(what, bytes)| format!("{what} {:.1} KB", *bytes as f64 / 1024.0))
+        .collect();
+    let total: usize = weight.iter().map(|(_, b)| b).sum();
+    rows.push((
+        "cold visit over the wire (brotli)".into(),
+        format!("{:.1} KB: {}", total as f64 / 1024.0, parts.join(", ")),
+    ));
+    let verdict = |ok: bool| if ok { "met" } else { "missed" };
+    let page_ok = |i: usize| measured[i].rate >= 0.8 * api;
+    let p99_ok = |i: usize| report::ms(measured[i].latency.value_at_quantile(0.99)) <= 20.0;
+    rows.push((
+        "targets".into(),
+        format!(
+            "anonymous home ≥ 0.8× API: {}; anonymous voucher page ≥ 0.8× API: {}; their p99 ≤ 20 ms: {}; cold weight ≤ 400 KB: {}",
+            verdict(page_ok(1)),
+            verdict(page_ok(3)),
+            verdict(p99_ok(1) && p99_ok(3)),
+            verdict(total <= 400 * 1024),
+        ),
+    ));
+    Report {
+        name: if options.quick {
+            "pages-quick"
+        } else {
+            "pages"
+        },
+        title: format!("Pages{}", if options.quick { " (quick)" } else { "" }),
+        rows,
+        notes: Vec::new(),
+        json: serde_json::json!({
+            "connections": conns,
+            "window_s": window.as_secs_f64(),
+            "targets": json,
+            "cold_weight_bytes": total,
+        }),
+    }
+    .publish(options)
+}
+
+/// `conns` connections asking for `t` back to back for `window` (after a second's warm-up).
+async fn hammer(
+    client: &reqwest::Client,
+    base: &str,
+    t: &Target,
+    conns: usize,
+    window: Duration,
+) -> anyhow::Result<Measured> {
+    let url = format!("{base}{}", t.path);
+    let warm = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut tasks = JoinSet::new();
+    for _ in 0..conns {
+        let mut req = client.get(&url);
+        if let Some(token) = &t.session {
+            req = req.header(header::COOKIE, format!("seckill_session={token}"));
+        }
+        if let Some(enc) = t.encoding {
+            req = req.header(header::ACCEPT_ENCODING, enc);
+        }
+        let (warm, stop) = (Arc::clone(&warm), Arc::clone(&stop));
+        tasks.spawn(async move {
+            let mut latency = report::histogram()?;
+            let (mut ok, mut errors) = (0_u64, 0_u64);
+            while !stop.load(Ordering::Relaxed) {
+                let Some(req) = req.try_clone() else { break };
+                let sent = Instant::now();
+                let good = match req.send().await {
+                    Ok(r) => r.status().is_success() && r.bytes().await.is_ok(),
+                    Err(_) => false,
+                };
+                if warm.load(Ordering::Relaxed) {
+                    if good {
+                        ok += 1;
+                        latency.record(sent.elapsed().as_micros() as u64)?;
+                    } else {
+                        errors += 1;
+                    }
+                }
+            }
+            anyhow::Ok((ok, errors, latency))
+        });
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    warm.store(true, Ordering::Relaxed);
+    let started = Instant::now();
+    tokio::time::sleep(window).await;
+    stop.store(true, Ordering::Relaxed);
+    let elapsed = started.elapsed().as_secs_f64();
+    let mut latency = report::histogram()?;
+    let (mut ok, mut errors) = (0, 0);
+    while let Some(done) = tasks.join_next().await {
+        let (o, e, h) = done??;
+        ok += o;
+        errors += e;
+        latency.add(&h)?;
+    }
+    Ok(Measured {
+        rate: ok as f64 / elapsed,
+        latency,
+        errors,
+    })
+}
+
+/// A first visit to `page`: the HTML, then each `/pkg/` file it names, as a browser accepting
+/// brotli gets them; bytes over the wire (bodies) of each.
+async fn cold_weight(
+    client: &reqwest::Client,
+    base: &str,
+    page: &str,
+) -> anyhow::Result<Vec<(String, usize)>> {
+    let get = |path: String| {
+        client
+            .get(format!("{base}{path}"))
+            .header(header::ACCEPT_ENCODING, "br, gzip")
+            .send()
+    };
+    let html = get(page.to_owned()).await?.bytes().await?;
+    let text = String::from_utf8_lossy(&html);
+    let mut files: Vec<String> = text
+        .match_indices("/pkg/")
+        .filter_map(|(at, _)| {
+            let rest = &text[at..];
+            let end = rest.find(['"', '\'', ' ', ')'])?;
+            Some(rest[..end].to_owned())
+        })
+        .collect();
+    // The JS module loads the wasm beside it; the page names only the module.
+    if files.iter().any(|f| f.ends_with(".js")) && !files.iter().any(|f| f.ends_with(".wasm")) {
+        files.push("/pkg/seckill.wasm".to_owned());
+    }
+    files.sort();
+    files.dedup();
+    let mut weight = vec![("page".to_owned(), html.len())];
+    for f in files {
+        let r = get(f.clone()).await?;
+        anyhow::ensure!(r.status().is_success(), "{f}: {}", r.status());
+        let name = f.trim_start_matches("/pkg/").to_owned();
+        weight.push((name, r.bytes().await?.len()));
+    }
+    Ok(weight)
+}
