@@ -6,7 +6,9 @@
 #      again on a local 3-master Redis Cluster (scripts/cluster.sh redis-start);
 #   5. release build, server on a free port, Playwright journeys in Debian's Chromium;
 #   6. the benchmarks' smoke run (`bench all --quick`: a small rush over HTTP that still checks
-#      the invariants, the core and the lock); full benchmarks are scripts/bench.sh.
+#      the invariants, the core, the lock, the pages (no request may fail) and 300 open sale
+#      pages (every stream opens, and the server forgets each once it closes)); full benchmarks
+#      are scripts/bench.sh.
 #   7. the scale-out smoke run (`bench scaleout --quick`): 3 instances behind HAProxy on the
 #      cluster beside one instance on one node, and a kill -9 of one instance mid-rush; I1–I4;
 #   8. the fault drills (`bench drill --quick`): the server killed with kill -9 three times,

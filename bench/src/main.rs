@@ -18,7 +18,7 @@
 //!                        push stream, then polling
 //! bench pages [--quick] [--conns N]  pages anonymous and signed in, the JSON API and a static
 //!                        file, closed loop; a cold visit's weight over the wire
-//! bench all [--quick]    lock, core and rush in turn
+//! bench all [--quick]    lock, core, rush, pages and watchers in turn
 //! ```
 //! A full run appends its figures to BENCHMARKS.md; every run writes JSON to
 //! `target/bench/<name>.json`. `--no-record` leaves BENCHMARKS.md alone.
@@ -121,7 +121,9 @@ async fn main() -> anyhow::Result<()> {
         "all" => {
             lockbench::run(&options).await?;
             corebench::run(&options).await?;
-            rush::run(&options).await
+            rush::run(&options).await?;
+            pages::run(&options).await?;
+            watchers::run(&options).await
         }
         other => bail!("unknown benchmark {other:?}\n{USAGE}"),
     }

@@ -92,6 +92,9 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
     }
     let weight = cold_weight(&client, &server.base, &page).await?;
     server.stop();
+    for (t, m) in targets.iter().zip(&measured) {
+        anyhow::ensure!(m.errors == 0, "{}: {} requests failed", t.label, m.errors);
+    }
 
     let api = measured[0].rate;
     let mut rows = vec![(

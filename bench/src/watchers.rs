@@ -118,6 +118,10 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
     mover.abort();
     streams.shutdown().await;
     let watchers_left = wait_watchers_gone(&client, &base).await?;
+    anyhow::ensure!(
+        watchers_left == 0,
+        "{watchers_left} watchers still counted after every stream closed"
+    );
 
     // Polling: every page asks on its own schedule, spread over the period.
     let asked = Arc::new(AtomicU64::new(0));

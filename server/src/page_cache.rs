@@ -5,7 +5,10 @@
 //! a visitor without a session sees them, are the same for everyone, so each instance keeps
 //! the last rendering of each for `SECKILL_PAGE_CACHE_MS` (1 s) and answers from it. Every
 //! HTML page gets an `ETag`, and a request whose `If-None-Match` names it gets a 304 without
-//! its body. Signed-in pages are never shared: they are marked `private`.
+//! its body. A shared rendering is gzipped once, when it is made, and that copy goes to every
+//! visitor who takes gzip. Signed-in pages are never shared: they are marked `private` (and
+//! compressed per response by the router's compression layer, which leaves an encoded page
+//! alone).
 //!
 //! What a cached page can be behind: up to the cache's time to live, and the page corrects
 //! itself once hydrated (its first stock event, or its first poll, brings the figures and the
@@ -31,12 +34,13 @@ const CAP: usize = 2_000;
 /// A page bigger than this is not kept.
 const MAX_PAGE: usize = 1024 * 1024;
 
-/// One rendering of a page.
+/// One rendering of a page; a shared one also gzipped, once.
 #[derive(Debug)]
 pub struct Page {
     body: Bytes,
     content_type: HeaderValue,
     etag: HeaderValue,
+    gzip: Option<(Bytes, HeaderValue)>,
 }
 
 /// The renderings this instance keeps, and the core whose catalog epoch they were made under.
@@ -88,12 +92,13 @@ pub async fn pages(State(cache): State<PageCache>, req: Request, next: Next) -> 
         && shared_page(req.uri().path())
         && !has_session(req.headers());
     let if_none_match = req.headers().get(header::IF_NONE_MATCH).cloned();
+    let gzip_ok = accepts_gzip(req.headers());
     // A voucher changed here (created, ended, topped up) makes every rendering before it old.
     let key = format!("{}:{}", cache.core.catalog_epoch(), req.uri().path());
     if shared {
         if let Some(page) = cache.pages.get(&key) {
             metrics::counter!("seckill_page_cache_total", "outcome" => "hit").increment(1);
-            return answer(&page, if_none_match.as_ref(), true);
+            return answer(&page, if_none_match.as_ref(), true, gzip_ok);
         }
     }
     let response = next.run(req).await;
@@ -109,8 +114,18 @@ pub async fn pages(State(cache): State<PageCache>, req: Request, next: Next) -> 
             return StatusCode::INTERNAL_SERVER_ERROR.into_response();
         }
     };
+    // A response that sets a cookie belongs to its visitor alone.
+    let shareable = shared && !parts.headers.contains_key(header::SET_COOKIE);
+    // A private page may be compressed on its way out under the same tag: a weak validator.
+    let etag = etag_of(&body, "");
+    let etag = if shareable {
+        etag
+    } else {
+        HeaderValue::from_str(&format!("W/{}", etag.to_str().unwrap_or("\"0\""))).unwrap_or(etag)
+    };
     let page = Arc::new(Page {
-        etag: etag_of(&body),
+        gzip: shareable.then(|| gzipped(&body)).flatten(),
+        etag,
         content_type: parts
             .headers
             .get(header::CONTENT_TYPE)
@@ -118,13 +133,11 @@ pub async fn pages(State(cache): State<PageCache>, req: Request, next: Next) -> 
             .unwrap_or_else(|| HeaderValue::from_static("text/html; charset=utf-8")),
         body,
     });
-    // A response that sets a cookie belongs to its visitor alone.
-    let shareable = shared && !parts.headers.contains_key(header::SET_COOKIE);
     if shareable {
         metrics::counter!("seckill_page_cache_total", "outcome" => "miss").increment(1);
         cache.pages.insert(key, Arc::clone(&page));
     }
-    let mut answered = answer(&page, if_none_match.as_ref(), shareable);
+    let mut answered = answer(&page, if_none_match.as_ref(), shareable, gzip_ok);
     for (name, value) in &parts.headers {
         if name != header::CONTENT_LENGTH && !answered.headers().contains_key(name) {
             answered.headers_mut().append(name, value.clone());
@@ -133,39 +146,104 @@ pub async fn pages(State(cache): State<PageCache>, req: Request, next: Next) -> 
     answered
 }
 
-/// `page` as a 200, or a 304 when the client holds this version.
-fn answer(page: &Page, if_none_match: Option<&HeaderValue>, shared: bool) -> Response {
+/// `page` as a 200 (gzipped when it has a gzipped copy and the client takes gzip; other HTML
+/// is compressed by [`compression`]), or a 304 when the client holds this version of it.
+fn answer(
+    page: &Page,
+    if_none_match: Option<&HeaderValue>,
+    shared: bool,
+    gzip_ok: bool,
+) -> Response {
     let cache_control = if shared {
         "public, no-cache"
     } else {
         "private, no-cache"
     };
+    let (body, etag, encoded) = match &page.gzip {
+        Some((gz, etag)) if gzip_ok => (gz, etag, true),
+        _ => (&page.body, &page.etag, false),
+    };
     let held = if_none_match
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.split(',').any(|t| t.trim() == page.etag));
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag));
     let mut response = if held {
         StatusCode::NOT_MODIFIED.into_response()
     } else {
-        let mut r = Response::new(Body::from(page.body.clone()));
+        let mut r = Response::new(Body::from(body.clone()));
         r.headers_mut()
             .insert(header::CONTENT_TYPE, page.content_type.clone());
+        if encoded {
+            r.headers_mut()
+                .insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        }
         r
     };
     let headers = response.headers_mut();
-    headers.insert(header::ETAG, page.etag.clone());
+    headers.insert(header::ETAG, etag.clone());
     headers.insert(
         header::CACHE_CONTROL,
         HeaderValue::from_static(cache_control),
     );
-    headers.insert(header::VARY, HeaderValue::from_static("Cookie"));
+    headers.insert(
+        header::VARY,
+        HeaderValue::from_static("Cookie, Accept-Encoding"),
+    );
     response
 }
 
-/// A strong validator from the page's bytes.
-fn etag_of(body: &[u8]) -> HeaderValue {
+/// Compression of HTML pages over 1 KB that are not encoded yet (signed-in pages), brotli or
+/// gzip at a level fast enough to run per response. Nothing else: not the JSON of the buy
+/// path, not streams, not the precompressed static files.
+pub fn compression(
+) -> tower_http::compression::CompressionLayer<impl tower_http::compression::Predicate> {
+    use tower_http::compression::{
+        predicate::SizeAbove, CompressionLayer, CompressionLevel, Predicate,
+    };
+    let html = |_: StatusCode,
+                _: axum::http::Version,
+                headers: &HeaderMap,
+                _: &axum::http::Extensions| is_html(headers);
+    CompressionLayer::new()
+        .quality(CompressionLevel::Precise(4))
+        .compress_when(SizeAbove::new(1024).and(html))
+}
+
+/// Whether the request takes gzip (named, and not with `q=0`).
+fn accepts_gzip(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|coding| {
+            let mut parts = coding.split(';').map(str::trim);
+            let named = parts
+                .next()
+                .is_some_and(|name| name.eq_ignore_ascii_case("gzip"));
+            named
+                && !parts.any(|p| {
+                    matches!(
+                        p.replace(' ', "").as_str(),
+                        "q=0" | "q=0.0" | "q=0.00" | "q=0.000"
+                    )
+                })
+        })
+}
+
+/// The page gzipped, and its own validator (a representation of its own).
+fn gzipped(body: &[u8]) -> Option<(Bytes, HeaderValue)> {
+    use std::io::Write as _;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+    encoder.write_all(body).ok()?;
+    let gz = encoder.finish().ok()?;
+    Some((Bytes::from(gz), etag_of(body, "-gz")))
+}
+
+/// A strong validator from the page's bytes (`suffix` names the encoding).
+fn etag_of(body: &[u8], suffix: &str) -> HeaderValue {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     body.hash(&mut hasher);
-    HeaderValue::from_str(&format!("\"{:016x}\"", hasher.finish()))
+    HeaderValue::from_str(&format!("\"{:016x}{suffix}\"", hasher.finish()))
         .unwrap_or_else(|_| HeaderValue::from_static("\"0\""))
 }
 
@@ -204,7 +282,36 @@ mod tests {
 
     #[test]
     fn the_same_bytes_get_the_same_tag_and_others_another() {
-        assert_eq!(etag_of(b"abc"), etag_of(b"abc"));
-        assert_ne!(etag_of(b"abc"), etag_of(b"abd"));
+        assert_eq!(etag_of(b"abc", ""), etag_of(b"abc", ""));
+        assert_ne!(etag_of(b"abc", ""), etag_of(b"abd", ""));
+        assert_ne!(etag_of(b"abc", ""), etag_of(b"abc", "-gz"));
+    }
+
+    #[test]
+    fn gzip_is_taken_unless_refused() {
+        let with = |v: &'static str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::ACCEPT_ENCODING, HeaderValue::from_static(v));
+            accepts_gzip(&h)
+        };
+        assert!(with("gzip, deflate, br"));
+        assert!(with("br;q=1.0, GZIP;q=0.5"));
+        assert!(!with("br"));
+        assert!(!with("gzip;q=0"));
+        assert!(!accepts_gzip(&HeaderMap::new()));
+    }
+
+    #[test]
+    fn a_gzipped_page_reads_back_as_the_page() {
+        use std::io::Read as _;
+        let page = "<html>".repeat(500);
+        let (gz, tag) = gzipped(page.as_bytes()).expect("gzip");
+        assert!(gz.len() < page.len() / 10);
+        assert!(tag.to_str().is_ok_and(|t| t.ends_with("-gz\"")));
+        let mut back = String::new();
+        flate2::read::GzDecoder::new(&gz[..])
+            .read_to_string(&mut back)
+            .expect("gunzip");
+        assert_eq!(back, page);
     }
 }

@@ -100,6 +100,10 @@ impl Application {
                     page_cache::PageCache::new(core.clone(), core.config.memo.page_ttl),
                     page_cache::pages,
                 ))
+                // HTML not already encoded (signed-in pages; shared ones come gzipped from the
+                // page cache). Not the JSON of the buy path, not streams, not static files
+                // (precompressed).
+                .layer(page_cache::compression())
                 .layer(middleware::from_fn(refusals::refusal_status))
                 .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
                     http.body_timeout,

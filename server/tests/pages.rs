@@ -94,3 +94,48 @@ async fn a_voucher_created_here_shows_at_once_on_the_shared_home_page(db: sqlx::
         "the new voucher is listed"
     );
 }
+
+#[sqlx::test]
+async fn pages_go_out_compressed_to_browsers_that_take_it(db: sqlx::PgPool) {
+    use std::io::Read as _;
+    let app = spawn_app(db).await;
+    let home = format!("{}/", app.base);
+    let (_, _, _, plain) = visit(&home, None).await;
+
+    // The shared rendering, gzipped once: its own tag, revalidated like the plain one.
+    let r = client()
+        .get(&home)
+        .header(header::ACCEPT_ENCODING, "gzip, br")
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.headers()[header::CONTENT_ENCODING], "gzip");
+    let tag = r.headers()[header::ETAG].to_str().expect("tag").to_owned();
+    assert!(tag.ends_with("-gz\""), "{tag}");
+    let gz = r.bytes().await.expect("body");
+    let mut page = String::new();
+    flate2::read::GzDecoder::new(&gz[..])
+        .read_to_string(&mut page)
+        .expect("gunzip");
+    assert_eq!(page, plain, "the same page");
+    let again = client()
+        .get(&home)
+        .header(header::ACCEPT_ENCODING, "gzip")
+        .header(header::IF_NONE_MATCH, &tag)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+
+    // A signed-in page is compressed on its way out (brotli when asked for), under a weak tag.
+    let shopper = app.sign_in("13900000003").await;
+    let r = shopper
+        .get(&home)
+        .header(header::ACCEPT_ENCODING, "br")
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(r.headers()[header::CONTENT_ENCODING], "br");
+    assert!(r.headers()[header::ETAG].to_str().is_ok_and(|t| t.starts_with("W/")));
+}
