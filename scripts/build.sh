@@ -4,7 +4,9 @@
 # Uses cargo-leptos when version $CARGO_LEPTOS_VERSION is installed; otherwise the same steps
 # by hand (cargo → wasm-bindgen → wasm-opt → CSS → server), and says so. A release build then
 # writes each static file's brotli (-q 11) and gzip (-9) copy beside it, which the server sends
-# to browsers that accept them (tower-http's ServeDir, precompressed).
+# to browsers that accept them (tower-http's ServeDir, precompressed), and a copy of each under a
+# hashed name (seckill.<16 hex of its SHA-256>.<ext>) listed in hash.txt beside the server
+# binary: pages then name those, sent as immutable (server/src/static_files.rs).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
@@ -12,6 +14,25 @@ cd "$ROOT"
 release=false
 [ "${1:-}" = "--release" ] && release=true
 SITE="$ROOT/target/site"
+
+# Hashed names for the JS, the wasm and the CSS and their compressed copies (release builds: hard
+# links, after precompress), their hashes in $SITE/pkg/.hashes
+# until the server binary's directory gets them as hash.txt. A debug build removes them.
+hash_names() {
+  find "$SITE/pkg" -regextype posix-extended \
+    -regex '.*/seckill\.[0-9a-f]{16}\.(js|wasm|css)(\.br|\.gz)?' -delete
+  rm -f "$SITE/pkg/.hashes"
+  $release || return 0
+  for ext in js wasm css; do
+    h=$(sha256sum "$SITE/pkg/seckill.$ext" | cut -c1-16)
+    for suffix in "" .br .gz; do
+      if [ -f "$SITE/pkg/seckill.$ext$suffix" ]; then
+        ln -f "$SITE/pkg/seckill.$ext$suffix" "$SITE/pkg/seckill.$h.$ext$suffix"
+      fi
+    done
+    echo "$ext: $h" >> "$SITE/pkg/.hashes"
+  done
+}
 
 # Precompressed copies of the static files (release builds): brotli and gzip beside each.
 precompress() {
@@ -51,5 +72,8 @@ if $release && command -v wasm-opt >/dev/null; then
 fi
 cp style/main.css "$SITE/pkg/seckill.css"
 precompress
+hash_names
 cargo build -p server "${server_flags[@]}"
+# Leptos reads the hashes beside the server binary (the server checks the files exist).
+if $release; then mv -f "$SITE/pkg/.hashes" "$CARGO_TARGET_DIR/release/hash.txt"; fi
 log "site in $SITE, server in $CARGO_TARGET_DIR/$($release && echo release || echo debug)/server"

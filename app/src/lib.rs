@@ -12,7 +12,7 @@ pub mod ssr;
 pub mod wire;
 
 use leptos::prelude::*;
-use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
+use leptos_meta::{provide_meta_context, HashedStylesheet, MetaTags, Title};
 use leptos_router::{
     components::{Route, Router, Routes, A},
     path, SsrMode,
@@ -28,6 +28,8 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <link rel="icon" href="data:,"/>
                 <AutoReload options=options.clone()/>
+                // `/pkg/seckill.css`, or its hashed name when the build wrote one.
+                <HashedStylesheet options=options.clone() id="leptos"/>
                 <HydrationScripts options/>
                 <MetaTags/>
             </head>
@@ -47,7 +49,6 @@ pub fn App() -> impl IntoView {
     let (hydrated, set_hydrated) = signal(false);
     Effect::new(move |_| set_hydrated.set(true));
     view! {
-        <Stylesheet id="leptos" href="/pkg/seckill.css"/>
         // Every page names itself (`<Title text=…/>`); this puts the shop's name after it.
         <Title formatter=|text: String| format!("{text} — Seckill") text="Flash sales"/>
         <Router>

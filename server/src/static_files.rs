@@ -1,30 +1,113 @@
 //! The site's static files (`/pkg/…`: the wasm, its JS glue, the CSS), served with their
 //! precompressed copies (`.br`, `.gz`, written by `scripts/build.sh --release`) and
-//! `Last-Modified` / `If-Modified-Since`. Their names do not change between builds, so a
-//! browser must ask again each time (`no-cache`) and gets a `304 Not Modified` when nothing
-//! changed; the body depends on `Accept-Encoding`, hence `Vary`.
+//! `Last-Modified` / `If-Modified-Since`; the body depends on `Accept-Encoding`, hence `Vary`.
+//!
+//! A release build also writes each file under a name carrying a hash of its bytes
+//! (`seckill.<16 hex>.js`) and lists the hashes in `hash.txt` beside the server binary, the way
+//! cargo-leptos does. When every listed file is there, [`hashed_names`] turns Leptos's
+//! `hash_files` on, so pages name the hashed files, and those are sent as `immutable` for a
+//! year: a new build has new names, so a browser never needs to ask again. The plain names stay
+//! (a debug build has only those) and are sent `no-cache`: revalidated, 304 when unchanged.
 
-use axum::http::{header, HeaderValue};
-use tower::ServiceBuilder;
-use tower_http::{
-    services::ServeDir,
-    set_header::{SetResponseHeader, SetResponseHeaderLayer},
+use axum::{
+    extract::Request,
+    http::{header, HeaderValue},
+    middleware::{self, Next},
+    response::Response,
 };
-
-/// `ServeDir` with the two headers set on every answer.
-pub type StaticFiles = SetResponseHeader<SetResponseHeader<ServeDir, HeaderValue>, HeaderValue>;
+use tower::ServiceBuilder;
+use tower_http::services::ServeDir;
 
 /// `<site root>/<pkg dir>` as a service to mount at `/<pkg dir>`.
-pub fn service(options: &leptos::config::LeptosOptions) -> StaticFiles {
+pub fn service(
+    options: &leptos::config::LeptosOptions,
+) -> impl tower::Service<
+    Request,
+    Response = Response,
+    Error = std::convert::Infallible,
+    Future = impl Send + 'static,
+> + Clone
+       + Send
+       + Sync
+       + 'static {
     let dir = std::path::Path::new(&*options.site_root).join(&*options.site_pkg_dir);
     ServiceBuilder::new()
-        .layer(SetResponseHeaderLayer::overriding(
-            header::CACHE_CONTROL,
-            HeaderValue::from_static("no-cache"),
-        ))
-        .layer(SetResponseHeaderLayer::overriding(
-            header::VARY,
-            HeaderValue::from_static("accept-encoding"),
-        ))
+        .layer(middleware::from_fn(cache_headers))
         .service(ServeDir::new(dir).precompressed_br().precompressed_gzip())
+}
+
+/// `Cache-Control` by name (hashed: immutable; plain: revalidate) and `Vary`.
+async fn cache_headers(req: Request, next: Next) -> Response {
+    let hashed = is_hashed_name(req.uri().path().rsplit('/').next().unwrap_or_default());
+    let mut response = next.run(req).await;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static(if hashed {
+            "public, max-age=31536000, immutable"
+        } else {
+            "no-cache"
+        }),
+    );
+    headers.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+    response
+}
+
+/// `<name>.<16 hex digits>.<ext>`: a name that changes whenever the bytes do.
+fn is_hashed_name(file: &str) -> bool {
+    let mut parts = file.rsplit('.');
+    let (Some(_ext), Some(hash), Some(_name)) = (parts.next(), parts.next(), parts.next()) else {
+        return false;
+    };
+    hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Whether the build wrote hashed names: `hash.txt` beside this binary lists the hashes of the
+/// JS, the wasm and the CSS, and each of those files is in the site's pkg directory. A stale
+/// list (a debug build's site) or a missing file leaves the plain names on.
+pub fn hashed_names(options: &leptos::config::LeptosOptions) -> bool {
+    let Some(list) = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|d| d.join(&*options.hash_file)))
+        .and_then(|path| std::fs::read_to_string(path).ok())
+    else {
+        return false;
+    };
+    let pkg = std::path::Path::new(&*options.site_root).join(&*options.site_pkg_dir);
+    let mut found = 0;
+    for line in list.lines() {
+        let Some((ext, hash)) = line.split_once(':') else {
+            continue;
+        };
+        let (ext, hash) = (ext.trim(), hash.trim());
+        if matches!(ext, "js" | "wasm" | "css") {
+            let file = format!("{}.{hash}.{ext}", options.output_name);
+            if !is_hashed_name(&file) || !pkg.join(&file).is_file() {
+                return false;
+            }
+            found += 1;
+        }
+    }
+    found == 3
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_names_with_a_sixteen_digit_hash_are_hashed() {
+        assert!(is_hashed_name("seckill.0123456789abcdef.js"));
+        assert!(is_hashed_name("seckill.0123456789abcdef.wasm"));
+        for name in [
+            "seckill.js",
+            "seckill.css",
+            "seckill.0123456789abcde.js",
+            "seckill.0123456789abcdeg.js",
+            "0123456789abcdef.js",
+            "",
+        ] {
+            assert!(!is_hashed_name(name), "{name}");
+        }
+    }
 }

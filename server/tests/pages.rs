@@ -137,5 +137,7 @@ async fn pages_go_out_compressed_to_browsers_that_take_it(db: sqlx::PgPool) {
         .expect("send");
     assert_eq!(r.status(), StatusCode::OK);
     assert_eq!(r.headers()[header::CONTENT_ENCODING], "br");
-    assert!(r.headers()[header::ETAG].to_str().is_ok_and(|t| t.starts_with("W/")));
+    assert!(r.headers()[header::ETAG]
+        .to_str()
+        .is_ok_and(|t| t.starts_with("W/")));
 }
