@@ -94,12 +94,10 @@ pub async fn pages(State(cache): State<PageCache>, req: Request, next: Next) -> 
     let if_none_match = req.headers().get(header::IF_NONE_MATCH).cloned();
     let gzip_ok = accepts_gzip(req.headers());
     // A voucher changed here (created, ended, topped up) makes every rendering before it old.
-    let key = format!("{}:{}", cache.core.catalog_epoch(), req.uri().path());
-    if shared {
-        if let Some(page) = cache.pages.get(&key) {
-            metrics::counter!("seckill_page_cache_total", "outcome" => "hit").increment(1);
-            return answer(&page, if_none_match.as_ref(), true, gzip_ok);
-        }
+    let key = shared.then(|| format!("{}:{}", cache.core.catalog_epoch(), req.uri().path()));
+    if let Some(page) = key.as_ref().and_then(|k| cache.pages.get(k)) {
+        metrics::counter!("seckill_page_cache_total", "outcome" => "hit").increment(1);
+        return answer(&page, if_none_match.as_ref(), true, gzip_ok);
     }
     let response = next.run(req).await;
     if !readable || response.status() != StatusCode::OK || !is_html(response.headers()) {
@@ -133,7 +131,7 @@ pub async fn pages(State(cache): State<PageCache>, req: Request, next: Next) -> 
             .unwrap_or_else(|| HeaderValue::from_static("text/html; charset=utf-8")),
         body,
     });
-    if shareable {
+    if let Some(key) = key.filter(|_| shareable) {
         metrics::counter!("seckill_page_cache_total", "outcome" => "miss").increment(1);
         cache.pages.insert(key, Arc::clone(&page));
     }
