@@ -15,16 +15,17 @@ release=false
 [ "${1:-}" = "--release" ] && release=true
 SITE="$ROOT/target/site"
 
-# Hashed names for the JS, the wasm and the CSS and their compressed copies (release builds: hard
-# links, after precompress), their hashes in $SITE/pkg/.hashes
-# until the server binary's directory gets them as hash.txt. A debug build removes them.
+# Hashed names (release builds): the JS, the wasm and the CSS, and their compressed copies, also
+# under seckill.<16 hex of the SHA-256 of the three together>.<ext> (hard links, after
+# precompress); the hash goes to hash.txt beside the server binary, in Leptos's format. One hash
+# for the three: Leptos names the JS, the wasm and the stylesheet from one output name.
 hash_names() {
   find "$SITE/pkg" -regextype posix-extended \
     -regex '.*/seckill\.[0-9a-f]{16}\.(js|wasm|css)(\.br|\.gz)?' -delete
   rm -f "$SITE/pkg/.hashes"
   $release || return 0
+  h=$(cat "$SITE/pkg/seckill.js" "$SITE/pkg/seckill.wasm" "$SITE/pkg/seckill.css" | sha256sum | cut -c1-16)
   for ext in js wasm css; do
-    h=$(sha256sum "$SITE/pkg/seckill.$ext" | cut -c1-16)
     for suffix in "" .br .gz; do
       if [ -f "$SITE/pkg/seckill.$ext$suffix" ]; then
         ln -f "$SITE/pkg/seckill.$ext$suffix" "$SITE/pkg/seckill.$h.$ext$suffix"

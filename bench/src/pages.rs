@@ -247,8 +247,14 @@ async fn cold_weight(
             .header(header::ACCEPT_ENCODING, "br, gzip")
             .send()
     };
+    // The names, from the page as text; then the page again as a browser gets it (encoded).
+    let text = client
+        .get(format!("{base}{page}"))
+        .send()
+        .await?
+        .text()
+        .await?;
     let html = get(page.to_owned()).await?.bytes().await?;
-    let text = String::from_utf8_lossy(&html);
     let mut files: Vec<String> = text
         .match_indices("/pkg/")
         .filter_map(|(at, _)| {
@@ -263,6 +269,12 @@ async fn cold_weight(
     }
     files.sort();
     files.dedup();
+    for ext in [".js", ".wasm", ".css"] {
+        anyhow::ensure!(
+            files.iter().any(|f| f.ends_with(ext)),
+            "the page names no {ext} file: {files:?}"
+        );
+    }
     let mut weight = vec![("page".to_owned(), html.len())];
     for f in files {
         let r = get(f.clone()).await?;

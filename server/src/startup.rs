@@ -56,8 +56,10 @@ impl Application {
             .context("leptos configuration")?
             .leptos_options;
         leptos_options.site_addr = addr;
-        leptos_options.hash_files = static_files::hashed_names(&leptos_options);
-        tracing::info!(hashed_names = leptos_options.hash_files, "static files");
+        if let Some(bundle) = static_files::hashed_bundle(&leptos_options) {
+            tracing::info!(%bundle, "static files under hashed names");
+            leptos_options.output_name = bundle.into();
+        }
         // The recorder is process-wide; a second application in one process (tests) shares it.
         let metrics = PrometheusBuilder::new().install_recorder().ok();
         let state = AppState::new(leptos_options.clone(), core.clone(), metrics);

@@ -2,11 +2,11 @@
 //! precompressed copies (`.br`, `.gz`, written by `scripts/build.sh --release`) and
 //! `Last-Modified` / `If-Modified-Since`; the body depends on `Accept-Encoding`, hence `Vary`.
 //!
-//! A release build also writes each file under a name carrying a hash of its bytes
-//! (`seckill.<16 hex>.js`) and lists the hashes in `hash.txt` beside the server binary, the way
-//! cargo-leptos does. When every listed file is there, [`hashed_names`] turns Leptos's
-//! `hash_files` on, so pages name the hashed files, and those are sent as `immutable` for a
-//! year: a new build has new names, so a browser never needs to ask again. The plain names stay
+//! A release build also writes each file under a name carrying a hash of the bundle's bytes
+//! (`seckill.<16 hex>.js`, `.wasm`, `.css`) and the hash in `hash.txt` beside the server binary.
+//! When every file is there, [`hashed_bundle`] names the bundle so, pages name the hashed
+//! files, and those are sent as `immutable` for a year: a new build has new names, so a browser
+//! never needs to ask again. The plain names stay
 //! (a debug build has only those) and are sent `no-cache`: revalidated, 304 when unchanged.
 
 use axum::{
@@ -62,33 +62,39 @@ fn is_hashed_name(file: &str) -> bool {
     hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-/// Whether the build wrote hashed names: `hash.txt` beside this binary lists the hashes of the
-/// JS, the wasm and the CSS, and each of those files is in the site's pkg directory. A stale
-/// list (a debug build's site) or a missing file leaves the plain names on.
-pub fn hashed_names(options: &leptos::config::LeptosOptions) -> bool {
-    let Some(list) = std::env::current_exe()
+/// The hashed name of the site's bundle (`seckill.<16 hex>`), when the build wrote one:
+/// `hash.txt` beside this binary gives the one hash of the JS, the wasm and the CSS (Leptos's
+/// format: `js: <hash>` and so on), and each of the three files is in the site's pkg directory.
+/// A stale list (a debug build's site), a missing file or hashes that differ leave the plain
+/// names on. Read once at start-up: Leptos's own `hash_files` would read the list again on
+/// every page it renders.
+pub fn hashed_bundle(options: &leptos::config::LeptosOptions) -> Option<String> {
+    let list = std::env::current_exe()
         .ok()
         .and_then(|exe| exe.parent().map(|d| d.join(&*options.hash_file)))
-        .and_then(|path| std::fs::read_to_string(path).ok())
-    else {
-        return false;
-    };
+        .and_then(|path| std::fs::read_to_string(path).ok())?;
     let pkg = std::path::Path::new(&*options.site_root).join(&*options.site_pkg_dir);
+    let mut hash: Option<&str> = None;
     let mut found = 0;
     for line in list.lines() {
-        let Some((ext, hash)) = line.split_once(':') else {
+        let Some((ext, h)) = line.split_once(':') else {
             continue;
         };
-        let (ext, hash) = (ext.trim(), hash.trim());
-        if matches!(ext, "js" | "wasm" | "css") {
-            let file = format!("{}.{hash}.{ext}", options.output_name);
-            if !is_hashed_name(&file) || !pkg.join(&file).is_file() {
-                return false;
-            }
-            found += 1;
+        let (ext, h) = (ext.trim(), h.trim());
+        if !matches!(ext, "js" | "wasm" | "css") {
+            continue;
         }
+        if hash.is_some_and(|first| first != h) {
+            return None;
+        }
+        hash = Some(h);
+        let file = format!("{}.{h}.{ext}", options.output_name);
+        if !is_hashed_name(&file) || !pkg.join(&file).is_file() {
+            return None;
+        }
+        found += 1;
     }
-    found == 3
+    (found == 3).then(|| format!("{}.{}", options.output_name, hash.unwrap_or_default()))
 }
 
 #[cfg(test)]
