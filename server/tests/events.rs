@@ -98,3 +98,32 @@ async fn an_unknown_sale_is_a_json_404_not_a_stream(db: PgPool) {
         expect_error(r, StatusCode::NOT_FOUND, "not_found").await;
     }
 }
+
+#[sqlx::test]
+async fn a_graceful_shutdown_ends_open_streams_instead_of_waiting_on_them(db: PgPool) {
+    let mut apps = spawn_instances(db, 1).await;
+    let app = apps.remove(0);
+    let admin = app.sign_in("13800000000").await;
+    let v = app.create(&admin, -5, 3600, 3).await;
+    let mut stream = support::client()
+        .get(format!("{}/api/vouchers/{v}/events", app.base))
+        .send()
+        .await
+        .expect("send");
+    let mut buffer = String::new();
+    next_event(&mut stream, &mut buffer, |_| true).await;
+
+    app.shutdown.cancel();
+    // The instance finishes shutting down although a page was still watching…
+    let stopped = tokio::time::timeout(Duration::from_secs(5), app.serving)
+        .await
+        .expect("shut down within 5 s, not held by the open stream")
+        .expect("task");
+    assert!(stopped.is_ok(), "{stopped:?}");
+    // …and the page's stream has ended (its browser would reconnect elsewhere).
+    let end = tokio::time::timeout(Duration::from_secs(2), async {
+        while let Ok(Some(_)) = stream.chunk().await {}
+    })
+    .await;
+    assert!(end.is_ok(), "the stream ended");
+}

@@ -13,6 +13,10 @@ use sqlx::PgPool;
 pub struct TestApp {
     pub base: String,
     pub core: Core,
+    /// Cancelling it stops the instance gracefully (as SIGTERM does).
+    pub shutdown: tokio_util::sync::CancellationToken,
+    /// The instance's serving task: it ends once a shutdown has finished.
+    pub serving: tokio::task::JoinHandle<anyhow::Result<()>>,
 }
 
 pub async fn spawn_app(db: PgPool) -> TestApp {
@@ -55,8 +59,14 @@ async fn spawn_instance(db: PgPool, prefix: &str) -> TestApp {
         .await
         .expect("build");
     let base = format!("http://{}", app.local_addr());
-    tokio::spawn(app.run_until_stopped());
-    TestApp { base, core }
+    let shutdown = app.shutdown_token();
+    let serving = tokio::spawn(app.run_until_stopped());
+    TestApp {
+        base,
+        core,
+        shutdown,
+        serving,
+    }
 }
 
 /// Asserts an API error: its status, its code, a message for people; the body.
