@@ -129,8 +129,11 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
     let mut pollers = JoinSet::new();
     for i in 0..pages {
         let offset = POLL_EVERY.mul_f64(i as f64 / pages as f64);
+        // A client per page: each page keeps its own connection, as each browser does.
         let (client, base, asked, failed) = (
-            client.clone(),
+            reqwest::Client::builder()
+                .pool_max_idle_per_host(1)
+                .build()?,
             base.clone(),
             Arc::clone(&asked),
             Arc::clone(&failed),
@@ -198,7 +201,7 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
             ),
             (
                 "server memory per page".into(),
-                format!("push {per_stream_kb:.1} KB per stream; polling {per_poller_kb:.1} KB per kept-alive connection (RSS {rss_before:.0} → {rss_push:.0} / {rss_poll:.0} MB)"),
+                format!("push {per_stream_kb:.1} KB per open stream; polling {per_poller_kb:.1} KB per page's kept-alive connection (RSS {rss_before:.0} MB → {rss_push:.0} MB pushing, {rss_poll:.0} MB polling)"),
             ),
             ("watchers left after the streams closed".into(), watchers_left.to_string()),
             ("targets".into(), targets),
