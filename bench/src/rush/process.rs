@@ -87,24 +87,21 @@ impl Server {
 
     /// Peak resident set (VmHWM) so far, in MB.
     pub fn peak_rss_mb(&self) -> f64 {
-        std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
-            .ok()
-            .and_then(|s| {
-                s.lines()
-                    .find(|l| l.starts_with("VmHWM:"))
-                    .and_then(|l| l.split_whitespace().nth(1))
-                    .and_then(|kb| kb.parse::<f64>().ok())
-            })
-            .map_or(f64::NAN, |kb| kb / 1024.0)
+        self.status_mb("VmHWM:")
     }
 
     /// Resident set (VmRSS) now, in MB.
     pub fn rss_mb(&self) -> f64 {
+        self.status_mb("VmRSS:")
+    }
+
+    /// A kB field of `/proc/<pid>/status`, in MB (NaN once the process is gone).
+    fn status_mb(&self, field: &str) -> f64 {
         std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
             .ok()
             .and_then(|s| {
                 s.lines()
-                    .find(|l| l.starts_with("VmRSS:"))
+                    .find(|l| l.starts_with(field))
                     .and_then(|l| l.split_whitespace().nth(1))
                     .and_then(|kb| kb.parse::<f64>().ok())
             })
