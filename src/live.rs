@@ -44,13 +44,10 @@ impl Live {
         let sender = sales
             .entry(voucher)
             .or_insert_with(|| watch::Sender::new(now));
-        sender.send_if_modified(|old| {
-            let changed = now.is_some() && *old != now;
-            if changed {
-                *old = now;
-            }
-            changed
-        });
+        // A sale not in Redis right now keeps the figures its watchers last heard.
+        if now.is_some() {
+            publish(sender, now);
+        }
         sender.subscribe()
     }
 
@@ -96,18 +93,21 @@ pub async fn run(core: Core, period: Duration, shutdown: CancellationToken) {
         let figures = futures::future::join_all(reads).await;
         for ((voucher, sender), read) in watched.into_iter().zip(figures) {
             match read {
-                Ok(now) => {
-                    sender.send_if_modified(|old| {
-                        let changed = *old != now;
-                        if changed {
-                            *old = now;
-                        }
-                        changed
-                    });
-                }
+                Ok(now) => publish(&sender, now),
                 // A store out of reach: pages keep the last figures (and fall back to asking).
                 Err(e) => tracing::debug!(%voucher, error = %e, "reading a watched sale"),
             }
         }
     }
+}
+
+/// Hands `now` to the watchers if it differs from what they have (nothing sent otherwise).
+fn publish(sender: &watch::Sender<Option<LiveSale>>, now: Option<LiveSale>) {
+    sender.send_if_modified(|old| {
+        let changed = *old != now;
+        if changed {
+            *old = now;
+        }
+        changed
+    });
 }

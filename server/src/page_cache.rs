@@ -86,11 +86,12 @@ fn is_html(headers: &HeaderMap) -> bool {
 
 /// The middleware: shared pages from the cache, `ETag`s and 304s on every HTML page.
 pub async fn pages(State(cache): State<PageCache>, req: Request, next: Next) -> Response {
-    let readable = matches!(*req.method(), Method::GET | Method::HEAD);
-    let shared = readable
-        && req.uri().query().is_none()
-        && shared_page(req.uri().path())
-        && !has_session(req.headers());
+    // Only reads can be pages: a buy (a POST) passes straight through.
+    if !matches!(*req.method(), Method::GET | Method::HEAD) {
+        return next.run(req).await;
+    }
+    let shared =
+        req.uri().query().is_none() && shared_page(req.uri().path()) && !has_session(req.headers());
     let if_none_match = req.headers().get(header::IF_NONE_MATCH).cloned();
     let gzip_ok = accepts_gzip(req.headers());
     // A voucher changed here (created, ended, topped up) makes every rendering before it old.
@@ -100,7 +101,7 @@ pub async fn pages(State(cache): State<PageCache>, req: Request, next: Next) -> 
         return answer(&page, if_none_match.as_ref(), true, gzip_ok);
     }
     let response = next.run(req).await;
-    if !readable || response.status() != StatusCode::OK || !is_html(response.headers()) {
+    if response.status() != StatusCode::OK || !is_html(response.headers()) {
         return response;
     }
     // An HTML page: read it whole (rendered pages are small) to tag it.
