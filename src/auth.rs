@@ -10,8 +10,12 @@ use redis::AsyncCommands;
 
 use crate::{
     domain::{Phone, PhoneError, UserId},
-    scripts::{self, CodeCheck, ScriptError},
-    store, Core,
+    infra::{
+        backend::{backend_error, Backend, Unavailable},
+        scripts::{self, CodeCheck},
+        store,
+    },
+    Core,
 };
 
 /// A signed-in user.
@@ -49,19 +53,19 @@ pub enum LoginError {
     ResendIn(u64),
     #[error("the code is wrong or has expired")]
     InvalidCode,
-    #[error("internal: {0}")]
-    Internal(#[from] AuthError),
+    #[error(transparent)]
+    Backend(#[from] Backend),
 }
 
-/// A backing service failed during an auth operation.
-#[derive(Debug, thiserror::Error)]
-pub enum AuthError {
-    #[error("redis: {0}")]
-    Redis(#[from] redis::RedisError),
-    #[error("redis: {0}")]
-    Script(#[from] ScriptError),
-    #[error("postgres: {0}")]
-    Store(#[from] sqlx::Error),
+backend_error!(LoginError);
+
+impl Unavailable for LoginError {
+    fn is_unavailable(&self) -> bool {
+        match self {
+            Self::Backend(e) => e.is_unavailable(),
+            Self::InvalidPhone(_) | Self::ResendIn(_) | Self::InvalidCode => false,
+        }
+    }
 }
 
 /// A code was issued.
@@ -90,15 +94,13 @@ pub async fn request_code(core: &Core, phone: &str) -> Result<CodeIssued, LoginE
         .arg("PX")
         .arg(millis(cfg.code_resend_after))
         .query_async::<Option<String>>(&mut redis)
-        .await
-        .map_err(AuthError::from)?
+        .await?
         .is_none();
     if throttled {
         let left_ms: i64 = redis::cmd("PTTL")
             .arg(core.keys.login_throttle(&phone))
             .query_async(&mut redis)
-            .await
-            .map_err(AuthError::from)?;
+            .await?;
         // Rounded up, and at least a second: "in 0 s" would invite a refused retry.
         let secs = u64::try_from(left_ms).unwrap_or(0).div_ceil(1_000).max(1);
         return Err(LoginError::ResendIn(secs));
@@ -111,8 +113,7 @@ pub async fn request_code(core: &Core, phone: &str) -> Result<CodeIssued, LoginE
         .hset_multiple(&key, &[("code", code.as_str()), ("attempts", "0")])
         .pexpire(&key, millis(cfg.code_ttl) as i64)
         .query_async(&mut redis)
-        .await
-        .map_err(AuthError::from)?;
+        .await?;
     tracing::info!(phone = %phone, "sign-in code issued");
     Ok(CodeIssued {
         dev_code: core.config.dev_login.then_some(code),
@@ -128,21 +129,16 @@ pub async fn sign_in(core: &Core, phone: &str, code: &str) -> Result<SignedIn, L
     }
     let mut redis = core.redis.clone();
     let key = core.keys.login_code(&phone);
-    match scripts::verify_code(&mut redis, &key, code, core.config.auth.code_attempts)
-        .await
-        .map_err(AuthError::from)?
-    {
+    match scripts::verify_code(&mut redis, &key, code, core.config.auth.code_attempts).await? {
         CodeCheck::Accepted => {}
         CodeCheck::Wrong | CodeCheck::NoCode => return Err(LoginError::InvalidCode),
     }
-    let user = store::users::upsert_by_phone(&core.db, &phone)
-        .await
-        .map_err(AuthError::from)?;
+    let user = store::users::upsert_by_phone(&core.db, &phone).await?;
     Ok(open_session(core, user, phone).await?)
 }
 
 /// Opens a session for a known user (sign-in, and the bench's unmeasured set-up).
-pub async fn open_session(core: &Core, user: UserId, phone: Phone) -> Result<SignedIn, AuthError> {
+pub async fn open_session(core: &Core, user: UserId, phone: Phone) -> Result<SignedIn, Backend> {
     let token = new_token();
     let mut redis = core.redis.clone();
     let _: () = redis
@@ -159,7 +155,7 @@ pub async fn open_session(core: &Core, user: UserId, phone: Phone) -> Result<Sig
 }
 
 /// The principal of a session token, if the session exists.
-pub async fn session(core: &Core, token: &str) -> Result<Option<Principal>, AuthError> {
+pub async fn session(core: &Core, token: &str) -> Result<Option<Principal>, Backend> {
     if token.len() != 64 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Ok(None);
     }
@@ -183,7 +179,7 @@ pub async fn session(core: &Core, token: &str) -> Result<Option<Principal>, Auth
 }
 
 /// Ends a session (no error if it was already gone).
-pub async fn sign_out(core: &Core, token: &str) -> Result<(), AuthError> {
+pub async fn sign_out(core: &Core, token: &str) -> Result<(), Backend> {
     core.sessions.remove(token);
     let mut redis = core.redis.clone();
     let _: () = redis.del(core.keys.session(token)).await?;

@@ -5,7 +5,7 @@
 
 use std::{fmt, net::SocketAddr, str::FromStr, time::Duration};
 
-use crate::{domain::Phone, durability::Durability, keys::KeyPrefix};
+use crate::{domain::Phone, infra::durability::Durability, infra::keys::KeyPrefix};
 
 /// Default PostgreSQL of the project's local instance (`scripts/services.sh`).
 pub const DEFAULT_DATABASE_URL: &str = "postgres://seckill:seckill@127.0.0.1:15432/seckill";

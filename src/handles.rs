@@ -6,15 +6,16 @@ use std::{sync::Arc, time::Duration};
 use sqlx::PgPool;
 
 use crate::{
-    admissions::Admissions,
     auth::Principal,
     config::Config,
-    keys::Keys,
-    lock::{LockClient, LockOptions},
-    memo::{Refusals, TtlMap},
-    payment::PaymentProvider,
-    redis_conn::{Deployment, Redis, Timeouts},
-    store,
+    infra::keys::Keys,
+    infra::lock::{LockClient, LockOptions},
+    infra::redis_conn::{Deployment, Redis, Timeouts},
+    infra::store,
+    infra::ttl_map::TtlMap,
+    orders::payment::PaymentProvider,
+    sale::admissions::Admissions,
+    sale::refusals::Refusals,
 };
 
 /// Entries each in-process memory holds at most.
@@ -81,7 +82,7 @@ pub struct CoreParts {
     /// Buys gathered into batched admission calls, per voucher (`SECKILL_ADMIT_*`).
     pub admissions: Arc<Admissions>,
     /// The sales open pages watch on this instance (`live::run` pushes their changes).
-    pub live: Arc<crate::live::Live>,
+    pub live: Arc<crate::sale::live::Live>,
     /// Bumped whenever this instance changes a voucher (created, ended, stock added), so
     /// renderings kept from before are not answered again (the server's page cache).
     catalog_epoch: std::sync::atomic::AtomicU64,
@@ -116,7 +117,7 @@ impl Core {
             db,
             redis: redis.clone(),
             locks: LockClient::single(deployment.clone(), keys.clone(), LockOptions::default()),
-            payments: crate::payment::from_config(&config.payments),
+            payments: crate::orders::payment::from_config(&config.payments),
             sessions: Arc::new(TtlMap::new(config.memo.session_ttl, MEMO_CAP)),
             refusals: Arc::new(TtlMap::new(config.memo.refusal_ttl, MEMO_CAP)),
             admissions: Admissions::new(
@@ -125,7 +126,7 @@ impl Core {
                 config.limits.buys_per_second,
                 config.admissions.clone(),
             ),
-            live: crate::live::Live::new(),
+            live: crate::sale::live::Live::new(),
             catalog_epoch: std::sync::atomic::AtomicU64::new(0),
             keys,
             config: Arc::new(config),
@@ -143,6 +144,11 @@ impl Core {
     pub fn catalog_epoch(&self) -> u64 {
         self.catalog_epoch
             .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Checks Redis against `SECKILL_DURABILITY`: `fsync` is made to hold or start-up fails.
+    pub async fn check_durability(&self) -> Result<(), crate::DurabilityError> {
+        crate::infra::durability::ensure(self).await
     }
 
     /// Applies the embedded migrations.
@@ -196,7 +202,9 @@ impl Core {
             }
         };
         let lag = async {
-            match tokio::time::timeout(limit, crate::queue::oldest_queued_age(self)).await {
+            match tokio::time::timeout(limit, crate::jobs::order_writer::oldest_queued_age(self))
+                .await
+            {
                 Ok(Ok(age)) => age,
                 _ => None,
             }

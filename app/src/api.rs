@@ -18,7 +18,10 @@ use crate::{
 pub mod convert {
     //! Core values into wire types (shared with the REST handlers).
     use chrono::Utc;
-    use seckill::{catalog::VoucherState, console, sale};
+    use seckill::{
+        catalog::{console, VoucherState},
+        sale,
+    };
 
     use crate::wire::{
         ChartView, ConsoleRow, ConsoleView, OrderView, SalesSeriesView, VoucherView,
@@ -303,7 +306,8 @@ pub async fn console(chart: Option<i64>) -> Result<ConsoleView, AppError> {
     let core = crate::ssr::core()?;
     crate::ssr::signed_in_admin(&core).await?;
     let chart = chart.and_then(|id| seckill::domain::VoucherId::try_from(id).ok());
-    let d = seckill::console::dashboard(&core, chart, LIST_LIMIT, chrono::Utc::now()).await?;
+    let d =
+        seckill::catalog::console::dashboard(&core, chart, LIST_LIMIT, chrono::Utc::now()).await?;
     Ok(convert::dashboard(d))
 }
 
@@ -346,7 +350,7 @@ pub async fn pay_order(order_id: String, key: String) -> Result<OrderView, AppEr
     let order: domain::OrderId = order_id.parse().map_err(|_| AppError::NotFound)?;
     let key = domain::IdempotencyKey::try_from(key.as_str())
         .map_err(|e| AppError::BadRequest(e.to_string()))?;
-    seckill::checkout::pay(&core, shopper.user, order, &key).await?;
+    seckill::orders::checkout::pay(&core, shopper.user, order, &key).await?;
     crate::ssr::redirect_plain_form(&format!("/orders/{order}"));
     order_now(&core, shopper.user, order).await
 }
@@ -358,7 +362,7 @@ pub async fn cancel_order(order_id: String) -> Result<OrderView, AppError> {
     let core = crate::ssr::core()?;
     let shopper = crate::ssr::signed_in(&core).await?;
     let order: domain::OrderId = order_id.parse().map_err(|_| AppError::NotFound)?;
-    seckill::checkout::cancel(&core, shopper.user, order).await?;
+    seckill::orders::checkout::cancel(&core, shopper.user, order).await?;
     crate::ssr::redirect_plain_form(&format!("/orders/{order}"));
     order_now(&core, shopper.user, order).await
 }
@@ -381,7 +385,7 @@ pub async fn end_sale(voucher_id: i64) -> Result<(), AppError> {
     let core = crate::ssr::core()?;
     let admin = crate::ssr::signed_in_admin(&core).await?;
     let id = seckill::domain::VoucherId::try_from(voucher_id).map_err(|_| AppError::NotFound)?;
-    seckill::sale_admin::end_sale(&core, &admin, id).await?;
+    seckill::catalog::admin::end_sale(&core, &admin, id).await?;
     crate::ssr::redirect_plain_form(&format!("/admin?manage={id}&done=ended"));
     Ok(())
 }
@@ -405,7 +409,7 @@ pub async fn add_stock(voucher_id: i64, add: String, key: String) -> Result<i64,
         })?;
     let key = domain::IdempotencyKey::try_from(key.as_str())
         .map_err(|e| AppError::BadRequest(e.to_string()))?;
-    let added = seckill::sale_admin::add_stock(&core, &admin, id, add, Some(&key)).await?;
+    let added = seckill::catalog::admin::add_stock(&core, &admin, id, add, Some(&key)).await?;
     crate::ssr::redirect_plain_form(&format!("/admin?manage={id}&done=added"));
     Ok(added.total)
 }

@@ -4,13 +4,11 @@
 use http::{header, HeaderMap, HeaderValue};
 use leptos::prelude::*;
 use seckill::{
-    auth::{self, AuthError, LoginError, Principal},
-    catalog::{CatalogError, CreateVoucherError},
-    checkout::CheckoutError,
-    faults::Unavailable,
-    sale::{BuyError, StatusError},
-    sale_admin::SaleAdminError,
-    Core,
+    auth::{self, LoginError, Principal},
+    catalog::{admin::SaleAdminError, CreateVoucherError},
+    orders::checkout::CheckoutError,
+    sale::BuyError,
+    Backend, Core, Unavailable,
 };
 
 use crate::error::AppError;
@@ -122,11 +120,7 @@ impl From<BuyError> for AppError {
                 tracing::error!("order IDs exhausted for the day");
                 Self::Unavailable
             }
-            e @ (BuyError::Redis(_)
-            | BuyError::Script(_)
-            | BuyError::Admission(_)
-            | BuyError::Store(_)
-            | BuyError::Preload(_)) => fault(e),
+            e @ (BuyError::Backend(_) | BuyError::Preload(_)) => fault(e),
         }
     }
 }
@@ -137,7 +131,7 @@ impl From<LoginError> for AppError {
             LoginError::InvalidPhone(_) => Self::InvalidPhone,
             LoginError::ResendIn(secs) => Self::CodeResendWait(secs),
             LoginError::InvalidCode => Self::InvalidCode,
-            LoginError::Internal(e) => fault(e),
+            LoginError::Backend(e) => fault(e),
         }
     }
 }
@@ -146,7 +140,7 @@ impl From<CreateVoucherError> for AppError {
     fn from(e: CreateVoucherError) -> Self {
         match e {
             CreateVoucherError::Invalid(fields) => Self::Invalid(fields),
-            e @ (CreateVoucherError::Store(_) | CreateVoucherError::Preload(..)) => fault(e),
+            e @ (CreateVoucherError::Backend(_) | CreateVoucherError::Preload(..)) => fault(e),
         }
     }
 }
@@ -161,9 +155,7 @@ impl From<CheckoutError> for AppError {
             CheckoutError::Expired => Self::PaymentExpired,
             CheckoutError::AlreadyPaid => Self::AlreadyPaid,
             CheckoutError::Declined(why) => Self::PaymentDeclined(why),
-            e @ (CheckoutError::PaymentUnavailable(_)
-            | CheckoutError::Store(_)
-            | CheckoutError::Status(_)) => fault(e),
+            e @ (CheckoutError::PaymentUnavailable(_) | CheckoutError::Backend(_)) => fault(e),
         }
     }
 }
@@ -180,27 +172,14 @@ impl From<SaleAdminError> for AppError {
                 Self::Unavailable
             }
             e @ (SaleAdminError::Lock(_)
-            | SaleAdminError::Store(_)
-            | SaleAdminError::Script(_)
+            | SaleAdminError::Backend(_)
             | SaleAdminError::Restock(_)) => fault(e),
         }
     }
 }
 
-impl From<CatalogError> for AppError {
-    fn from(e: CatalogError) -> Self {
-        fault(e)
-    }
-}
-
-impl From<StatusError> for AppError {
-    fn from(e: StatusError) -> Self {
-        fault(e)
-    }
-}
-
-impl From<AuthError> for AppError {
-    fn from(e: AuthError) -> Self {
+impl From<Backend> for AppError {
+    fn from(e: Backend) -> Self {
         fault(e)
     }
 }

@@ -7,8 +7,8 @@ use std::time::Duration;
 use futures::StreamExt;
 use seckill::{
     domain::{UserId, VoucherId},
-    queue::Worker,
-    scripts::{self, AdmissionOutcome},
+    jobs::order_writer::Worker,
+    testing::scripts::{self, AdmissionOutcome},
 };
 use tokio::time::Instant;
 

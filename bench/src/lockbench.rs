@@ -3,7 +3,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use seckill::lock::{LockClient, LockOptions};
+use seckill::testing::lock::{LockClient, LockOptions};
 use tokio::time::Instant;
 
 use crate::{
@@ -49,7 +49,7 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
                 for _ in 0..per_task {
                     c.acquire("contended").await?.release().await?;
                 }
-                Ok::<_, seckill::lock::LockError>(())
+                Ok::<_, seckill::testing::lock::LockError>(())
             })
         })
         .collect();
@@ -71,7 +71,7 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
             if let Some(g) = g {
                 g.release().await?;
             }
-            Ok::<_, seckill::lock::LockError>(at)
+            Ok::<_, seckill::testing::lock::LockError>(at)
         });
         // Let the waiter try, fail, subscribe and sleep.
         tokio::time::sleep(Duration::from_millis(20)).await;

@@ -12,8 +12,10 @@ use seckill::{
     catalog,
     config::{DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL},
     domain::{Phone, UserId, VoucherDraft, VoucherId},
-    keys::VoucherKeys,
-    scripts, store, Config, Core,
+    testing::keys::VoucherKeys,
+    testing::scripts,
+    testing::store,
+    Config, Core,
 };
 use sqlx::{Connection, PgConnection};
 

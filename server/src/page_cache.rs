@@ -27,7 +27,7 @@ use axum::{
     middleware::Next,
     response::{IntoResponse, Response},
 };
-use seckill::{memo::TtlMap, Core};
+use seckill::{Core, TtlMap};
 
 /// Renderings kept at most (distinct voucher pages); past it the oldest go.
 const CAP: usize = 2_000;

@@ -22,8 +22,9 @@ use tokio::{net::TcpListener, sync::Semaphore};
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
-/// How long shutdown waits for open connections to finish their requests.
-const DRAIN: Duration = Duration::from_secs(30);
+/// How long shutdown waits for open connections to finish their requests, and then for the
+/// background jobs to stop.
+pub const DRAIN: Duration = Duration::from_secs(30);
 
 /// Serves `router` on `listener` until `shutdown`, then drains open connections.
 pub async fn serve(

@@ -1,6 +1,6 @@
 //! Building and running the application: router, background tasks, graceful shutdown.
 
-use std::{net::SocketAddr, time::Duration};
+use std::net::SocketAddr;
 
 use anyhow::Context;
 use app::{shell, App};
@@ -9,10 +9,10 @@ use axum::{
     routing::{any, get},
     Router,
 };
-use leptos::prelude::provide_context;
+use leptos::{config::LeptosOptions, prelude::provide_context};
 use leptos_axum::{generate_route_list, LeptosRoutes};
 use metrics_exporter_prometheus::PrometheusBuilder;
-use seckill::{catalog, queue::Worker, Config, Core};
+use seckill::{catalog, Config, Core};
 use tokio::net::TcpListener;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
@@ -34,8 +34,8 @@ pub struct Application {
 }
 
 impl Application {
-    /// Connects, migrates, preloads live vouchers, starts the worker and binds the listener
-    /// (port 0 picks a free port: tests use that).
+    /// Connects, migrates, preloads live vouchers, starts the background jobs and binds the
+    /// listener (port 0 picks a free port: tests use that).
     pub async fn build(config: Config) -> anyhow::Result<Self> {
         Self::build_with(Core::connect(config).await?).await
     }
@@ -43,103 +43,16 @@ impl Application {
     /// Like [`Application::build`] on an existing [`Core`] (tests bring their own database).
     pub async fn build_with(core: Core) -> anyhow::Result<Self> {
         let addr = core.config.site_addr;
-        core.migrate().await?;
-        seckill::durability::ensure(&core)
-            .await
-            .context("checking Redis against SECKILL_DURABILITY")?;
-        let loaded = catalog::preload_live(&core, chrono::Utc::now())
-            .await
-            .context("preloading live vouchers")?;
-        tracing::info!(vouchers = loaded, "live vouchers preloaded");
-
-        let mut leptos_options = leptos::config::get_configuration(None)
-            .context("leptos configuration")?
-            .leptos_options;
-        leptos_options.site_addr = addr;
-        if let Some(bundle) = static_files::hashed_bundle(&leptos_options) {
-            tracing::info!(%bundle, "static files under hashed names");
-            leptos_options.output_name = bundle.into();
-        }
-        // The recorder is process-wide; a second application in one process (tests) shares it.
-        let metrics = PrometheusBuilder::new().install_recorder().ok();
-        let state = AppState::new(leptos_options.clone(), core.clone(), metrics);
-        let routes = generate_route_list(App);
-        let http = core.config.http.clone();
-        let router =
-            Router::new()
-                .route("/metrics", get(rest::metrics))
-                // The site's static files, precompressed, with conditional requests (304s);
-                // the fallback below serves anything else under the site root.
-                .nest_service(
-                    &format!("/{}", leptos_options.site_pkg_dir),
-                    static_files::service(&leptos_options),
-                )
-                .route("/api", any(rest::not_found))
-                .route("/api/", any(rest::not_found))
-                .nest("/api", rest::router())
-                .leptos_routes_with_context(
-                    &state,
-                    routes,
-                    {
-                        let core = core.clone();
-                        move || provide_context(core.clone())
-                    },
-                    {
-                        let options = leptos_options.clone();
-                        move || shell(options.clone())
-                    },
-                )
-                // Static files, else the app's 404 page (which needs the core for its header).
-                .fallback(leptos_axum::file_and_error_handler_with_context::<
-                    AppState,
-                    _,
-                >(
-                    {
-                        let core = core.clone();
-                        move || provide_context(core.clone())
-                    },
-                    shell,
-                ))
-                .layer(middleware::from_fn_with_state(
-                    page_cache::PageCache::new(core.clone(), core.config.memo.page_ttl),
-                    page_cache::pages,
-                ))
-                // HTML not already encoded (signed-in pages; shared ones come gzipped from the
-                // page cache). Not the JSON of the buy path, not streams, not static files
-                // (precompressed).
-                .layer(page_cache::compression())
-                .layer(middleware::from_fn(refusals::refusal_status))
-                .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
-                    http.body_timeout,
-                ))
-                .layer(tower_http::limit::RequestBodyLimitLayer::new(
-                    http.max_body_bytes,
-                ))
-                // A 5xx here is a store out of reach (503) or an internal error, which the code
-                // that produced it has logged with its cause; one line per request at WARN is enough.
-                .layer(tower_http::trace::TraceLayer::new_for_http().on_failure(
-                    tower_http::trace::DefaultOnFailure::new().level(tracing::Level::WARN),
-                ))
-                .layer(middleware::from_fn_with_state(
-                    BodyLimit(http.max_body_bytes),
-                    screen::screen,
-                ))
-                .with_state(state);
-
+        prepare_stores(&core).await?;
+        let router = router(&core, leptos_options(addr)?);
         let listener = TcpListener::bind(addr)
             .await
             .with_context(|| format!("binding {addr}"))?;
         let shutdown = CancellationToken::new();
         let tasks = TaskTracker::new();
-        let worker = Worker::new(core.clone(), core.config.instance_id.clone()).await?;
-        tasks.spawn(worker.run(shutdown.clone()));
-        tasks.spawn(seckill::sweeper::run(core.clone(), shutdown.clone()));
-        tasks.spawn(seckill::memo::listen(core.clone(), shutdown.clone()));
-        tasks.spawn(seckill::live::run(
-            core.clone(),
-            core.config.push_every,
-            shutdown.clone(),
-        ));
+        seckill::jobs::spawn_all(&core, &tasks, &shutdown)
+            .await
+            .context("starting the background jobs")?;
         Ok(Self {
             listener,
             router,
@@ -182,15 +95,104 @@ impl Application {
         .await;
         shutdown.cancel();
         self.tasks.close();
-        if tokio::time::timeout(Duration::from_secs(30), self.tasks.wait())
+        if tokio::time::timeout(serve::DRAIN, self.tasks.wait())
             .await
             .is_err()
         {
-            tracing::warn!("background tasks did not stop within 30 s");
+            tracing::warn!(after = ?serve::DRAIN, "background tasks did not stop in time");
         }
         tracing::info!("stopped");
         Ok(())
     }
+}
+
+/// Migrations, the durability check against Redis, and every live voucher preloaded.
+async fn prepare_stores(core: &Core) -> anyhow::Result<()> {
+    core.migrate().await?;
+    core.check_durability()
+        .await
+        .context("checking Redis against SECKILL_DURABILITY")?;
+    let loaded = catalog::preload_live(core, chrono::Utc::now())
+        .await
+        .context("preloading live vouchers")?;
+    tracing::info!(vouchers = loaded, "live vouchers preloaded");
+    Ok(())
+}
+
+/// Leptos's options (`Cargo.toml`'s metadata, overridden by `LEPTOS_*` variables), serving on
+/// `addr`, with the static files' hashed names when a release build wrote them.
+fn leptos_options(addr: SocketAddr) -> anyhow::Result<LeptosOptions> {
+    let mut options = leptos::config::get_configuration(None)
+        .context("leptos configuration")?
+        .leptos_options;
+    options.site_addr = addr;
+    if let Some(bundle) = static_files::hashed_bundle(&options) {
+        tracing::info!(%bundle, "static files under hashed names");
+        options.output_name = bundle.into();
+    }
+    Ok(options)
+}
+
+/// The whole router: metrics, static files, the REST API, the Leptos pages and their 404 page,
+/// behind the page cache, compression, refusals, body limits, tracing and the request screen.
+fn router(core: &Core, options: LeptosOptions) -> Router {
+    // The recorder is process-wide; a second application in one process (tests) shares it.
+    let metrics = PrometheusBuilder::new().install_recorder().ok();
+    let state = AppState::new(options.clone(), core.clone(), metrics);
+    let with_core = {
+        let core = core.clone();
+        move || provide_context(core.clone())
+    };
+    let app = Router::new()
+        .route("/metrics", get(rest::metrics))
+        // The site's static files, precompressed, with conditional requests (304s); the
+        // fallback below serves anything else under the site root.
+        .nest_service(
+            &format!("/{}", options.site_pkg_dir),
+            static_files::service(&options),
+        )
+        .route("/api", any(rest::not_found))
+        .route("/api/", any(rest::not_found))
+        .nest("/api", rest::router())
+        .leptos_routes_with_context(&state, generate_route_list(App), with_core.clone(), {
+            let options = options.clone();
+            move || shell(options.clone())
+        })
+        // Static files, else the app's 404 page (which needs the core for its header).
+        .fallback(leptos_axum::file_and_error_handler_with_context::<
+            AppState,
+            _,
+        >(with_core, shell));
+    layers(app, core).with_state(state)
+}
+
+/// The layers around every route, innermost first.
+fn layers(app: Router<AppState>, core: &Core) -> Router<AppState> {
+    let http = &core.config.http;
+    app.layer(middleware::from_fn_with_state(
+        page_cache::PageCache::new(core.clone(), core.config.memo.page_ttl),
+        page_cache::pages,
+    ))
+    // HTML not already encoded (signed-in pages; shared ones come gzipped from the page cache).
+    // Not the JSON of the buy path, not streams, not static files (precompressed).
+    .layer(page_cache::compression())
+    .layer(middleware::from_fn(refusals::refusal_status))
+    .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
+        http.body_timeout,
+    ))
+    .layer(tower_http::limit::RequestBodyLimitLayer::new(
+        http.max_body_bytes,
+    ))
+    // A 5xx here is a store out of reach (503) or an internal error, which the code that
+    // produced it has logged with its cause; one line per request at WARN is enough.
+    .layer(
+        tower_http::trace::TraceLayer::new_for_http()
+            .on_failure(tower_http::trace::DefaultOnFailure::new().level(tracing::Level::WARN)),
+    )
+    .layer(middleware::from_fn_with_state(
+        BodyLimit(http.max_body_bytes),
+        screen::screen,
+    ))
 }
 
 async fn signals(shutdown: CancellationToken) {

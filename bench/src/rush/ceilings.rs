@@ -6,7 +6,7 @@ use std::process::Command;
 use anyhow::Context;
 use seckill::{
     domain::{Shard, VoucherId},
-    scripts::{self, CounterDay},
+    testing::scripts::{self, CounterDay},
 };
 use tokio::time::Instant;
 

@@ -48,7 +48,7 @@ impl Stage {
         let voucher = scratch
             .voucher(sc.stock, chrono::Duration::milliseconds(1_500))
             .await?;
-        let begins = seckill::store::vouchers::get(&scratch.core.db, voucher)
+        let begins = seckill::testing::store::vouchers::get(&scratch.core.db, voucher)
             .await?
             .context("voucher")?
             .window

@@ -199,7 +199,7 @@ async fn round_on(
         Some(l) => l.requests().await?,
         None => BTreeMap::new(),
     };
-    let latest = seckill::store::vouchers::get(&core.db, sales[SALES - 1])
+    let latest = seckill::testing::store::vouchers::get(&core.db, sales[SALES - 1])
         .await?
         .context("voucher")?
         .window

@@ -1,6 +1,6 @@
 //! `GET /api/vouchers/{id}/events`: a sale's live stock and end as Server-Sent Events, for its
 //! open pages (issue #14, point 5). The first event carries the figures now, each later one a
-//! change (`seckill::live` reads the watched sales once per period for the whole instance); a
+//! change (`seckill::jobs::live_push` reads the watched sales once per period for the whole instance); a
 //! comment every 15 s keeps proxies from closing a quiet stream. The stream ends when the
 //! instance shuts down; the page then falls back to asking, as it does on any stream error.
 
@@ -15,7 +15,7 @@ use axum::{
     },
 };
 use futures::Stream;
-use seckill::{catalog, domain::VoucherId, live::SaleFeed, Core};
+use seckill::{catalog, domain::VoucherId, sale::SaleFeed, Core};
 
 use super::{error::ApiResult, extract::ApiPath};
 

@@ -15,9 +15,11 @@ use axum::{
     Json, Router,
 };
 use seckill::{
-    auth, catalog, checkout,
+    auth,
+    catalog::{self, admin as sale_admin},
     domain::{FieldErrors, IdempotencyKey, NewVoucher, OrderId, Stock, VoucherId},
-    sale, sale_admin, Core,
+    orders::checkout,
+    sale, Core,
 };
 use serde::Deserialize;
 use serde_json::{json, Value};

@@ -1,0 +1,473 @@
+//! The HTTP surface over real HTTP, against the real Redis and PostgreSQL: every error code of
+//! design.md §5 is produced by a real request, and the pages work as plain HTML forms.
+
+use crate::support::{client, expect_error, spawn_app, written};
+use reqwest::{Client, StatusCode};
+use serde_json::{json, Value};
+use sqlx::PgPool;
+
+#[sqlx::test]
+async fn sign_in_errors(db: PgPool) {
+    let app = spawn_app(db).await;
+    let c = client();
+    let url = |p: &str| format!("{}{p}", app.base);
+    expect_error(
+        c.post(url("/api/login/code"))
+            .json(&json!({ "phone": "12ab" }))
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::BAD_REQUEST,
+        "invalid_phone",
+    )
+    .await;
+    let ok = c
+        .post(url("/api/login/code"))
+        .json(&json!({ "phone": "13900000001" }))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(ok.status(), StatusCode::OK);
+    let again = c
+        .post(url("/api/login/code"))
+        .json(&json!({ "phone": "13900000001" }))
+        .send()
+        .await
+        .expect("send");
+    // The refusal says when to try again (the default resend window is 30 s).
+    let wait: u64 = again.headers()["retry-after"]
+        .to_str()
+        .expect("ascii")
+        .parse()
+        .expect("seconds");
+    assert!((29..=30).contains(&wait), "Retry-After {wait}");
+    let body = expect_error(again, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+    assert!(
+        body["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(&format!("in {wait} s"))),
+        "{body}"
+    );
+    expect_error(
+        c.post(url("/api/login"))
+            .json(&json!({ "phone": "13900000001", "code": "000000x" }))
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::BAD_REQUEST,
+        "invalid_code",
+    )
+    .await;
+    expect_error(
+        c.post(url("/api/login"))
+            .body("{not json")
+            .header("content-type", "application/json")
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::BAD_REQUEST,
+        "bad_request",
+    )
+    .await;
+    expect_error(
+        c.post(url("/api/login/code"))
+            .json(&json!({ "phone": 42 }))
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::BAD_REQUEST,
+        "bad_request",
+    )
+    .await;
+    let health = c.get(url("/api/health")).send().await.expect("send");
+    assert_eq!(health.status(), StatusCode::OK);
+}
+
+#[sqlx::test]
+async fn admin_rules_and_validation(db: PgPool) {
+    let app = spawn_app(db).await;
+    let url = format!("{}/api/admin/vouchers", app.base);
+    let body = json!({ "title": "x", "price_cents": 1, "stock": 1, "begins_at": "2030-01-01T00:00:00Z", "ends_at": "2030-01-02T00:00:00Z" });
+    expect_error(
+        client().post(&url).json(&body).send().await.expect("send"),
+        StatusCode::UNAUTHORIZED,
+        "unauthenticated",
+    )
+    .await;
+    let shopper = app.sign_in("13900000002").await;
+    expect_error(
+        shopper.post(&url).json(&body).send().await.expect("send"),
+        StatusCode::FORBIDDEN,
+        "forbidden",
+    )
+    .await;
+    let admin = app.sign_in("13800000000").await;
+    let bad = json!({ "title": "", "price_cents": "lots", "stock": [1], "begins_at": "soon", "ends_at": "2020-01-01T00:00:00Z" });
+    let err = expect_error(
+        admin.post(&url).json(&bad).send().await.expect("send"),
+        StatusCode::BAD_REQUEST,
+        "invalid",
+    )
+    .await;
+    for field in ["title", "price_cents", "stock", "begins_at", "ends_at"] {
+        assert!(
+            err["fields"][field].is_string(),
+            "no message for {field}: {err}"
+        );
+    }
+    // A value of the wrong JSON kind, or text with a NUL, is that field's message; nothing is
+    // stored (PostgreSQL would refuse the NUL with a 500).
+    let good = json!({ "title": "Typed", "description": "two\nlines", "price_cents": 1, "stock": 1,
+        "begins_at": "2030-01-01T00:00:00Z", "ends_at": "2030-01-02T00:00:00Z" });
+    let cases = [
+        ("title", json!(7), "must be text"),
+        ("description", json!(["x"]), "must be text"),
+        (
+            "description",
+            json!("bad\u{0}byte"),
+            "must not contain control characters",
+        ),
+        ("price_cents", json!("5"), "must be a number"),
+        ("stock", json!({"n": 1}), "must be a number"),
+        ("begins_at", json!(20300101), "must be text"),
+        ("ends_at", json!(true), "must be text"),
+    ];
+    for (field, value, message) in cases {
+        let mut body = good.clone();
+        body[field] = value;
+        let err = expect_error(
+            admin.post(&url).json(&body).send().await.expect("send"),
+            StatusCode::BAD_REQUEST,
+            "invalid",
+        )
+        .await;
+        assert_eq!(err["fields"][field], message, "{field}: {err}");
+    }
+    let before: i64 = sqlx::query_scalar("SELECT count(*) FROM vouchers")
+        .fetch_one(&app.core.db)
+        .await
+        .expect("count");
+    assert_eq!(before, 0, "no refused voucher was stored");
+    let r = admin.post(&url).json(&good).send().await.expect("send");
+    assert_eq!(r.status(), StatusCode::CREATED, "line breaks are text");
+    let id = app.create(&admin, -5, 3600, 10).await;
+    let r = client()
+        .get(format!("{}/api/vouchers/{id}", app.base))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), StatusCode::OK);
+    let v: Value = r.json().await.expect("json");
+    assert_eq!(
+        (
+            v["stock"].as_i64(),
+            v["remaining"].as_i64(),
+            v["status"].as_str()
+        ),
+        (Some(10), Some(10), Some("on_sale"))
+    );
+    expect_error(
+        client()
+            .get(format!("{}/api/vouchers/424242", app.base))
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::NOT_FOUND,
+        "not_found",
+    )
+    .await;
+    expect_error(
+        client()
+            .get(format!("{}/api/vouchers/abc", app.base))
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::NOT_FOUND,
+        "not_found",
+    )
+    .await;
+}
+
+#[sqlx::test]
+async fn buying_over_http(db: PgPool) {
+    let app = spawn_app(db).await;
+    let admin = app.sign_in("13800000000").await;
+    let open = app.create(&admin, -5, 3600, 1).await;
+    let later = app.create(&admin, 3600, 3600, 1).await;
+    let closing = app.create(&admin, -5, 6, 1).await;
+    let buy = |id: i64| format!("{}/api/vouchers/{id}/orders", app.base);
+
+    expect_error(
+        client().post(buy(open)).send().await.expect("send"),
+        StatusCode::UNAUTHORIZED,
+        "unauthenticated",
+    )
+    .await;
+    let alice = app.sign_in("13900000003").await;
+    let bob = app.sign_in("13900000004").await;
+    let r = alice.post(buy(open)).send().await.expect("send");
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+    let order_id = r.json::<Value>().await.expect("json")["order_id"]
+        .as_str()
+        .expect("decimal string")
+        .to_owned();
+    assert!(order_id.parse::<u64>().is_ok());
+    // A repeated buy (a retry after a lost reply) answers the same order, and takes nothing.
+    let again = alice.post(buy(open)).send().await.expect("send");
+    assert_eq!(again.status(), StatusCode::ACCEPTED);
+    assert_eq!(
+        again.json::<Value>().await.expect("json")["order_id"],
+        order_id.as_str()
+    );
+    expect_error(
+        bob.post(buy(open)).send().await.expect("send"),
+        StatusCode::CONFLICT,
+        "sold_out",
+    )
+    .await;
+    expect_error(
+        bob.post(buy(later)).send().await.expect("send"),
+        StatusCode::FORBIDDEN,
+        "not_started",
+    )
+    .await;
+    expect_error(
+        bob.post(buy(424_242)).send().await.expect("send"),
+        StatusCode::NOT_FOUND,
+        "not_found",
+    )
+    .await;
+    // Three attempts per second are allowed: the fourth in the same second is refused. (On a
+    // sale not yet open: a sold-out sale's refusals come from the instance's memory, which costs
+    // Redis no script, and are not counted.)
+    let mut codes = Vec::new();
+    for _ in 0..6 {
+        codes.push(bob.post(buy(later)).send().await.expect("send").status());
+    }
+    assert!(codes.contains(&StatusCode::TOO_MANY_REQUESTS), "{codes:?}");
+
+    // The owner sees the order reach `created`; someone else gets the 404 of an unknown ID.
+    let status_url = format!("{}/api/orders/{order_id}", app.base);
+    let last = written(&app, &alice, &order_id).await;
+    assert_eq!(last["status"], "created", "{last}");
+    assert_eq!(last["order_id"], order_id.as_str());
+    expect_error(
+        bob.get(&status_url).send().await.expect("send"),
+        StatusCode::NOT_FOUND,
+        "not_found",
+    )
+    .await;
+    expect_error(
+        alice
+            .get(format!("{}/api/orders/123", app.base))
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::NOT_FOUND,
+        "not_found",
+    )
+    .await;
+    expect_error(
+        alice
+            .get(format!("{}/api/orders/nope", app.base))
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::NOT_FOUND,
+        "not_found",
+    )
+    .await;
+
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let ended = bob.post(buy(closing)).send().await.expect("send");
+    expect_error(ended, StatusCode::FORBIDDEN, "ended").await;
+    let logout = alice
+        .post(format!("{}/api/logout", app.base))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(logout.status(), StatusCode::NO_CONTENT);
+    expect_error(
+        alice.get(&status_url).send().await.expect("send"),
+        StatusCode::UNAUTHORIZED,
+        "unauthenticated",
+    )
+    .await;
+    drop(app.core);
+}
+
+/// A browser without JavaScript: the buy form posts and is redirected to the order's page,
+/// which reloads itself (a `noscript` refresh) while the order is queued and stops once it is
+/// final; a refusal comes back to the voucher's page in words; guarded pages answer 302/403.
+#[sqlx::test]
+async fn pages_work_as_plain_html(db: PgPool) {
+    let app = spawn_app(db).await;
+    let admin = app.sign_in("13800000000").await;
+    let v = app.create(&admin, -5, 3600, 5).await;
+    let alice = app.sign_in("13900000005").await;
+    let page = |c: &Client, path: &str| {
+        c.get(format!("{}{path}", app.base))
+            .header("accept", "text/html")
+            .send()
+    };
+    let post_buy = || {
+        alice
+            .post(format!("{}/sf/buy", app.base))
+            .header("accept", "text/html")
+            .header("referer", format!("{}/vouchers/{v}", app.base))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(format!("voucher_id={v}"))
+            .send()
+    };
+
+    let r = post_buy().await.expect("send");
+    assert_eq!(r.status(), StatusCode::FOUND, "{:?}", r.text().await);
+    let location = r.headers()["location"].to_str().expect("ascii").to_owned();
+    let order_id = location
+        .strip_prefix("/orders/")
+        .expect("to the order page")
+        .to_owned();
+    assert!(order_id.parse::<u64>().is_ok(), "{location}");
+
+    // The real order gets written: its page stops refreshing.
+    let mut html = String::new();
+    for _ in 0..50 {
+        html = page(&alice, &location)
+            .await
+            .expect("send")
+            .text()
+            .await
+            .expect("html");
+        if html.contains(r#"data-status="created""#) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(html.contains(r#"data-status="created""#), "{html}");
+    assert!(
+        !html.contains("http-equiv=\"refresh\""),
+        "a final order does not refresh"
+    );
+
+    // An order still queued (planted in the queued hash, off the stream, so it stays there).
+    let user: i64 = sqlx::query_scalar("SELECT id FROM users WHERE phone = '13900000005'")
+        .fetch_one(&app.core.db)
+        .await
+        .expect("user");
+    let now_secs = chrono::Utc::now().timestamp() - seckill::domain::ORDER_EPOCH_UNIX;
+    let voucher = seckill::domain::VoucherId::try_from(v).expect("id");
+    // An ID of the voucher's shard (as every admission draws), far past any drawn today.
+    let sequence = seckill::domain::Shard::of_voucher(voucher)
+        .sequence(16_000_000)
+        .expect("in range");
+    let queued =
+        seckill::domain::OrderId::from_parts(u32::try_from(now_secs).expect("secs"), sequence)
+            .expect("id");
+    let mut redis = app.core.redis.clone();
+    let _: () = redis::cmd("HSET")
+        .arg(app.core.keys.voucher(voucher).queued)
+        .arg(queued.to_redis_hex())
+        .arg(user)
+        .query_async(&mut redis)
+        .await
+        .expect("HSET");
+    let r = page(&alice, &format!("/orders/{queued}"))
+        .await
+        .expect("send");
+    assert_eq!(r.status(), StatusCode::OK);
+    let html = r.text().await.expect("html");
+    assert!(html.contains(r#"data-status="queued""#), "{html}");
+    assert!(
+        html.contains(r#"<noscript><meta http-equiv="refresh" content="1"></noscript>"#),
+        "{html}"
+    );
+
+    // A refusal: back to the voucher's page, which says why.
+    let r = post_buy().await.expect("send");
+    assert_eq!(r.status(), StatusCode::FOUND);
+    let back = r.headers()["location"].to_str().expect("ascii").to_owned();
+    assert!(
+        back.starts_with(&format!("{}/vouchers/{v}?", app.base)),
+        "{back}"
+    );
+    let html = alice
+        .get(&back)
+        .header("accept", "text/html")
+        .send()
+        .await
+        .expect("send");
+    let html = html.text().await.expect("html");
+    assert!(html.contains(r#"data-code="already_bought""#), "{html}");
+    assert!(
+        html.contains("You have already bought this voucher."),
+        "{html}"
+    );
+
+    // Guarded and unknown pages answer with their status before any HTML.
+    let r = page(&client(), "/admin").await.expect("send");
+    assert_eq!(r.status(), StatusCode::FOUND);
+    assert_eq!(r.headers()["location"], "/login?next=/admin");
+    assert_eq!(
+        page(&alice, "/admin").await.expect("send").status(),
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(
+        page(&admin, "/admin").await.expect("send").status(),
+        StatusCode::OK
+    );
+    assert_eq!(
+        page(&alice, "/vouchers/424242")
+            .await
+            .expect("send")
+            .status(),
+        StatusCode::NOT_FOUND
+    );
+
+    // An unknown order's page and someone else's are the same 404; every page has its title.
+    let title_of = |html: &str| {
+        html.split_once("<title>")
+            .and_then(|(_, rest)| rest.split_once("</title>"))
+            .map(|(t, _)| t.to_owned())
+    };
+    let mallory = app.sign_in("13900000077").await;
+    for (who, path) in [
+        (&alice, "/orders/4242424242".to_owned()),
+        (&mallory, format!("/orders/{order_id}")),
+    ] {
+        let r = page(who, &path).await.expect("send");
+        assert_eq!(r.status(), StatusCode::NOT_FOUND, "{path}");
+        let html = r.text().await.expect("html");
+        assert_eq!(
+            title_of(&html).as_deref(),
+            Some("Order not found — Seckill")
+        );
+        assert!(!html.contains("data-testid=\"order\""), "no order shown");
+    }
+    let mine = page(&alice, &format!("/orders/{order_id}"))
+        .await
+        .expect("send");
+    assert_eq!(mine.status(), StatusCode::OK);
+    let expected = format!("Order {order_id} — Seckill");
+    assert_eq!(
+        title_of(&mine.text().await.expect("html")).as_deref(),
+        Some(expected.as_str())
+    );
+    let sale = page(&alice, &format!("/vouchers/{v}")).await.expect("send");
+    assert_eq!(
+        title_of(&sale.text().await.expect("html")).as_deref(),
+        Some("API voucher — Seckill")
+    );
+    for (path, title) in [
+        ("/", "Flash sales — Seckill"),
+        ("/login", "Sign in — Seckill"),
+        ("/nowhere", "Page not found — Seckill"),
+    ] {
+        let html = page(&client(), path)
+            .await
+            .expect("send")
+            .text()
+            .await
+            .expect("html");
+        assert_eq!(title_of(&html).as_deref(), Some(title), "{path}");
+    }
+}

@@ -1,0 +1,127 @@
+//! Live stock pushed to open pages (issue #14, point 5) over real HTTP: a stream starts with
+//! the figures now and carries a buy made through another instance of the deployment; an
+//! unknown voucher is a JSON 404, not a stream.
+
+use std::time::Duration;
+
+use crate::support::{buy_order, expect_error, spawn_instances};
+use reqwest::StatusCode;
+use serde_json::Value;
+use sqlx::PgPool;
+
+/// Reads Server-Sent Events from `response` until one satisfies `wanted` (within 5 s).
+async fn next_event(
+    response: &mut reqwest::Response,
+    buffer: &mut String,
+    wanted: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        while let Some(end) = buffer.find("\n\n") {
+            let block: String = buffer.drain(..end + 2).collect();
+            let mut event = None;
+            let mut data = None;
+            for line in block.lines() {
+                if let Some(v) = line.strip_prefix("event:") {
+                    event = Some(v.trim().to_owned());
+                } else if let Some(v) = line.strip_prefix("data:") {
+                    data = Some(v.trim().to_owned());
+                }
+            }
+            if let (Some(event), Some(data)) = (event, data) {
+                assert_eq!(event, "stock");
+                let value: Value = serde_json::from_str(&data).expect("JSON data");
+                if wanted(&value) {
+                    return value;
+                }
+            }
+        }
+        let chunk = tokio::time::timeout_at(deadline, response.chunk())
+            .await
+            .expect("an event in time")
+            .expect("stream open")
+            .expect("stream not ended");
+        buffer.push_str(std::str::from_utf8(&chunk).expect("UTF-8"));
+    }
+}
+
+#[sqlx::test]
+async fn a_sale_page_hears_a_buy_made_on_another_instance(db: PgPool) {
+    let apps = spawn_instances(db, 2).await;
+    let (a, b) = (&apps[0], &apps[1]);
+    let admin = a.sign_in("13800000000").await;
+    let v = a.create(&admin, -5, 3600, 3).await;
+
+    let mut stream = crate::support::client()
+        .get(format!("{}/api/vouchers/{v}/events", a.base))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(stream.status(), StatusCode::OK);
+    assert_eq!(
+        stream.headers()["content-type"].to_str().ok(),
+        Some("text/event-stream")
+    );
+    let mut buffer = String::new();
+    let first = next_event(&mut stream, &mut buffer, |_| true).await;
+    assert_eq!(first["remaining"], 3, "{first}");
+    assert!(first["ends_at"].is_string(), "{first}");
+
+    let shopper = b.sign_in("13900000001").await;
+    buy_order(b, &shopper, v).await;
+    let after = next_event(&mut stream, &mut buffer, |e| e["remaining"] != 3).await;
+    assert_eq!(after["remaining"], 2, "{after}");
+    assert_eq!(a.core.live.watchers(), 1);
+    drop(stream);
+    // The watcher is gone once its stream is (the instance stops reading the sale).
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+    while a.core.live.watchers() > 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "watcher not dropped"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[sqlx::test]
+async fn an_unknown_sale_is_a_json_404_not_a_stream(db: PgPool) {
+    let apps = spawn_instances(db, 1).await;
+    for id in ["999999", "abc", "-1"] {
+        let r = crate::support::client()
+            .get(format!("{}/api/vouchers/{id}/events", apps[0].base))
+            .send()
+            .await
+            .expect("send");
+        expect_error(r, StatusCode::NOT_FOUND, "not_found").await;
+    }
+}
+
+#[sqlx::test]
+async fn a_graceful_shutdown_ends_open_streams_instead_of_waiting_on_them(db: PgPool) {
+    let mut apps = spawn_instances(db, 1).await;
+    let app = apps.remove(0);
+    let admin = app.sign_in("13800000000").await;
+    let v = app.create(&admin, -5, 3600, 3).await;
+    let mut stream = crate::support::client()
+        .get(format!("{}/api/vouchers/{v}/events", app.base))
+        .send()
+        .await
+        .expect("send");
+    let mut buffer = String::new();
+    next_event(&mut stream, &mut buffer, |_| true).await;
+
+    app.shutdown.cancel();
+    // The instance finishes shutting down although a page was still watching…
+    let stopped = tokio::time::timeout(Duration::from_secs(5), app.serving)
+        .await
+        .expect("shut down within 5 s, not held by the open stream")
+        .expect("task");
+    assert!(stopped.is_ok(), "{stopped:?}");
+    // …and the page's stream has ended (its browser would reconnect elsewhere).
+    let end = tokio::time::timeout(Duration::from_secs(2), async {
+        while let Ok(Some(_)) = stream.chunk().await {}
+    })
+    .await;
+    assert!(end.is_ok(), "the stream ended");
+}

@@ -1,0 +1,272 @@
+//! After the rush over real HTTP (design.md §5): pay with an Idempotency-Key, cancel, the 409s
+//! of transitions no longer possible, someone else's order, and an admin ending a sale or adding
+//! stock. Run on one Redis node and on the cluster.
+
+use crate::support::{buy_order as buy, expect_error, spawn_app, written};
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use sqlx::PgPool;
+
+#[sqlx::test]
+async fn paying_and_cancelling_over_http(db: PgPool) {
+    let app = spawn_app(db).await;
+    let admin = app.sign_in("13800000000").await;
+    let v = app.create(&admin, -5, 3600, 2).await;
+    let a = app.sign_in("13900000001").await;
+    let b = app.sign_in("13900000002").await;
+    let order = buy(&app, &a, v).await;
+    let url = |what: &str| format!("{}/api/orders/{order}/{what}", app.base);
+
+    let body = written(&app, &a, &order).await;
+    assert_eq!(body["status"], "created", "{body}");
+    let pay_by = body["pay_by"].as_str().expect("pay_by while created");
+    assert!(
+        chrono::DateTime::parse_from_rfc3339(pay_by).is_ok(),
+        "{pay_by}"
+    );
+
+    expect_error(
+        a.post(url("pay")).send().await.expect("send"),
+        StatusCode::BAD_REQUEST,
+        "bad_request",
+    )
+    .await;
+    expect_error(
+        a.post(url("pay"))
+            .header("Idempotency-Key", "has space")
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::BAD_REQUEST,
+        "bad_request",
+    )
+    .await;
+    // Someone else's order answers like an unknown one.
+    expect_error(
+        b.post(url("pay"))
+            .header("Idempotency-Key", "k1")
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::NOT_FOUND,
+        "not_found",
+    )
+    .await;
+    expect_error(
+        b.post(url("cancel")).send().await.expect("send"),
+        StatusCode::NOT_FOUND,
+        "not_found",
+    )
+    .await;
+    expect_error(
+        a.post(format!("{}/api/orders/12345/cancel", app.base))
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::NOT_FOUND,
+        "not_found",
+    )
+    .await;
+    expect_error(
+        crate::support::client()
+            .post(url("cancel"))
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::UNAUTHORIZED,
+        "unauthenticated",
+    )
+    .await;
+
+    for _ in 0..2 {
+        let r = a
+            .post(url("pay"))
+            .header("Idempotency-Key", "k1")
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), StatusCode::OK, "the same key answers the same");
+        assert_eq!(
+            r.json::<Value>().await.expect("json"),
+            json!({ "order_id": order, "status": "paid" })
+        );
+    }
+    expect_error(
+        a.post(url("pay"))
+            .header("Idempotency-Key", "k2")
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::CONFLICT,
+        "already_paid",
+    )
+    .await;
+    expect_error(
+        a.post(url("cancel")).send().await.expect("send"),
+        StatusCode::CONFLICT,
+        "already_paid",
+    )
+    .await;
+    let body: Value = a
+        .get(format!("{}/api/orders/{order}", app.base))
+        .send()
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(body["status"], "paid");
+    assert!(body.get("pay_by").is_none(), "{body}");
+
+    // B buys, cancels (twice: the same answer), and the unit is back on sale.
+    let theirs = buy(&app, &b, v).await;
+    written(&app, &b, &theirs).await;
+    let remaining = |c: reqwest::Client| {
+        let url = format!("{}/api/vouchers/{v}", app.base);
+        async move {
+            c.get(url)
+                .send()
+                .await
+                .expect("send")
+                .json::<Value>()
+                .await
+                .expect("json")["remaining"]
+                .as_i64()
+                .expect("remaining")
+        }
+    };
+    assert_eq!(remaining(b.clone()).await, 0);
+    for _ in 0..2 {
+        let r = b
+            .post(format!("{}/api/orders/{theirs}/cancel", app.base))
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), StatusCode::OK);
+        assert_eq!(
+            r.json::<Value>().await.expect("json"),
+            json!({ "order_id": theirs, "status": "cancelled" })
+        );
+    }
+    assert_eq!(remaining(b.clone()).await, 1, "the unit is back");
+    expect_error(
+        b.post(format!("{}/api/orders/{theirs}/pay", app.base))
+            .header("Idempotency-Key", "late")
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::CONFLICT,
+        "order_cancelled",
+    )
+    .await;
+    let body: Value = b
+        .get(format!("{}/api/orders/{theirs}", app.base))
+        .send()
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(body["status"], "cancelled");
+    assert_eq!(body["cancelled_by"], "shopper");
+    let again = buy(&app, &b, v).await;
+    assert_ne!(
+        again, theirs,
+        "a shopper whose order was cancelled may buy again"
+    );
+}
+
+#[sqlx::test]
+async fn admins_end_a_sale_and_add_stock_over_http(db: PgPool) {
+    let app = spawn_app(db).await;
+    let admin = app.sign_in("13800000000").await;
+    let shopper = app.sign_in("13900000003").await;
+    let v = app.create(&admin, -5, 3600, 1).await;
+    let url = |what: &str| format!("{}/api/admin/vouchers/{v}/{what}", app.base);
+
+    expect_error(
+        shopper.post(url("end")).send().await.expect("send"),
+        StatusCode::FORBIDDEN,
+        "forbidden",
+    )
+    .await;
+    expect_error(
+        shopper
+            .post(url("stock"))
+            .json(&json!({ "add": 1 }))
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::FORBIDDEN,
+        "forbidden",
+    )
+    .await;
+    for bad in [
+        json!({}),
+        json!({ "add": 0 }),
+        json!({ "add": "2" }),
+        json!({ "add": 1.5 }),
+    ] {
+        let r = admin
+            .post(url("stock"))
+            .json(&bad)
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), StatusCode::BAD_REQUEST, "{bad}");
+        let body: Value = r.json().await.expect("json");
+        assert_eq!(body["error"], "invalid");
+        assert!(body["fields"]["add"].is_string(), "{body}");
+    }
+    for _ in 0..2 {
+        let r = admin
+            .post(url("stock"))
+            .header("Idempotency-Key", "top-up-1")
+            .json(&json!({ "add": 2 }))
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), StatusCode::OK);
+        let body: Value = r.json().await.expect("json");
+        assert_eq!(
+            (body["stock"].as_i64(), body["remaining"].as_i64()),
+            (Some(3), Some(3)),
+            "added once: {body}"
+        );
+    }
+
+    let r = admin.post(url("end")).send().await.expect("send");
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(r.json::<Value>().await.expect("json")["status"], "ended");
+    expect_error(
+        shopper
+            .post(format!("{}/api/vouchers/{v}/orders", app.base))
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::FORBIDDEN,
+        "ended",
+    )
+    .await;
+    expect_error(
+        admin
+            .post(url("stock"))
+            .json(&json!({ "add": 1 }))
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::FORBIDDEN,
+        "ended",
+    )
+    .await;
+    expect_error(
+        admin
+            .post(format!("{}/api/admin/vouchers/999999/end", app.base))
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::NOT_FOUND,
+        "not_found",
+    )
+    .await;
+}

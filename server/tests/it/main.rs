@@ -1,0 +1,11 @@
+//! The server's integration tests over real HTTP, on the real Redis (`REDIS_URL`: one node, or
+//! a Redis Cluster) and a real PostgreSQL (a fresh database per test). One test binary, a
+//! module per subject.
+
+mod api;
+mod events;
+mod hostile;
+mod lifecycle;
+mod pages;
+mod scaleout;
+mod support;

@@ -1,0 +1,184 @@
+//! The HTTP tests' harness: the application on port 0, clients, sign-in.
+
+use std::collections::HashMap;
+
+use reqwest::{Client, StatusCode};
+use seckill::{Config, Core};
+use serde_json::{json, Value};
+use sqlx::PgPool;
+
+/// A server started in this process on port 0, on the real Redis (its own key prefix) and a
+/// fresh PostgreSQL database.
+pub struct TestApp {
+    pub base: String,
+    pub core: Core,
+    /// Cancelling it stops the instance gracefully (as SIGTERM does).
+    pub shutdown: tokio_util::sync::CancellationToken,
+    /// The instance's serving task: it ends once a shutdown has finished.
+    pub serving: tokio::task::JoinHandle<anyhow::Result<()>>,
+}
+
+pub async fn spawn_app(db: PgPool) -> TestApp {
+    let prefix = format!("api{}:", uuid::Uuid::new_v4().simple());
+    spawn_instance(db, &prefix).await
+}
+
+/// `n` instances of one deployment (the same Redis keys and database), each with its own port,
+/// worker and consumer name, as several hosts behind a load balancer would run.
+pub async fn spawn_instances(db: PgPool, n: usize) -> Vec<TestApp> {
+    let prefix = format!("api{}:", uuid::Uuid::new_v4().simple());
+    let mut apps = Vec::with_capacity(n);
+    for _ in 0..n {
+        apps.push(spawn_instance(db.clone(), &prefix).await);
+    }
+    apps
+}
+
+async fn spawn_instance(db: PgPool, prefix: &str) -> TestApp {
+    let prefix = prefix.to_owned();
+    let mut vars: HashMap<&str, String> = HashMap::from([
+        ("SECKILL_KEY_PREFIX", prefix),
+        ("LEPTOS_SITE_ADDR", "127.0.0.1:0".to_owned()),
+        ("SECKILL_DEV_LOGIN", "true".to_owned()),
+        ("SECKILL_DEV_PAYMENTS", "true".to_owned()),
+        ("SECKILL_BUYS_PER_SECOND", "3".to_owned()),
+        ("SECKILL_WORKER_BLOCK_MS", "50".to_owned()),
+        ("SECKILL_PUSH_MS", "100".to_owned()),
+        (
+            "SECKILL_INSTANCE_ID",
+            format!("api-{}", uuid::Uuid::new_v4().simple()),
+        ),
+    ]);
+    if let Ok(url) = std::env::var("REDIS_URL") {
+        vars.insert("REDIS_URL", url);
+    }
+    let config = Config::from_lookup(|k| vars.get(k).cloned()).expect("config");
+    let core = Core::with_pool(config, db).await.expect("core");
+    let app = server::Application::build_with(core.clone())
+        .await
+        .expect("build");
+    let base = format!("http://{}", app.local_addr());
+    let shutdown = app.shutdown_token();
+    let serving = tokio::spawn(app.run_until_stopped());
+    TestApp {
+        base,
+        core,
+        shutdown,
+        serving,
+    }
+}
+
+/// Asserts an API error: its status, its code, a message for people; the body.
+pub async fn expect_error(r: reqwest::Response, status: StatusCode, code: &str) -> Value {
+    assert_eq!(r.status(), status);
+    let body: Value = r.json().await.expect("json error body");
+    assert_eq!(body["error"], code, "{body}");
+    assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()));
+    body
+}
+
+/// Buys voucher `v` as `c`, which must be admitted; the order ID.
+pub async fn buy_order(app: &TestApp, c: &Client, v: i64) -> String {
+    let r = c
+        .post(format!("{}/api/vouchers/{v}/orders", app.base))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+    r.json::<Value>().await.expect("json")["order_id"]
+        .as_str()
+        .expect("id")
+        .to_owned()
+}
+
+/// Polls `GET /api/orders/{order}` as `c` until the worker has written it (10 s at most);
+/// the last body.
+pub async fn written(app: &TestApp, c: &Client, order: &str) -> Value {
+    let mut last = Value::Null;
+    for _ in 0..200 {
+        last = c
+            .get(format!("{}/api/orders/{order}", app.base))
+            .send()
+            .await
+            .expect("send")
+            .json()
+            .await
+            .expect("json");
+        if last["status"] != "queued" {
+            return last;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("order {order} not written: {last}")
+}
+
+pub fn client() -> Client {
+    // Redirects are asserted, not followed.
+    Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client")
+}
+
+impl TestApp {
+    /// Asks for a code and signs in as `phone` with `c` (dev login); the sign-in response.
+    pub async fn log_in(&self, c: &Client, phone: &str) -> reqwest::Response {
+        let r = c
+            .post(format!("{}/api/login/code", self.base))
+            .json(&json!({ "phone": phone }))
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), StatusCode::OK);
+        let code = r.json::<Value>().await.expect("json")["code"]
+            .as_str()
+            .expect("dev code")
+            .to_owned();
+        let r = c
+            .post(format!("{}/api/login", self.base))
+            .json(&json!({ "phone": phone, "code": code }))
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), StatusCode::OK);
+        r
+    }
+
+    /// A client signed in as `phone` (dev login).
+    pub async fn sign_in(&self, phone: &str) -> Client {
+        let c = client();
+        let r = self.log_in(&c, phone).await;
+        let set_cookie = r
+            .headers()
+            .get("set-cookie")
+            .expect("cookie")
+            .to_str()
+            .expect("ascii")
+            .to_owned();
+        assert!(
+            set_cookie.contains("HttpOnly") && set_cookie.contains("SameSite=Lax"),
+            "{set_cookie}"
+        );
+        c
+    }
+
+    /// Creates a voucher as `admin`; returns its ID.
+    pub async fn create(&self, admin: &Client, begins_in: i64, lasts: i64, stock: i64) -> i64 {
+        let now = chrono::Utc::now();
+        let r = admin
+            .post(format!("{}/api/admin/vouchers", self.base))
+            .json(&json!({
+                "title": "API voucher", "description": "", "price_cents": 500, "stock": stock,
+                "begins_at": (now + chrono::Duration::seconds(begins_in)).to_rfc3339(),
+                "ends_at": (now + chrono::Duration::seconds(begins_in + lasts)).to_rfc3339(),
+            }))
+            .send()
+            .await
+            .expect("send");
+        assert_eq!(r.status(), StatusCode::CREATED);
+        r.json::<Value>().await.expect("json")["id"]
+            .as_i64()
+            .expect("id")
+    }
+}

@@ -1,0 +1,204 @@
+//! An admin's changes to a running sale: end it now, or add stock. Each runs under the
+//! voucher's lock (`preload:<id>`, the one restores take), checks the lock's fencing token in
+//! PostgreSQL in the same transaction as its change, then brings Redis along: ending stops
+//! admissions at once by the Redis clock (`lua/end_sale.lua`); added units reach Redis as a
+//! stock move (exactly once, see [`crate::orders::restock`]).
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use crate::{
+    auth::Admin,
+    domain::{FieldErrors, IdempotencyKey, Stock, VoucherId, MAX_STOCK},
+    infra::{
+        backend::{backend_error, Backend, Unavailable},
+        lock::{LockError, LockGuard},
+        scripts::{self, SaleEnd, StockMove},
+        store,
+    },
+    orders::restock::{self, RestockError},
+    Core,
+};
+
+/// How long a change waits for another instance holding the voucher's lock.
+const LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// Why a sale was not changed.
+#[derive(Debug, thiserror::Error)]
+pub enum SaleAdminError {
+    #[error("no such voucher")]
+    NotFound,
+    /// Adding stock to a sale that has ended.
+    #[error("the sale has ended")]
+    Ended,
+    #[error(transparent)]
+    Invalid(#[from] FieldErrors),
+    #[error("another instance kept the lock of voucher {0}")]
+    Busy(VoucherId),
+    #[error("a newer holder of voucher {0}'s lock exists; this change stood down")]
+    Fenced(VoucherId),
+    #[error("lock: {0}")]
+    Lock(#[from] LockError),
+    #[error(transparent)]
+    Backend(#[from] Backend),
+    #[error("{0}")]
+    Restock(#[from] RestockError),
+}
+
+backend_error!(SaleAdminError);
+
+impl Unavailable for SaleAdminError {
+    fn is_unavailable(&self) -> bool {
+        match self {
+            Self::Lock(e) => e.is_unavailable(),
+            Self::Backend(e) => e.is_unavailable(),
+            Self::Restock(e) => e.is_unavailable(),
+            // Refusals; another instance changing the same sale is answered by the adapters
+            // as busy, not as a store out of reach.
+            Self::NotFound | Self::Ended | Self::Invalid(_) | Self::Busy(_) | Self::Fenced(_) => {
+                false
+            }
+        }
+    }
+}
+
+/// A sale after stock was added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StockAdded {
+    /// Units the sale offers now (initial + added).
+    pub total: i64,
+    /// Units PostgreSQL has not sold.
+    pub unsold: i64,
+}
+
+async fn lock(core: &Core, voucher: VoucherId) -> Result<LockGuard, SaleAdminError> {
+    core.locks
+        .try_acquire(&format!("preload:{voucher}"), LOCK_WAIT)
+        .await?
+        .ok_or(SaleAdminError::Busy(voucher))
+}
+
+async fn release(guard: LockGuard, voucher: VoucherId) {
+    if guard.is_lost() {
+        tracing::warn!(%voucher, "voucher lock lost during an admin's change");
+    }
+    if let Err(e) = guard.release().await {
+        tracing::warn!(%voucher, error = %e, "voucher lock release");
+    }
+}
+
+/// Ends `voucher`'s sale now, in PostgreSQL then in Redis; ending an ended sale changes
+/// nothing. Returns the sale's end. Shoppers buying afterwards are refused as `ended`.
+pub async fn end_sale(
+    core: &Core,
+    _admin: &Admin,
+    voucher: VoucherId,
+) -> Result<DateTime<Utc>, SaleAdminError> {
+    let guard = lock(core, voucher).await?;
+    let result = end_locked(core, voucher, guard.fence()).await;
+    release(guard, voucher).await;
+    core.catalog_changed();
+    let ends_at = result?;
+    tracing::info!(%voucher, %ends_at, "sale ended by an admin");
+    Ok(ends_at)
+}
+
+async fn end_locked(
+    core: &Core,
+    voucher: VoucherId,
+    fence: i64,
+) -> Result<DateTime<Utc>, SaleAdminError> {
+    let mut tx = core.db.begin().await?;
+    if store::vouchers::lock(&mut tx, voucher).await?.is_none() {
+        return Err(SaleAdminError::NotFound);
+    }
+    if !store::vouchers::record_fence(&mut tx, voucher, fence).await? {
+        return Err(SaleAdminError::Fenced(voucher));
+    }
+    let ends_at = store::vouchers::end_now(&mut tx, voucher)
+        .await?
+        .ok_or(SaleAdminError::NotFound)?;
+    tx.commit().await?;
+    let mut redis = core.redis.clone();
+    let keys = core.keys.voucher(voucher);
+    match scripts::end_sale(&mut redis, &keys, ends_at.timestamp_millis()).await? {
+        SaleEnd::Ended { at_ms } => Ok(DateTime::from_timestamp_millis(at_ms).unwrap_or(ends_at)),
+        SaleEnd::NotLoaded => Ok(ends_at),
+    }
+}
+
+/// Adds `add` units to `voucher`'s sale, in PostgreSQL and in Redis, once per `key` (a
+/// repeated request with the same key answers the sale as it is). A sale that has ended is
+/// refused.
+pub async fn add_stock(
+    core: &Core,
+    _admin: &Admin,
+    voucher: VoucherId,
+    add: Stock,
+    key: Option<&IdempotencyKey>,
+) -> Result<StockAdded, SaleAdminError> {
+    let step = StockMove {
+        key: store::moves::addition_key(&key.map_or_else(
+            || uuid::Uuid::new_v4().simple().to_string(),
+            |k| k.as_str().to_owned(),
+        )),
+        units: add.get(),
+        release: None,
+    };
+    let guard = lock(core, voucher).await?;
+    let result = add_locked(core, voucher, &step, guard.fence()).await;
+    release(guard, voucher).await;
+    core.catalog_changed();
+    let (added, fresh) = result?;
+    // After the lock is released: a sale Redis lost is restored under that same lock. A
+    // repeated request applies too, in case the first one died before Redis (idempotent).
+    restock::apply(core, voucher, &step).await?;
+    if fresh {
+        tracing::info!(%voucher, units = add.get(), total = added.total, "stock added by an admin");
+    }
+    Ok(added)
+}
+
+async fn add_locked(
+    core: &Core,
+    voucher: VoucherId,
+    step: &StockMove,
+    fence: i64,
+) -> Result<(StockAdded, bool), SaleAdminError> {
+    let mut tx = core.db.begin().await?;
+    let v = store::vouchers::lock(&mut tx, voucher)
+        .await?
+        .ok_or(SaleAdminError::NotFound)?;
+    if v.window.ends_at() <= Utc::now() {
+        return Err(SaleAdminError::Ended);
+    }
+    if !store::vouchers::record_fence(&mut tx, voucher, fence).await? {
+        return Err(SaleAdminError::Fenced(voucher));
+    }
+    if v.total_stock() + step.units > MAX_STOCK {
+        let mut fields = FieldErrors::default();
+        fields.push(
+            "add",
+            format!(
+                "would take the sale past {} units (it offers {})",
+                crate::domain::grouped(MAX_STOCK),
+                crate::domain::grouped(v.total_stock())
+            ),
+        );
+        return Err(fields.into());
+    }
+    if !store::moves::record(&mut tx, voucher, step).await? {
+        // The same request again: the stock was added the first time.
+        return Ok((
+            StockAdded {
+                total: v.total_stock(),
+                unsold: v.db_stock,
+            },
+            false,
+        ));
+    }
+    let (total, unsold) = store::vouchers::add_stock(&mut tx, voucher, step.units).await?;
+    tx.commit().await?;
+    Ok((StockAdded { total, unsold }, true))
+}

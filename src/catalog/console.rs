@@ -1,0 +1,186 @@
+//! The admin console's figures: every voucher with its live counts, and one voucher's sales
+//! over time.
+
+use chrono::{DateTime, TimeZone, Utc};
+
+use crate::{
+    catalog::{self, VoucherState},
+    domain::{Voucher, VoucherId},
+    infra::{backend::Backend, store},
+    Core,
+};
+
+/// A voucher with where each of its units is.
+#[derive(Debug, Clone)]
+pub struct VoucherCounts {
+    /// The voucher, Redis's stock left and the orders queued (admitted, not yet written).
+    pub state: VoucherState,
+    /// Orders written to PostgreSQL.
+    pub written: i64,
+    /// Written orders awaiting payment, paid, and cancelled (units returned).
+    pub awaiting_payment: i64,
+    pub paid: i64,
+    pub cancelled: i64,
+    pub revenue_cents: i64,
+    /// Orders the worker refused.
+    pub failed: i64,
+}
+
+/// The newest vouchers first, each with its counts: the catalog's listing (one query, one
+/// Redis pipeline, which also reads the dead letters) and one query of tallies.
+pub async fn overview(core: &Core, limit: i64) -> Result<Vec<VoucherCounts>, Backend> {
+    let states = catalog::list(core, limit).await?;
+    if states.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<VoucherId> = states.iter().map(|s| s.voucher.id).collect();
+    let tallies = store::sales::tallies(&core.db, &ids).await?;
+    Ok(states
+        .into_iter()
+        .zip(tallies)
+        .map(|(state, tally)| VoucherCounts {
+            state,
+            written: tally.written,
+            awaiting_payment: tally.awaiting_payment,
+            paid: tally.paid,
+            cancelled: tally.cancelled,
+            revenue_cents: tally.revenue_cents,
+            failed: tally.failed,
+        })
+        .collect())
+}
+
+/// What the console shows: every voucher's counts, one voucher's sales, and whether orders are
+/// being written.
+#[derive(Debug, Clone)]
+pub struct Dashboard {
+    pub rows: Vec<VoucherCounts>,
+    /// The charted voucher and its series (`None` before its first written order).
+    pub chart: Option<(VoucherId, Option<SalesSeries>)>,
+    /// The age of the oldest queued order, when it is past `SECKILL_STALL_AFTER_MS`.
+    pub stalled_for: Option<std::time::Duration>,
+}
+
+/// The console: [`overview`], and the sales of `chart` when it is one of the listed vouchers,
+/// else of the newest voucher that sold something, else of the newest.
+pub async fn dashboard(
+    core: &Core,
+    chart: Option<VoucherId>,
+    limit: i64,
+    now: DateTime<Utc>,
+) -> Result<Dashboard, Backend> {
+    let rows = overview(core, limit).await?;
+    let chosen = chart
+        .and_then(|id| rows.iter().find(|r| r.state.voucher.id == id))
+        .or_else(|| rows.iter().find(|r| r.written + r.state.queued > 0))
+        .or(rows.first())
+        .map(|r| &r.state.voucher);
+    let chart = match chosen {
+        Some(v) => Some((v.id, series_of(core, v, now).await?)),
+        None => None,
+    };
+    let stalled_for = crate::jobs::order_writer::oldest_queued_age(core)
+        .await?
+        .filter(|age| *age > core.config.worker.stall_after);
+    Ok(Dashboard {
+        rows,
+        chart,
+        stalled_for,
+    })
+}
+
+/// Orders written per interval of admission time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SalesSeries {
+    /// Where bucket 0 starts.
+    pub start: DateTime<Utc>,
+    /// Width of every bucket.
+    pub bucket_secs: i64,
+    /// Orders admitted in each bucket, zeros included.
+    pub counts: Vec<i64>,
+}
+
+/// At most this many buckets: enough for a readable chart on a phone.
+pub const MAX_BUCKETS: i64 = 60;
+
+/// Bucket widths people read easily, in seconds.
+const WIDTHS: [i64; 17] = [
+    1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1_800, 3_600, 7_200, 21_600, 43_200, 86_400,
+];
+
+/// The narrowest readable width that fits `span_secs` in [`MAX_BUCKETS`] buckets (wider
+/// than a day for spans of months).
+pub fn bucket_width(span_secs: i64) -> i64 {
+    let span = span_secs.max(1);
+    WIDTHS
+        .into_iter()
+        .find(|w| (span + w - 1) / w <= MAX_BUCKETS)
+        .unwrap_or_else(|| (span + MAX_BUCKETS - 1) / MAX_BUCKETS)
+}
+
+#[cfg(feature = "testing")]
+/// `voucher`'s written orders over time, from its first admission to its last or to `now`
+/// while the sale is still open; `None` before its first order.
+pub async fn sales_series(
+    core: &Core,
+    voucher: VoucherId,
+    now: DateTime<Utc>,
+) -> Result<Option<SalesSeries>, Backend> {
+    match store::vouchers::get(&core.db, voucher).await? {
+        Some(v) => series_of(core, &v, now).await,
+        None => Ok(None),
+    }
+}
+
+/// [`sales_series`] of a voucher already read.
+async fn series_of(
+    core: &Core,
+    v: &Voucher,
+    now: DateTime<Utc>,
+) -> Result<Option<SalesSeries>, Backend> {
+    let voucher = v.id;
+    let Some((first, last)) = store::sales::admission_span(&core.db, voucher).await? else {
+        return Ok(None);
+    };
+    let end = last.max(now.min(v.window.ends_at()));
+    let width = bucket_width(end.timestamp() - first.timestamp() + 1);
+    let start_secs = first.timestamp().div_euclid(width) * width;
+    let start = Utc.timestamp_opt(start_secs, 0).single().unwrap_or(first);
+    let buckets = (end.timestamp() - start_secs) / width + 1;
+    let mut counts = vec![0; usize::try_from(buckets).unwrap_or(0)];
+    for (bucket, n) in store::sales::admitted_per_bucket(&core.db, voucher, start, width).await? {
+        if let Some(slot) = usize::try_from(bucket).ok().and_then(|b| counts.get_mut(b)) {
+            *slot = n;
+        }
+    }
+    Ok(Some(SalesSeries {
+        start,
+        bucket_secs: width,
+        counts,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flash_sale_of_a_few_seconds_gets_one_second_buckets() {
+        assert_eq!(bucket_width(1), 1);
+        assert_eq!(bucket_width(0), 1);
+        assert_eq!(bucket_width(60), 1);
+        assert_eq!(bucket_width(61), 2);
+    }
+
+    #[test]
+    fn widths_grow_so_that_no_chart_has_more_than_sixty_bars() {
+        for span in [1, 59, 61, 119, 121, 3_600, 86_400, 7 * 86_400, 400 * 86_400] {
+            let w = bucket_width(span);
+            assert!((span + w - 1) / w <= MAX_BUCKETS, "span {span} width {w}");
+        }
+        assert_eq!(bucket_width(3_600), 60);
+        assert_eq!(bucket_width(86_400), 1_800);
+        assert_eq!(bucket_width(30 * 86_400), 43_200);
+        assert_eq!(bucket_width(400 * 86_400), 576_000);
+    }
+}

@@ -1,0 +1,275 @@
+//! Vouchers: creation by admins, listing, and preloading their sale into Redis.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use redis::AsyncCommands;
+
+pub mod admin;
+pub mod console;
+
+use crate::{
+    auth::Admin,
+    domain::{FieldErrors, NewVoucher, Shard, Voucher, VoucherDraft, VoucherId},
+    infra::{
+        backend::{backend_error, Backend, Unavailable},
+        keys::ORDER_GROUP,
+        lock::LockError,
+        scripts::{self, PreloadInput, PreloadOutcome},
+        store,
+    },
+    Core,
+};
+
+/// How long a preload waits for another instance preloading the same voucher.
+const PRELOAD_LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// Why a voucher was not created.
+#[derive(Debug, thiserror::Error)]
+pub enum CreateVoucherError {
+    #[error(transparent)]
+    Invalid(#[from] FieldErrors),
+    #[error("storing the voucher: {0}")]
+    Backend(#[from] Backend),
+    #[error("the voucher {0} is stored but not preloaded: {1}")]
+    Preload(VoucherId, #[source] PreloadError),
+}
+
+backend_error!(CreateVoucherError);
+
+impl Unavailable for CreateVoucherError {
+    fn is_unavailable(&self) -> bool {
+        match self {
+            Self::Invalid(_) => false,
+            Self::Backend(e) => e.is_unavailable(),
+            Self::Preload(_, e) => e.is_unavailable(),
+        }
+    }
+}
+
+/// Why a preload did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum PreloadError {
+    #[error("lock: {0}")]
+    Lock(#[from] LockError),
+    #[error("another instance kept the preload lock of voucher {0}")]
+    Busy(VoucherId),
+    #[error("a newer preload of voucher {0} holds the fence; this one stood down")]
+    Fenced(VoucherId),
+    #[error(transparent)]
+    Backend(#[from] Backend),
+}
+
+backend_error!(PreloadError);
+
+impl Unavailable for PreloadError {
+    fn is_unavailable(&self) -> bool {
+        match self {
+            Self::Lock(e) => e.is_unavailable(),
+            Self::Backend(e) => e.is_unavailable(),
+            // Another instance is preloading the same voucher: this one's work is done there.
+            Self::Busy(_) | Self::Fenced(_) => false,
+        }
+    }
+}
+
+/// Validates `draft`, stores the voucher and preloads its sale into Redis.
+pub async fn create_voucher(
+    core: &Core,
+    admin: &Admin,
+    draft: &VoucherDraft,
+    now: DateTime<Utc>,
+) -> Result<VoucherId, CreateVoucherError> {
+    let new = NewVoucher::parse(draft, now)?;
+    let mut tx = core.db.begin().await?;
+    let id = store::vouchers::insert(&mut tx, &new, admin.user()).await?;
+    tx.commit().await?;
+    let voucher = store::vouchers::get(&core.db, id)
+        .await?
+        .ok_or(sqlx::Error::RowNotFound)?;
+    core.catalog_changed();
+    preload(core, &voucher)
+        .await
+        .map_err(|e| CreateVoucherError::Preload(id, e))?;
+    tracing::info!(voucher = %id, stock = new.stock.get(), "voucher created and preloaded");
+    Ok(id)
+}
+
+/// Loads `voucher`'s sale into Redis, or restores it after Redis lost it (see
+/// `lua/preload.lua`). One instance at a time per voucher: the preload runs under the voucher's
+/// lock, and its fencing token is checked by PostgreSQL before Redis is touched.
+pub async fn preload(core: &Core, voucher: &Voucher) -> Result<PreloadOutcome, PreloadError> {
+    let name = format!("preload:{}", voucher.id);
+    let guard = core
+        .locks
+        .try_acquire(&name, PRELOAD_LOCK_WAIT)
+        .await?
+        .ok_or(PreloadError::Busy(voucher.id))?;
+    if !store::vouchers::record_preload(&core.db, voucher.id, guard.fence()).await? {
+        return Err(PreloadError::Fenced(voucher.id));
+    }
+    let keys = core.keys.voucher(voucher.id);
+    let mut redis = core.redis.clone();
+    // PostgreSQL's stock, moves and buyers are only read when Redis has no live stock (a
+    // first load or a restore), in one snapshot.
+    let live: bool = redis.exists(&keys.stock).await?;
+    let snapshot = if live {
+        store::vouchers::RestoreSnapshot {
+            db_stock: voucher.db_stock,
+            total_stock: voucher.total_stock(),
+            ..Default::default()
+        }
+    } else {
+        store::vouchers::restore_snapshot(&core.db, voucher.id).await?
+    };
+    // Ensure the queue exists before the first admission can write to it.
+    let created: Result<(), redis::RedisError> = redis
+        .xgroup_create_mkstream(&keys.orders, ORDER_GROUP, "0")
+        .await;
+    if let Err(e) = created {
+        if e.code() != Some("BUSYGROUP") {
+            return Err(e.into());
+        }
+    }
+    let outcome = scripts::preload(
+        &mut redis,
+        &keys,
+        &PreloadInput {
+            begins_ms: voucher.window.begins_at().timestamp_millis(),
+            ends_ms: voucher.window.ends_at().timestamp_millis(),
+            total_stock: snapshot.total_stock,
+            db_stock: snapshot.db_stock,
+            moves: &snapshot.moves,
+            buyers: &snapshot.buyers,
+        },
+    )
+    .await?;
+    let _: () = redis
+        .sadd(core.keys.preloaded_vouchers(), voucher.id.get())
+        .await?;
+    if guard.is_lost() {
+        tracing::warn!(voucher = %voucher.id, "preload lock lost during the preload");
+    }
+    if let Err(e) = guard.release().await {
+        tracing::warn!(voucher = %voucher.id, error = %e, "preload lock release");
+    }
+    if let PreloadOutcome::Rebuilt { stock } = outcome {
+        tracing::info!(voucher = %voucher.id, stock, "sale state loaded into Redis");
+        crate::sale::announce_stock_back(core, voucher.id).await;
+        // Redis may have lost the day's order-ID counter with the sale: never hand out an ID
+        // PostgreSQL already holds.
+        crate::sale::order_id::raise_past_stored(core, Shard::of_voucher(voucher.id), Utc::now())
+            .await?;
+    }
+    Ok(outcome)
+}
+
+/// Preloads every voucher whose sale has not ended: at start-up, and on demand. Returns how
+/// many were checked; a voucher that fails is logged and skipped.
+pub async fn preload_live(core: &Core, now: DateTime<Utc>) -> Result<usize, sqlx::Error> {
+    let vouchers = store::vouchers::live_since(&core.db, now).await?;
+    for v in &vouchers {
+        if let Err(e) = preload(core, v).await {
+            tracing::error!(voucher = %v.id, error = %e, "preload failed");
+        }
+    }
+    Ok(vouchers.len())
+}
+
+/// A voucher with its live Redis counts.
+#[derive(Debug, Clone)]
+pub struct VoucherState {
+    pub voucher: Voucher,
+    /// Units left to admit (Redis), or PostgreSQL's count when Redis has no sale.
+    pub remaining: i64,
+    /// Redis's own count, `None` when the sale is not (or no longer) preloaded.
+    pub redis_stock: Option<i64>,
+    /// Orders admitted and not yet written.
+    pub queued: i64,
+    /// Orders the worker gave up on (the voucher's dead-letter stream).
+    pub dead_lettered: i64,
+}
+
+/// Newest vouchers first, with what is left of each.
+pub async fn list(core: &Core, limit: i64) -> Result<Vec<VoucherState>, Backend> {
+    let vouchers = store::vouchers::list(&core.db, limit).await?;
+    with_live_counts(core, vouchers).await
+}
+
+/// One voucher with what is left of it.
+pub async fn get(core: &Core, id: VoucherId) -> Result<Option<VoucherState>, Backend> {
+    let Some(v) = store::vouchers::get(&core.db, id).await? else {
+        return Ok(None);
+    };
+    Ok(with_live_counts(core, vec![v]).await?.pop())
+}
+
+/// A sale as Redis has it: what a sale page polls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LiveSale {
+    /// Units left to admit.
+    pub remaining: i64,
+    /// When admissions stop (an admin may have ended the sale early).
+    pub ends_at: DateTime<Utc>,
+}
+
+/// `id`'s stock left and end, read from Redis alone (one round trip, one slot). `None` when
+/// the sale is not preloaded.
+pub async fn live(core: &Core, id: VoucherId) -> Result<Option<LiveSale>, Backend> {
+    let mut redis = core.redis.clone();
+    let k = core.keys.voucher(id);
+    let (stock, ends_ms): (Option<i64>, Option<i64>) = redis::pipe()
+        .get(&k.stock)
+        .hget(&k.sale, "ends_ms")
+        .query_async(&mut redis)
+        .await?;
+    Ok(stock.zip(ends_ms).and_then(|(s, ms)| {
+        Some(LiveSale {
+            remaining: s.max(0),
+            ends_at: DateTime::from_timestamp_millis(ms)?,
+        })
+    }))
+}
+
+/// The titles of the vouchers among `ids` that exist (to label lists of orders).
+pub async fn titles(
+    core: &Core,
+    ids: &[VoucherId],
+) -> Result<std::collections::HashMap<VoucherId, String>, Backend> {
+    Ok(store::vouchers::titles(&core.db, ids).await?)
+}
+
+async fn with_live_counts(
+    core: &Core,
+    vouchers: Vec<Voucher>,
+) -> Result<Vec<VoucherState>, Backend> {
+    if vouchers.is_empty() {
+        return Ok(Vec::new());
+    }
+    // One pipeline per voucher (its keys share a slot), all in flight at once: a pipeline
+    // across vouchers would span slots on a Redis Cluster.
+    let counts = futures::future::try_join_all(vouchers.iter().map(|v| {
+        let k = core.keys.voucher(v.id);
+        let mut redis = core.redis.clone();
+        async move {
+            redis::pipe()
+                .get(&k.stock)
+                .hlen(&k.queued)
+                .xlen(&k.dead)
+                .query_async::<(Option<i64>, i64, i64)>(&mut redis)
+                .await
+        }
+    }))
+    .await?;
+    Ok(vouchers
+        .into_iter()
+        .zip(counts)
+        .map(|(voucher, (stock, queued, dead_lettered))| VoucherState {
+            remaining: stock.unwrap_or(voucher.db_stock).max(0),
+            redis_stock: stock,
+            queued,
+            dead_lettered,
+            voucher,
+        })
+        .collect())
+}

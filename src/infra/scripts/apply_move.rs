@@ -1,0 +1,63 @@
+//! `lua/apply_move.lua`: applies one stock move of PostgreSQL's outbox to a sale's Redis state,
+//! once.
+
+use std::sync::LazyLock;
+
+use redis::{aio::ConnectionLike, Script};
+
+use super::Backend;
+use crate::{
+    domain::{OrderId, UserId},
+    infra::keys::VoucherKeys,
+};
+
+static APPLY_MOVE: LazyLock<Script> =
+    LazyLock::new(|| Script::new(include_str!("../../../lua/apply_move.lua")));
+
+/// What applying a move did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MoveApplied {
+    /// The stock went up; it is now this many units.
+    Applied { stock: i64 },
+    /// The move had been applied before; nothing changed.
+    AlreadyApplied { stock: i64 },
+    /// Redis holds no stock for the sale: nothing changed (a restore reads PostgreSQL's stock,
+    /// which counts the move).
+    NotLoaded,
+}
+
+/// One move: its outbox key, its units and, for a cancelled order, the shopper and the order
+/// whose buyer slot it releases.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StockMove {
+    pub key: String,
+    pub units: i64,
+    pub release: Option<(UserId, OrderId)>,
+}
+
+/// Runs `lua/apply_move.lua` on one voucher's keys.
+pub async fn apply_move<C: ConnectionLike + Send>(
+    conn: &mut C,
+    keys: &VoucherKeys,
+    m: &StockMove,
+) -> Result<MoveApplied, Backend> {
+    let (user, order) = m.release.map_or((String::new(), String::new()), |(u, o)| {
+        (u.get().to_string(), o.to_redis_hex())
+    });
+    let reply: Vec<i64> = APPLY_MOVE
+        .key(&keys.stock)
+        .key(&keys.buyers)
+        .key(&keys.moves)
+        .arg(&m.key)
+        .arg(m.units)
+        .arg(user)
+        .arg(order)
+        .invoke_async(conn)
+        .await?;
+    match reply.as_slice() {
+        [0, stock] => Ok(MoveApplied::Applied { stock: *stock }),
+        [1, stock] => Ok(MoveApplied::AlreadyApplied { stock: *stock }),
+        [2] => Ok(MoveApplied::NotLoaded),
+        _ => Err(Backend::unknown_reply("apply_move", &reply)),
+    }
+}

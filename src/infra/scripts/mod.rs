@@ -1,0 +1,76 @@
+//! The Lua scripts (`lua/`), one wrapper per file, and the decoding of their replies.
+//!
+//! Each wrapper declares every key its script touches (so it runs on one Redis Cluster slot),
+//! and decodes the script's reply into a Rust enum; a reply not listed is an
+//! [`Backend::UnknownReply`](crate::infra::backend::Backend::UnknownReply), never a silent default. `redis::Script` runs `EVALSHA` and
+//! falls back to loading the script on `NOSCRIPT`.
+
+mod admit;
+mod apply_move;
+mod end_sale;
+mod lock;
+#[cfg(feature = "testing")]
+mod order_id;
+mod preload;
+mod raise_counter;
+mod retire;
+mod settle;
+mod verify_code;
+
+#[cfg(feature = "testing")]
+pub use admit::{admit, admit_batch_on_day, admit_on_day, ADMIT_SOURCE};
+pub use admit::{admit_batch, AdmissionOutcome};
+pub use apply_move::{apply_move, MoveApplied, StockMove};
+pub use end_sale::{end_sale, SaleEnd};
+pub use lock::{lock_acquire, lock_release, lock_renew, LockGrant, LockRelease};
+#[cfg(feature = "testing")]
+pub use order_id::{next_order_id, NextIdError};
+
+pub use preload::{preload, PreloadInput, PreloadOutcome};
+pub use raise_counter::raise_counter;
+pub use retire::{retire, Retirement};
+pub use settle::{settle, SettleEntry};
+pub use verify_code::{verify_code, CodeCheck};
+
+use crate::{domain::OrderId, infra::backend::Backend};
+
+/// `lua/order_id.lua`: the ID library the admission and ID scripts start with.
+const ORDER_ID_LIB: &str = include_str!("../../../lua/order_id.lua");
+
+/// The UTC day an order-ID counter is named for, as days since 1970-01-01 (what the ID
+/// scripts compare with the Redis clock's day).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CounterDay(i64);
+
+impl CounterDay {
+    /// The day of the app's clock: right except in the seconds around midnight when the app's
+    /// and Redis's clocks disagree, and then the script answers its own day.
+    pub fn today() -> Self {
+        Self(chrono::Utc::now().timestamp().div_euclid(86_400))
+    }
+
+    /// A day number (days since 1970-01-01), as the scripts answer it.
+    pub fn from_days(day: i64) -> Self {
+        Self(day)
+    }
+
+    pub fn get(self) -> i64 {
+        self.0
+    }
+
+    pub fn date(self) -> chrono::NaiveDate {
+        chrono::DateTime::from_timestamp(self.0.saturating_mul(86_400), 0)
+            .unwrap_or_default()
+            .date_naive()
+    }
+
+    /// The counter key of `shard` for this day.
+    pub fn counter(self, keys: &crate::infra::keys::Keys, shard: crate::domain::Shard) -> String {
+        keys.order_counter(shard, self.date())
+    }
+}
+
+/// An order ID from the `secs, seq` pair a script returns.
+fn order_id(secs: i64, seq: i64) -> Option<OrderId> {
+    OrderId::from_parts(u32::try_from(secs).ok()?, u32::try_from(seq).ok()?).ok()
+}

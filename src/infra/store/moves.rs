@@ -1,0 +1,107 @@
+//! The `stock_moves` outbox: units going back to a sale's Redis stock (a cancelled order's unit,
+//! an admin's top-up). A row is written in the same transaction as PostgreSQL's own stock
+//! change, applied to Redis by `lua/apply_move.lua` (idempotent by its key), then marked applied.
+
+use sqlx::{PgConnection, PgPool};
+
+use crate::{
+    domain::{OrderId, UserId, VoucherId},
+    infra::scripts::StockMove,
+};
+
+/// The outbox key of a cancelled order's unit.
+pub fn return_key(order: OrderId) -> String {
+    format!("return:{order}")
+}
+
+/// The outbox key of a top-up made with the client's idempotency key.
+pub fn addition_key(idempotency_key: &str) -> String {
+    format!("add:{idempotency_key}")
+}
+
+/// A move waiting to be applied to Redis.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingMove {
+    pub voucher: VoucherId,
+    pub step: StockMove,
+}
+
+/// Records a move inside the caller's transaction. `false` when a move with this key exists
+/// already (a repeated top-up): nothing is written.
+pub async fn record(
+    conn: &mut PgConnection,
+    voucher: VoucherId,
+    step: &StockMove,
+) -> Result<bool, sqlx::Error> {
+    let (user, order) = step
+        .release
+        .map_or((None, None), |(u, o)| (Some(u.get()), Some(o.as_i64())));
+    let inserted = sqlx::query(
+        "INSERT INTO stock_moves (key, voucher_id, units, user_id, order_id)
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (key) DO NOTHING",
+    )
+    .bind(&step.key)
+    .bind(voucher.get())
+    .bind(step.units)
+    .bind(user)
+    .bind(order)
+    .execute(conn)
+    .await?
+    .rows_affected();
+    Ok(inserted == 1)
+}
+
+/// A `stock_moves` row: key, voucher, units, shopper, order.
+type MoveRow = (String, i64, i64, Option<i64>, Option<i64>);
+
+/// Moves not yet applied, oldest first, at most `limit`.
+pub async fn pending(db: &PgPool, limit: i64) -> Result<Vec<PendingMove>, sqlx::Error> {
+    let rows: Vec<MoveRow> = sqlx::query_as(
+        "SELECT key, voucher_id, units, user_id, order_id FROM stock_moves
+         WHERE applied_at IS NULL ORDER BY created_at LIMIT $1",
+    )
+    .bind(limit)
+    .fetch_all(db)
+    .await?;
+    rows.into_iter()
+        .map(|(key, voucher, units, user, order)| {
+            let release = match (user, order) {
+                (Some(u), Some(o)) => Some((
+                    UserId::from_db(u),
+                    OrderId::from_db(o).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
+                )),
+                _ => None,
+            };
+            Ok(PendingMove {
+                voucher: VoucherId::from_db(voucher),
+                step: StockMove {
+                    key,
+                    units,
+                    release,
+                },
+            })
+        })
+        .collect()
+}
+
+/// Marks moves applied (Redis has them, or has no sale state to apply them to).
+pub async fn mark_applied(db: &PgPool, keys: &[String]) -> Result<(), sqlx::Error> {
+    if keys.is_empty() {
+        return Ok(());
+    }
+    sqlx::query(
+        "UPDATE stock_moves SET applied_at = now() WHERE key = ANY($1) AND applied_at IS NULL",
+    )
+    .bind(keys)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// Moves still pending (tests: quiescence means none).
+#[cfg(feature = "testing")]
+pub async fn pending_count(db: &PgPool) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("SELECT count(*) FROM stock_moves WHERE applied_at IS NULL")
+        .fetch_one(db)
+        .await
+}

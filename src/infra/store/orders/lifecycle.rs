@@ -1,0 +1,196 @@
+//! An order's life after it is written: paid, or cancelled (by its shopper or by the payment
+//! deadline) with its unit given back. Every transition is a conditional `UPDATE` on the
+//! current status, so a late payment never revives a cancelled order and a second cancel
+//! changes nothing; a cancellation writes PostgreSQL's stock and the outbox row that returns the
+//! unit to Redis in the same transaction.
+
+use chrono::{DateTime, Utc};
+use sqlx::{PgConnection, PgPool, Postgres, Transaction};
+
+use crate::{
+    domain::{Canceller, IdempotencyKey, OrderId, UserId, VoucherId},
+    infra::scripts::StockMove,
+    infra::store::moves,
+};
+
+/// Where a written order stands, read for a transition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Current {
+    /// Awaiting payment until `pay_by`; `overdue` once PostgreSQL's clock has passed it.
+    Created {
+        voucher: VoucherId,
+        pay_by: DateTime<Utc>,
+        overdue: bool,
+        price_cents: i64,
+    },
+    /// Paid with this idempotency key.
+    Paid {
+        key: Option<String>,
+    },
+    Cancelled,
+}
+
+/// The move that gives a cancelled order's unit back and frees its shopper's slot.
+pub fn return_of(order: OrderId, user: UserId) -> StockMove {
+    StockMove {
+        key: moves::return_key(order),
+        units: 1,
+        release: Some((user, order)),
+    }
+}
+
+/// status, voucher, pay-by, overdue, payment key, price.
+type LockedRow = (String, i64, DateTime<Utc>, bool, Option<String>, i64);
+
+/// Locks `user`'s written order `order` in the caller's transaction and reads its state;
+/// `None` when PostgreSQL has no such written order of theirs.
+pub async fn lock_for_update(
+    tx: &mut Transaction<'_, Postgres>,
+    order: OrderId,
+    user: UserId,
+) -> Result<Option<Current>, sqlx::Error> {
+    let row: Option<LockedRow> = sqlx::query_as(
+        "SELECT o.status, o.voucher_id, o.pay_by, o.pay_by <= now(), o.payment_key, v.price_cents
+         FROM orders o JOIN vouchers v ON v.id = o.voucher_id
+         WHERE o.id = $1 AND o.user_id = $2
+         FOR UPDATE OF o",
+    )
+    .bind(order.as_i64())
+    .bind(user.get())
+    .fetch_optional(&mut **tx)
+    .await?;
+    row.map(
+        |(status, voucher, pay_by, overdue, key, price_cents)| match status.as_str() {
+            "created" => Ok(Current::Created {
+                voucher: VoucherId::from_db(voucher),
+                pay_by,
+                overdue,
+                price_cents,
+            }),
+            "paid" => Ok(Current::Paid { key }),
+            "cancelled" => Ok(Current::Cancelled),
+            other => Err(sqlx::Error::Decode(
+                format!("order {order}: unreadable status {other:?}").into(),
+            )),
+        },
+    )
+    .transpose()
+}
+
+/// Marks a locked `created` order paid with `key` and the provider's reference.
+pub async fn mark_paid(
+    tx: &mut Transaction<'_, Postgres>,
+    order: OrderId,
+    key: &IdempotencyKey,
+    reference: &str,
+) -> Result<bool, sqlx::Error> {
+    let updated = sqlx::query(
+        "UPDATE orders SET status = 'paid', paid_at = now(), payment_key = $2, payment_ref = $3
+         WHERE id = $1 AND status = 'created'",
+    )
+    .bind(order.as_i64())
+    .bind(key.as_str())
+    .bind(reference)
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
+    Ok(updated == 1)
+}
+
+/// Cancels a locked `created` order and gives its unit back in PostgreSQL, recording the move
+/// that gives it back in Redis. Returns that move.
+pub async fn cancel_locked(
+    tx: &mut Transaction<'_, Postgres>,
+    order: OrderId,
+    user: UserId,
+    voucher: VoucherId,
+    by: Canceller,
+) -> Result<StockMove, sqlx::Error> {
+    sqlx::query(
+        "UPDATE orders SET status = 'cancelled', cancelled_at = now(), cancelled_by = $2
+         WHERE id = $1 AND status = 'created'",
+    )
+    .bind(order.as_i64())
+    .bind(by.as_str())
+    .execute(&mut **tx)
+    .await?;
+    give_back(tx, &[(order, user, voucher)]).await?;
+    Ok(return_of(order, user))
+}
+
+/// PostgreSQL's half of giving cancelled orders' units back: each voucher's stock, and one
+/// outbox row per order.
+async fn give_back(
+    conn: &mut PgConnection,
+    cancelled: &[(OrderId, UserId, VoucherId)],
+) -> Result<(), sqlx::Error> {
+    let vouchers: Vec<i64> = cancelled.iter().map(|c| c.2.get()).collect();
+    sqlx::query(
+        "UPDATE vouchers v SET stock = v.stock + b.n
+         FROM (SELECT id, count(*) AS n FROM UNNEST($1::int8[]) AS u(id) GROUP BY id) b
+         WHERE v.id = b.id",
+    )
+    .bind(&vouchers)
+    .execute(&mut *conn)
+    .await?;
+    for (order, user, voucher) in cancelled {
+        moves::record(&mut *conn, *voucher, &return_of(*order, *user)).await?;
+    }
+    Ok(())
+}
+
+/// Why the deadline pass wrote nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fenced;
+
+/// Cancels up to `limit` orders whose payment deadline has passed, in one transaction that
+/// first checks `fence` is still `job`'s latest fencing token (a newer run of the job blocks
+/// until this one commits, and this one writes nothing when a newer run began). Orders being
+/// paid right now (row locked) are skipped until the next pass. Returns the cancelled orders'
+/// vouchers and the moves that give their units back to Redis.
+pub async fn expire_due(
+    db: &PgPool,
+    job: &str,
+    fence: i64,
+    limit: i64,
+) -> Result<Result<Vec<(VoucherId, StockMove)>, Fenced>, sqlx::Error> {
+    let mut tx = db.begin().await?;
+    let latest: Option<i64> =
+        sqlx::query_scalar("SELECT fence FROM job_runs WHERE name = $1 FOR SHARE")
+            .bind(job)
+            .fetch_optional(&mut *tx)
+            .await?;
+    if latest != Some(fence) {
+        return Ok(Err(Fenced));
+    }
+    let rows: Vec<(i64, i64, i64)> = sqlx::query_as(
+        "WITH due AS (
+             SELECT id FROM orders WHERE status = 'created' AND pay_by <= now()
+             ORDER BY pay_by LIMIT $1 FOR UPDATE SKIP LOCKED
+         )
+         UPDATE orders o SET status = 'cancelled', cancelled_at = now(), cancelled_by = 'deadline'
+         FROM due WHERE o.id = due.id
+         RETURNING o.id, o.user_id, o.voucher_id",
+    )
+    .bind(limit)
+    .fetch_all(&mut *tx)
+    .await?;
+    let cancelled = rows
+        .into_iter()
+        .map(|(id, user, voucher)| {
+            Ok((
+                OrderId::from_db(id).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
+                UserId::from_db(user),
+                VoucherId::from_db(voucher),
+            ))
+        })
+        .collect::<Result<Vec<_>, sqlx::Error>>()?;
+    if !cancelled.is_empty() {
+        give_back(&mut tx, &cancelled).await?;
+    }
+    tx.commit().await?;
+    Ok(Ok(cancelled
+        .into_iter()
+        .map(|(order, user, voucher)| (voucher, return_of(order, user)))
+        .collect()))
+}

@@ -1,0 +1,255 @@
+//! The housekeeping job. Every instance offers to run it every `SECKILL_SWEEP_MS`; the lock
+//! `job:sweep` lets one instance at a time do it, and its fencing token is recorded in
+//! PostgreSQL (`job_runs`), so an instance that paused past its lease cannot record a stale run.
+//!
+//! One pass:
+//! 1. **Restore**: every voucher whose sale has not ended but whose Redis state is missing
+//!    (Redis restarted without its data, a key was evicted) is preloaded again from PostgreSQL
+//!    (see [`catalog::preload`]: remaining = PostgreSQL stock − orders still queued).
+//! 2. **Retire**: a sale that ended more than `SECKILL_RETIRE_AFTER_MS` ago and has nothing left
+//!    to write has its Redis state deleted and leaves the registry, so the worker stops reading
+//!    its stream (`lua/retire.lua`). Its orders live on in PostgreSQL; dead letters are kept.
+//! 3. **Deadline**: orders not paid by their `pay_by` are cancelled (in batches, each
+//!    transaction checking this run's fencing token) and their units go back on sale.
+//! 4. **Pending moves**: stock moves whose process died between PostgreSQL and Redis (a
+//!    cancellation, a top-up) are applied ([`restock`]).
+//! 5. **Ends**: a sale an admin ended whose Redis window still runs (the process died between
+//!    the two stores) is ended in Redis too.
+
+use std::time::Duration;
+
+use chrono::Utc;
+use redis::AsyncCommands;
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    catalog,
+    domain::VoucherId,
+    infra::{
+        backend::{backend_error, Backend, Unavailable},
+        lock::LockError,
+        scripts::{self, Retirement},
+        store,
+    },
+    orders::restock::{self, RestockError},
+    Core,
+};
+
+/// The lock and `job_runs` name of this job.
+pub const JOB: &str = "sweep";
+
+/// A sweep failed; the next one tries again.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    #[error("lock: {0}")]
+    Lock(#[from] LockError),
+    #[error(transparent)]
+    Backend(#[from] Backend),
+    #[error("{0}")]
+    Restock(#[from] RestockError),
+}
+
+backend_error!(SweepError);
+
+impl Unavailable for SweepError {
+    fn is_unavailable(&self) -> bool {
+        match self {
+            Self::Lock(e) => e.is_unavailable(),
+            Self::Backend(e) => e.is_unavailable(),
+            Self::Restock(e) => e.is_unavailable(),
+        }
+    }
+}
+
+/// What one pass did; recorded as JSON in `job_runs.report`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SweepReport {
+    /// Live vouchers whose Redis state was missing and was preloaded again.
+    pub restored: Vec<VoucherId>,
+    /// Finished sales whose Redis state was deleted.
+    pub retired: Vec<VoucherId>,
+    /// Finished sales past the grace period that still have orders to write.
+    pub draining: usize,
+    /// Orders cancelled because their payment deadline passed.
+    pub expired: usize,
+    /// Pending stock moves applied (left over by a process that died).
+    pub moves_applied: usize,
+    /// Sales ended in PostgreSQL whose Redis window was ended now.
+    pub ends_repaired: Vec<VoucherId>,
+}
+
+/// Whether this instance ran the job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SweepOutcome {
+    Ran(SweepReport),
+    /// Another instance holds the job's lock.
+    Busy,
+    /// A run with a newer fencing token was already recorded; this one stood down.
+    Fenced,
+}
+
+/// One pass, if no other instance is running one.
+pub async fn sweep_once(core: &Core) -> Result<SweepOutcome, SweepError> {
+    let Some(guard) = core
+        .locks
+        .try_acquire(&format!("job:{JOB}"), Duration::ZERO)
+        .await?
+    else {
+        return Ok(SweepOutcome::Busy);
+    };
+    let fence = guard.fence();
+    if !store::jobs::begin(&core.db, JOB, fence, &core.config.instance_id).await? {
+        let _ = guard.release().await;
+        return Ok(SweepOutcome::Fenced);
+    }
+    let report = sweep(core, fence).await;
+    if guard.is_lost() {
+        tracing::warn!("sweep lock lost during the pass");
+    }
+    let report = report?;
+    let recorded = serde_json::to_string(&report).unwrap_or_default();
+    store::jobs::finish(&core.db, JOB, fence, &recorded).await?;
+    if let Err(e) = guard.release().await {
+        tracing::warn!(error = %e, "sweep lock release");
+    }
+    Ok(SweepOutcome::Ran(report))
+}
+
+/// Orders the deadline pass cancels per transaction.
+const EXPIRE_BATCH: i64 = 500;
+/// Pending stock moves one pass applies at most.
+const MOVES_PER_PASS: i64 = 5_000;
+
+async fn sweep(core: &Core, fence: i64) -> Result<SweepReport, SweepError> {
+    let mut report = SweepReport::default();
+    let mut redis = core.redis.clone();
+    let registry = core.keys.preloaded_vouchers();
+
+    // 1. Restore live sales whose Redis state is gone.
+    let live = store::vouchers::live_since(&core.db, Utc::now()).await?;
+    if !live.is_empty() {
+        // One EXISTS per sale, all in flight at once: their keys live in different slots.
+        let registered: std::collections::HashSet<i64> = redis.smembers(&registry).await?;
+        let present = futures::future::try_join_all(live.iter().map(|v| {
+            let mut redis = core.redis.clone();
+            let stock = core.keys.voucher(v.id).stock;
+            async move { redis.exists::<_, bool>(stock).await }
+        }))
+        .await?;
+        for (v, stock) in live.iter().zip(present) {
+            if stock && registered.contains(&v.id.get()) {
+                continue;
+            }
+            match catalog::preload(core, v).await {
+                Ok(_) => report.restored.push(v.id),
+                Err(e) => tracing::error!(voucher = %v.id, error = %e, "restoring a sale"),
+            }
+        }
+    }
+
+    // 2. Retire finished, drained sales.
+    let grace = u64::try_from(core.config.sweep.retire_after.as_millis()).unwrap_or(u64::MAX);
+    let registered: Vec<i64> = redis.smembers(&registry).await?;
+    for id in registered
+        .into_iter()
+        .filter_map(|id| VoucherId::try_from(id).ok())
+    {
+        match scripts::retire(&mut redis, &core.keys.voucher(id), grace).await? {
+            Retirement::Retired | Retirement::Absent => {
+                let _: () = redis.srem(&registry, id.get()).await?;
+                report.retired.push(id);
+            }
+            Retirement::StillQueued { orders } => {
+                tracing::warn!(voucher = %id, orders, "sale ended but orders are still queued");
+                report.draining += 1;
+            }
+            Retirement::NotDue { .. } => {}
+        }
+    }
+    // 3. Cancel orders past their payment deadline; give their units back.
+    loop {
+        let due = store::orders::lifecycle::expire_due(&core.db, JOB, fence, EXPIRE_BATCH).await?;
+        let Ok(cancelled) = due else {
+            tracing::warn!("a newer sweep holds the fence; this one stops cancelling");
+            break;
+        };
+        report.expired += cancelled.len();
+        metrics::counter!("seckill_orders_cancelled_total", "by" => "deadline")
+            .increment(cancelled.len() as u64);
+        for (voucher, step) in &cancelled {
+            if let Err(e) = restock::apply(core, *voucher, step).await {
+                // Still pending in the outbox: step 4 or the next pass applies it.
+                tracing::warn!(%voucher, error = %e, "returning an expired order's unit");
+            }
+        }
+        if (cancelled.len() as i64) < EXPIRE_BATCH {
+            break;
+        }
+    }
+
+    // 4. Moves left pending by a process that died between the stores.
+    report.moves_applied = restock::apply_pending(core, MOVES_PER_PASS).await?;
+
+    // 5. Sales ended in PostgreSQL whose Redis window still runs.
+    report.ends_repaired = repair_ends(core).await?;
+
+    if !report.restored.is_empty()
+        || !report.retired.is_empty()
+        || report.expired > 0
+        || report.moves_applied > 0
+        || !report.ends_repaired.is_empty()
+    {
+        tracing::info!(?report, "sweep");
+    }
+    Ok(report)
+}
+
+/// Ends in Redis every preloaded sale whose PostgreSQL end is earlier than Redis's (an admin
+/// ended it and the process died before Redis heard).
+async fn repair_ends(core: &Core) -> Result<Vec<VoucherId>, SweepError> {
+    let mut redis = core.redis.clone();
+    let registered: Vec<i64> = redis.smembers(core.keys.preloaded_vouchers()).await?;
+    let ids: Vec<VoucherId> = registered
+        .into_iter()
+        .filter_map(|id| VoucherId::try_from(id).ok())
+        .collect();
+    let ends = store::vouchers::ends(&core.db, &ids).await?;
+    let in_redis = futures::future::try_join_all(ids.iter().map(|v| {
+        let mut redis = core.redis.clone();
+        let sale = core.keys.voucher(*v).sale;
+        async move { redis.hget::<_, _, Option<i64>>(sale, "ends_ms").await }
+    }))
+    .await?;
+    let mut repaired = Vec::new();
+    for (v, redis_end) in ids.into_iter().zip(in_redis) {
+        let (Some(db_end), Some(redis_end)) = (ends.get(&v), redis_end) else {
+            continue;
+        };
+        if db_end.timestamp_millis() < redis_end {
+            scripts::end_sale(&mut redis, &core.keys.voucher(v), db_end.timestamp_millis()).await?;
+            repaired.push(v);
+        }
+    }
+    Ok(repaired)
+}
+
+/// Offers to run the job every `SECKILL_SWEEP_MS` until `shutdown`.
+pub async fn run(core: Core, shutdown: CancellationToken) {
+    // Start-up already preloaded the live sales (`catalog::preload_live`): first pass one period on.
+    let period = core.config.sweep.every;
+    let mut every = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            _ = every.tick() => {}
+        }
+        match sweep_once(&core).await {
+            Err(e) if e.is_unavailable() => {
+                tracing::warn!(error = %e, "sweep skipped: a store is unreachable");
+            }
+            Err(e) => tracing::error!(error = %e, "sweep failed"),
+            Ok(_) => {}
+        }
+    }
+}

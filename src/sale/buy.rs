@@ -1,0 +1,129 @@
+//! [`buy`]: the hot path of sale day: one Lua admission round trip (shared with the buys for
+//! the same voucher arriving meanwhile, see [`crate::sale::admissions`]) that counts the shopper's
+//! attempts, checks the window (Redis clock), the buyer and the stock, takes a unit, records the
+//! buyer and enqueues the order, and returns its global ID at once. The order
+//! reaches PostgreSQL through the order writer ([`crate::jobs`]).
+
+use redis::AsyncCommands;
+
+use crate::{
+    catalog::{self, PreloadError},
+    domain::{OrderId, UserId, VoucherId},
+    infra::{
+        backend::{backend_error, Backend, Unavailable},
+        scripts::AdmissionOutcome,
+        store,
+    },
+    sale::refusals::Refusal,
+    Core,
+};
+
+/// Why a purchase was refused, or could not be decided.
+#[derive(Debug, thiserror::Error)]
+pub enum BuyError {
+    #[error("no such voucher")]
+    NotFound,
+    #[error("sold out")]
+    SoldOut,
+    /// The shopper already holds this order on this sale: a repeated buy (a retry after a lost
+    /// reply, a second click) learns it instead of buying twice.
+    #[error("already bought (order {0})")]
+    AlreadyBought(OrderId),
+    #[error("the sale has not started")]
+    NotStarted,
+    #[error("the sale has ended")]
+    Ended,
+    #[error("too many purchase attempts; slow down")]
+    RateLimited,
+    #[error("order IDs for today are exhausted")]
+    IdsExhausted,
+    #[error(transparent)]
+    Backend(#[from] Backend),
+    #[error("preload: {0}")]
+    Preload(#[from] PreloadError),
+}
+
+backend_error!(BuyError);
+
+impl Unavailable for BuyError {
+    fn is_unavailable(&self) -> bool {
+        match self {
+            Self::Backend(e) => e.is_unavailable(),
+            Self::Preload(e) => e.is_unavailable(),
+            Self::NotFound
+            | Self::SoldOut
+            | Self::AlreadyBought(_)
+            | Self::NotStarted
+            | Self::Ended
+            | Self::RateLimited
+            | Self::IdsExhausted => false,
+        }
+    }
+}
+
+/// Tries to buy one unit of `voucher` for `shopper`; returns the order ID at once.
+pub async fn buy(core: &Core, shopper: UserId, voucher: VoucherId) -> Result<OrderId, BuyError> {
+    if let Some(refusal) = core.refusals.get(&voucher) {
+        return refused_from_memory(core, shopper, voucher, refusal).await;
+    }
+    let mut outcome = core.admissions.admit(voucher, shopper).await?;
+    if outcome == AdmissionOutcome::NotLoaded {
+        // Never preloaded, or Redis lost it: restore from PostgreSQL once, then decide again.
+        let Some(v) = store::vouchers::get(&core.db, voucher).await? else {
+            metrics::counter!("seckill_admissions_total", "outcome" => "not_found").increment(1);
+            return Err(BuyError::NotFound);
+        };
+        catalog::preload(core, &v).await?;
+        outcome = core.admissions.admit(voucher, shopper).await?;
+    }
+    let (label, result) = match outcome {
+        AdmissionOutcome::Admitted(id) => ("admitted", Ok(id)),
+        AdmissionOutcome::SoldOut => ("sold_out", Err(BuyError::SoldOut)),
+        AdmissionOutcome::AlreadyBought(id) => ("already_bought", Err(BuyError::AlreadyBought(id))),
+        AdmissionOutcome::NotStarted => ("not_started", Err(BuyError::NotStarted)),
+        AdmissionOutcome::Ended => ("ended", Err(BuyError::Ended)),
+        AdmissionOutcome::IdsExhausted => ("ids_exhausted", Err(BuyError::IdsExhausted)),
+        AdmissionOutcome::RateLimited => ("rate_limited", Err(BuyError::RateLimited)),
+        // Preloaded a moment ago and gone again: the voucher's sale is not available.
+        AdmissionOutcome::NotLoaded => ("not_found", Err(BuyError::NotFound)),
+        // `scripts::admit_batch` already retried with the Redis clock's day; a second refusal
+        // means the clock jumped a day between two calls.
+        AdmissionOutcome::WrongDay(day) => (
+            "error",
+            Err(BuyError::Backend(AdmissionOutcome::clock_jumped(day))),
+        ),
+    };
+    metrics::counter!("seckill_admissions_total", "outcome" => label).increment(1);
+    match &result {
+        Err(BuyError::SoldOut) => core.refusals.insert(voucher, Refusal::SoldOut),
+        Err(BuyError::Ended) => core.refusals.insert(voucher, Refusal::Ended),
+        _ => {}
+    }
+    result
+}
+
+/// A buy on a sale this instance saw refuse everyone a moment ago: no admission script. A
+/// shopper holding an order on it still learns that order (one `HGET`), so a retried buy keeps
+/// its answer.
+async fn refused_from_memory(
+    core: &Core,
+    shopper: UserId,
+    voucher: VoucherId,
+    refusal: Refusal,
+) -> Result<OrderId, BuyError> {
+    let mut redis = core.redis.clone();
+    let held: Option<String> = redis
+        .hget(core.keys.voucher(voucher).buyers, shopper.get())
+        .await?;
+    if let Some(order) = held.and_then(|hex| OrderId::from_redis_hex(&hex).ok()) {
+        metrics::counter!("seckill_admissions_total", "outcome" => "already_bought").increment(1);
+        return Err(BuyError::AlreadyBought(order));
+    }
+    let (label, err) = match refusal {
+        Refusal::SoldOut => ("sold_out", BuyError::SoldOut),
+        Refusal::Ended => ("ended", BuyError::Ended),
+    };
+    metrics::counter!("seckill_admissions_total", "outcome" => label, "from" => "memory")
+        .increment(1);
+    Err(err)
+}

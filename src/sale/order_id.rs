@@ -1,0 +1,63 @@
+//! The global order ID generator (design.md §3).
+//!
+//! IDs are drawn by Lua on the Redis server, from the Redis clock and a per-shard, per-UTC-day
+//! `INCR` counter that lives in the shard's slot beside its vouchers' keys (see
+//! [`crate::domain::Shard`]): every instance draws a shard's IDs from the same counter, and the
+//! shard is part of the sequence, so IDs are unique across instances, restarts, shards and Redis
+//! Cluster masters, and increase with the (Redis) second. The admission script draws its ID
+//! inside the same script (one round trip, one slot); [`next`] is the same code on its own.
+//!
+//! A counter can go back: Redis restarted from an AOF that missed its last second (`everysec`
+//! and a machine crash), or a failover to a lagging replica. [`raise_past_stored`] puts it above
+//! every sequence PostgreSQL holds for the day when a sale is restored; an ID reused anyway is
+//! refused by the worker (`duplicate_id`), never taken for the written order it collides with.
+
+use chrono::{DateTime, Utc};
+
+use crate::{
+    domain::{OrderId, Shard, ORDER_EPOCH_UNIX},
+    infra::{backend::Backend, scripts, store},
+    Core,
+};
+
+/// Raises `shard`'s counter of `now`'s UTC day above the highest count PostgreSQL holds for that
+/// shard and day; returns the counter afterwards.
+pub async fn raise_past_stored(
+    core: &Core,
+    shard: Shard,
+    now: DateTime<Utc>,
+) -> Result<i64, Backend> {
+    let day = now.date_naive();
+    let start = day
+        .and_hms_opt(0, 0, 0)
+        .unwrap_or_default()
+        .and_utc()
+        .timestamp();
+    let first_id = |secs: i64| {
+        u32::try_from(secs - ORDER_EPOCH_UNIX)
+            .ok()
+            .and_then(|s| OrderId::from_parts(s, 0).ok())
+    };
+    let (Some(from), Some(until)) = (first_id(start), first_id(start + 86_400)) else {
+        return Ok(0);
+    };
+    let highest = store::orders::highest_count(&core.db, shard, from, until)
+        .await?
+        .unwrap_or(0);
+    let mut redis = core.redis.clone();
+    let counter = core.keys.order_counter(shard, day);
+    scripts::raise_counter(&mut redis, &counter, highest).await
+}
+
+#[cfg(feature = "testing")]
+pub use scripts::NextIdError;
+
+#[cfg(feature = "testing")]
+/// Draws the next global order ID on `shard`.
+pub async fn next<C: redis::aio::ConnectionLike + Send>(
+    conn: &mut C,
+    keys: &crate::infra::keys::Keys,
+    shard: Shard,
+) -> Result<OrderId, NextIdError> {
+    scripts::next_order_id(conn, keys, shard).await
+}

@@ -1,0 +1,145 @@
+//! Where a shopper's orders are: queued in Redis, or written to PostgreSQL (and then awaiting
+//! payment, paid, cancelled or failed).
+
+use chrono::{DateTime, Utc};
+use redis::AsyncCommands;
+
+use crate::{
+    domain::{OrderId, OrderStatus, Shard, UserId, VoucherId},
+    infra::{backend::Backend, store},
+    Core,
+};
+
+/// An order as its shopper sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrderView {
+    pub order: OrderId,
+    pub voucher: VoucherId,
+    pub status: OrderStatus,
+    /// When it was admitted (the ID's seconds).
+    pub created_at: DateTime<Utc>,
+}
+
+/// Where `order` is, if it is `shopper`'s. Someone else's order is `None`, exactly like an
+/// unknown one (I7).
+///
+/// Redis is read before PostgreSQL: the worker removes an order from the queued hash only after
+/// its commit, so an order missing from Redis is either in PostgreSQL already or unknown.
+pub async fn order_status(
+    core: &Core,
+    shopper: UserId,
+    order: OrderId,
+) -> Result<Option<OrderView>, Backend> {
+    if let Some((voucher, owner)) = find_queued(core, order).await? {
+        if owner == shopper {
+            return Ok(Some(OrderView {
+                order,
+                voucher,
+                status: OrderStatus::Queued,
+                created_at: order.issued_at(),
+            }));
+        }
+        // Someone else's queued order under this ID: after a counter regression the asking
+        // shopper's own order may be written under the same ID, so PostgreSQL decides.
+    }
+    Ok(store::orders::find_for_user(&core.db, order, shopper)
+        .await?
+        .map(|s| OrderView {
+            order,
+            voucher: s.voucher,
+            status: s.status,
+            created_at: order.issued_at(),
+        }))
+}
+
+/// The order `shopper` holds on `voucher` (queued, written, or failed but not released), if
+/// any: what the voucher's page shows instead of "Buy now". Redis's buyer → order record
+/// first (one `HGET`), PostgreSQL's written orders for a sale Redis no longer holds.
+pub async fn order_for(
+    core: &Core,
+    shopper: UserId,
+    voucher: VoucherId,
+) -> Result<Option<OrderView>, Backend> {
+    let mut redis = core.redis.clone();
+    let held: Option<String> = redis
+        .hget(core.keys.voucher(voucher).buyers, shopper.get())
+        .await?;
+    let order = match held.and_then(|hex| OrderId::from_redis_hex(&hex).ok()) {
+        Some(order) => Some(order),
+        None => store::orders::written_for(&core.db, voucher, shopper).await?,
+    };
+    match order {
+        Some(order) => order_status(core, shopper, order).await,
+        None => Ok(None),
+    }
+}
+
+/// The voucher and owner of a queued order: one pipelined `HGET` per preloaded voucher of the
+/// order's shard (the ID names it; those vouchers' keys share one slot).
+async fn find_queued(core: &Core, order: OrderId) -> Result<Option<(VoucherId, UserId)>, Backend> {
+    let mut redis = core.redis.clone();
+    let shard = Shard::of_order(order);
+    let mut vouchers = preloaded(core).await?;
+    vouchers.retain(|v| Shard::of_voucher(*v) == shard);
+    if vouchers.is_empty() {
+        return Ok(None);
+    }
+    let field = order.to_redis_hex();
+    let mut pipe = redis::pipe();
+    for v in &vouchers {
+        pipe.hget(core.keys.voucher(*v).queued, &field);
+    }
+    let owners: Vec<Option<i64>> = pipe.query_async(&mut redis).await?;
+    Ok(vouchers
+        .into_iter()
+        .zip(owners)
+        .find_map(|(v, owner)| Some((v, UserId::try_from(owner?).ok()?))))
+}
+
+/// The vouchers preloaded into Redis (the registry), skipping anything that is not an ID.
+async fn preloaded(core: &Core) -> Result<Vec<VoucherId>, Backend> {
+    let mut redis = core.redis.clone();
+    let ids: Vec<i64> = redis.smembers(core.keys.preloaded_vouchers()).await?;
+    Ok(ids
+        .into_iter()
+        .filter_map(|id| VoucherId::try_from(id).ok())
+        .collect())
+}
+
+/// `shopper`'s orders, newest first: queued ones from Redis, then PostgreSQL's.
+pub async fn my_orders(
+    core: &Core,
+    shopper: UserId,
+    limit: i64,
+) -> Result<Vec<OrderView>, Backend> {
+    let mut redis = core.redis.clone();
+    let mut views = Vec::new();
+    for voucher in preloaded(core).await? {
+        let queued: Vec<(String, i64)> = redis.hgetall(core.keys.voucher(voucher).queued).await?;
+        views.extend(queued.into_iter().filter_map(|(hex, user)| {
+            let order = OrderId::from_redis_hex(&hex).ok()?;
+            (user == shopper.get()).then(|| OrderView {
+                order,
+                voucher,
+                status: OrderStatus::Queued,
+                created_at: order.issued_at(),
+            })
+        }));
+    }
+    let stored = store::orders::list_for_user(&core.db, shopper, limit).await?;
+    let queued: std::collections::HashSet<OrderId> = views.iter().map(|v| v.order).collect();
+    views.extend(
+        stored
+            .into_iter()
+            .filter(|s| !queued.contains(&s.order))
+            .map(|s| OrderView {
+                order: s.order,
+                voucher: s.voucher,
+                status: s.status,
+                created_at: s.order.issued_at(),
+            }),
+    );
+    views.sort_by_key(|v| std::cmp::Reverse(v.order));
+    views.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+    Ok(views)
+}

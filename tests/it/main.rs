@@ -1,0 +1,13 @@
+//! The core's integration tests, on the real Redis (`REDIS_URL`: one node, or a Redis Cluster)
+//! and a real PostgreSQL (a fresh database per test). One test binary, a module per subject:
+//! one link of the whole stack instead of one per file.
+
+mod admissions;
+mod common;
+mod console;
+mod lifecycle;
+mod lock;
+mod memo;
+mod order_ids;
+mod sale_flow;
+mod sweeper;

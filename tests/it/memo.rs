@@ -1,0 +1,140 @@
+//! What an instance answers from memory (issue #14), on the real Redis and PostgreSQL: a sale
+//! that refused everyone is answered without the admission script until a unit comes back
+//! (at once on this instance, by pub/sub on the others, by expiry at the latest), a shopper
+//! holding an order still learns it, and sessions are trusted for a bounded moment.
+
+use std::time::Duration;
+
+use crate::common::*;
+use seckill::{
+    auth,
+    jobs::stock_back,
+    orders::checkout,
+    sale::{self, BuyError},
+    Core,
+};
+use sqlx::PgPool;
+use tokio_util::sync::CancellationToken;
+
+/// A second instance of the deployment `core` belongs to (same keys, same database), with its
+/// own memory and its own subscription.
+async fn sibling(core: &Core, extra: &[(&str, &str)]) -> Core {
+    let prefix = core.keys.prefix().as_str().to_owned();
+    let mut vars = vec![("SECKILL_KEY_PREFIX", prefix.as_str())];
+    vars.extend_from_slice(extra);
+    crate::common::core(core.db.clone(), &vars).await
+}
+
+#[sqlx::test]
+async fn a_refusal_is_answered_from_memory_no_longer_than_its_ttl(db: PgPool) {
+    let core = core(db, &[("SECKILL_SOLD_OUT_TTL_MS", "400")]).await;
+    let u = users(&core, 3).await;
+    let v = voucher(&core, 1, 60, 3600).await;
+    let held = sale::buy(&core, u[0], v).await.expect("admitted");
+    assert!(matches!(
+        sale::buy(&core, u[1], v).await,
+        Err(BuyError::SoldOut)
+    ));
+    // Units appear behind the instance's back (no announcement): memory still says sold out…
+    let mut c = core.redis.clone();
+    let _: () = redis::cmd("SET")
+        .arg(&core.keys.voucher(v).stock)
+        .arg(5)
+        .query_async(&mut c)
+        .await
+        .expect("SET");
+    assert!(
+        matches!(sale::buy(&core, u[1], v).await, Err(BuyError::SoldOut)),
+        "answered from memory, not by the script"
+    );
+    // …and a shopper who holds an order still learns it.
+    assert!(matches!(
+        sale::buy(&core, u[0], v).await,
+        Err(BuyError::AlreadyBought(o)) if o == held
+    ));
+    // Past the time to live, the script decides again.
+    tokio::time::sleep(Duration::from_millis(450)).await;
+    sale::buy(&core, u[1], v)
+        .await
+        .expect("no false sold out past the TTL");
+}
+
+#[sqlx::test]
+async fn a_unit_coming_back_clears_the_refusal_on_every_instance_by_pub_sub(db: PgPool) {
+    // A long TTL: only the announcement can clear the refusal in time.
+    let ttl = [("SECKILL_SOLD_OUT_TTL_MS", "60000")];
+    let a = core(db, &ttl).await;
+    let b = sibling(&a, &ttl).await;
+    let stop = CancellationToken::new();
+    tokio::spawn(stock_back::listen(b.clone(), stop.clone()));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let u = users(&a, 2).await;
+    let v = voucher(&a, 1, 60, 3600).await;
+    let order = sale::buy(&a, u[0], v).await.expect("admitted");
+    assert!(matches!(
+        sale::buy(&b, u[1], v).await,
+        Err(BuyError::SoldOut)
+    ));
+    assert!(b.refusals.get(&v).is_some(), "instance B remembers");
+    drain(&a).await;
+    // The shopper cancels through instance A; instance B hears of the unit.
+    checkout::cancel(&a, u[0], order).await.expect("cancelled");
+    let mut cleared = false;
+    for _ in 0..40 {
+        if b.refusals.get(&v).is_none() {
+            cleared = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(cleared, "the announcement reached instance B within 1 s");
+    sale::buy(&b, u[1], v)
+        .await
+        .expect("the returned unit sells through instance B");
+    stop.cancel();
+}
+
+#[sqlx::test]
+async fn a_session_is_trusted_for_its_moment_and_a_sign_out_here_is_at_once(db: PgPool) {
+    let core = core(db, &[("SECKILL_SESSION_CACHE_MS", "300")]).await;
+    let other = sibling(&core, &[("SECKILL_SESSION_CACHE_MS", "300")]).await;
+    let issued = auth::request_code(&core, "13900001234")
+        .await
+        .expect("code");
+    let signed = auth::sign_in(&core, "13900001234", &issued.dev_code.expect("dev code"))
+        .await
+        .expect("signed in");
+    assert!(auth::session(&core, &signed.token)
+        .await
+        .expect("read")
+        .is_some());
+    assert!(auth::session(&other, &signed.token)
+        .await
+        .expect("read")
+        .is_some());
+    // Signed out through this instance: forgotten here at once; the other instance trusts its
+    // memory for at most its moment.
+    auth::sign_out(&core, &signed.token)
+        .await
+        .expect("signed out");
+    assert!(auth::session(&core, &signed.token)
+        .await
+        .expect("read")
+        .is_none());
+    assert!(
+        auth::session(&other, &signed.token)
+            .await
+            .expect("read")
+            .is_some(),
+        "within SECKILL_SESSION_CACHE_MS"
+    );
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    assert!(
+        auth::session(&other, &signed.token)
+            .await
+            .expect("read")
+            .is_none(),
+        "past it, the sign-out holds everywhere"
+    );
+}

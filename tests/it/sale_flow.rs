@@ -1,0 +1,625 @@
+//! The sale flow against the real Redis and PostgreSQL: admission outcomes, concurrency
+//! invariants, crash recovery, dead letters and state restoration.
+
+use std::collections::HashSet;
+
+use crate::common::*;
+use seckill::{
+    domain::{FailureReason, OrderId, OrderStatus, Shard, SHARD_SEQUENCE_MAX},
+    jobs::order_writer::Worker,
+    sale::{self, BuyError},
+    testing::store,
+};
+use sqlx::PgPool;
+
+#[sqlx::test]
+async fn every_admission_outcome_is_produced(db: PgPool) {
+    let core = core(db, &[]).await;
+    let u = users(&core, 3).await;
+    let open = voucher(&core, 1, 60, 3600).await;
+    let later = voucher(&core, 1, -3600, 7200).await;
+    // A sale that closes one second from now (a voucher cannot be created already ended).
+    let over = voucher(&core, 1, 10, 11).await;
+
+    let id = sale::buy(&core, u[0], open).await.expect("admitted");
+    assert!(matches!(
+        sale::buy(&core, u[0], open).await,
+        Err(BuyError::AlreadyBought(_))
+    ));
+    assert!(matches!(
+        sale::buy(&core, u[1], open).await,
+        Err(BuyError::SoldOut)
+    ));
+    assert!(matches!(
+        sale::buy(&core, u[1], later).await,
+        Err(BuyError::NotStarted)
+    ));
+    tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+    let r = sale::buy(&core, u[1], over).await;
+    assert!(matches!(r, Err(BuyError::Ended)), "{r:?}");
+    let unknown = seckill::domain::VoucherId::try_from(999_999).expect("id");
+    assert!(matches!(
+        sale::buy(&core, u[1], unknown).await,
+        Err(BuyError::NotFound)
+    ));
+
+    let status = sale::order_status(&core, u[0], id)
+        .await
+        .expect("status")
+        .expect("visible");
+    assert_eq!(status.status, OrderStatus::Queued);
+    assert!(
+        sale::order_status(&core, u[1], id)
+            .await
+            .expect("status")
+            .is_none(),
+        "not another's"
+    );
+}
+
+#[sqlx::test]
+async fn two_thousand_shoppers_on_a_stock_of_one_hundred(db: PgPool) {
+    let core = core(db, &[]).await;
+    let shoppers = users(&core, 2_000).await;
+    let v = voucher(&core, 100, 60, 3600).await;
+
+    let tasks: Vec<_> = shoppers
+        .iter()
+        .map(|u| {
+            let (core, u) = (core.clone(), *u);
+            tokio::spawn(async move { (u, sale::buy(&core, u, v).await) })
+        })
+        .collect();
+    let mut admitted = Vec::new();
+    for t in tasks {
+        match t.await.expect("task") {
+            (u, Ok(id)) => admitted.push((u, id)),
+            (_, Err(BuyError::SoldOut)) => {}
+            (_, Err(e)) => panic!("unexpected refusal {e}"),
+        }
+    }
+    assert_eq!(admitted.len(), 100);
+    let ids: HashSet<OrderId> = admitted.iter().map(|a| a.1).collect();
+    assert_eq!(ids.len(), 100, "IDs are unique");
+
+    let report = Worker::new(core.clone(), "w1")
+        .await
+        .expect("worker")
+        .drain()
+        .await
+        .expect("drain");
+    assert_eq!(report.written, 100);
+    assert_stock_conserved(&core, v, 100).await;
+    assert_eq!(redis_i64(&core, &core.keys.voucher(v).stock).await, Some(0));
+    let distinct: i64 =
+        sqlx::query_scalar("SELECT count(DISTINCT user_id) FROM orders WHERE voucher_id = $1")
+            .bind(v.get())
+            .fetch_one(&core.db)
+            .await
+            .expect("count");
+    assert_eq!(distinct, 100);
+    for (u, id) in admitted {
+        let s = sale::order_status(&core, u, id)
+            .await
+            .expect("status")
+            .expect("found");
+        assert_eq!(s.status.as_str(), "created");
+    }
+}
+
+#[sqlx::test]
+async fn one_shopper_firing_two_hundred_buys_gets_one_order(db: PgPool) {
+    let core = core(db, &[]).await;
+    let u = users(&core, 1).await[0];
+    let v = voucher(&core, 50, 60, 3600).await;
+    let tasks: Vec<_> = (0..200)
+        .map(|_| {
+            let core = core.clone();
+            tokio::spawn(async move { sale::buy(&core, u, v).await })
+        })
+        .collect();
+    let mut ok = 0;
+    for t in tasks {
+        match t.await.expect("task") {
+            Ok(_) => ok += 1,
+            Err(BuyError::AlreadyBought(_)) => {}
+            Err(e) => panic!("unexpected {e}"),
+        }
+    }
+    assert_eq!(ok, 1);
+    drain(&core).await;
+    assert_eq!(written(&core, v).await, 1);
+    assert_stock_conserved(&core, v, 50).await;
+}
+
+#[sqlx::test]
+async fn a_worker_that_dies_before_its_commit_loses_nothing(db: PgPool) {
+    let core = core(db, &[]).await;
+    let shoppers = users(&core, 20).await;
+    let v = voucher(&core, 20, 60, 3600).await;
+    let mut ids = Vec::new();
+    for u in &shoppers {
+        ids.push((*u, sale::buy(&core, *u, v).await.expect("admitted")));
+    }
+    // Read the batch, then "crash": never write it.
+    let mut doomed = Worker::new(core.clone(), "doomed").await.expect("worker");
+    assert_eq!(doomed.read_new(None).await.expect("read").len(), 20);
+    drop(doomed);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+
+    let report = Worker::new(core.clone(), "heir")
+        .await
+        .expect("worker")
+        .drain()
+        .await
+        .expect("drain");
+    assert_eq!(report.written, 20);
+    for (u, id) in ids {
+        let s = sale::order_status(&core, u, id)
+            .await
+            .expect("status")
+            .expect("found");
+        assert_eq!(s.status.as_str(), "created");
+    }
+    assert_stock_conserved(&core, v, 20).await;
+}
+
+#[sqlx::test]
+async fn a_worker_that_dies_after_its_commit_is_not_written_twice(db: PgPool) {
+    let core = core(db, &[]).await;
+    let shoppers = users(&core, 10).await;
+    let v = voucher(&core, 10, 60, 3600).await;
+    for u in &shoppers {
+        sale::buy(&core, *u, v).await.expect("admitted");
+    }
+    let mut doomed = Worker::new(core.clone(), "doomed").await.expect("worker");
+    let batch = doomed.read_new(None).await.expect("read");
+    let orders: Vec<_> = batch
+        .iter()
+        .map(|d| *d.order.as_ref().expect("decodes"))
+        .collect();
+    // Commit, then "crash" before the acknowledgement.
+    store::orders::write_batch(&core.db, &orders, core.config.payments.pay_within)
+        .await
+        .expect("commit");
+    drop(doomed);
+    assert_eq!(written(&core, v).await, 10);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+
+    let report = Worker::new(core.clone(), "heir")
+        .await
+        .expect("worker")
+        .drain()
+        .await
+        .expect("drain");
+    assert_eq!(
+        report.written, 10,
+        "redelivered orders are reported written"
+    );
+    assert_eq!(written(&core, v).await, 10, "no second row");
+    assert_stock_conserved(&core, v, 10).await;
+    assert_eq!(
+        xlen(&core, &core.keys.voucher(v).orders).await,
+        0,
+        "acknowledged entries trimmed"
+    );
+}
+
+#[sqlx::test]
+async fn a_poison_entry_goes_to_the_dead_letters_and_gives_back(db: PgPool) {
+    let core = core(db, &[]).await;
+    let real = users(&core, 1).await[0];
+    let v = voucher(&core, 5, 60, 3600).await;
+    // A user that does not exist in PostgreSQL: its insert violates the foreign key every time.
+    let ghost = seckill::domain::UserId::try_from(987_654_321).expect("id");
+    let poison = sale::buy(&core, ghost, v).await.expect("admitted");
+    let good = sale::buy(&core, real, v).await.expect("admitted");
+    let k = core.keys.voucher(v);
+    assert_eq!(redis_i64(&core, &k.stock).await, Some(3));
+
+    let mut w = Worker::new(core.clone(), "w").await.expect("worker");
+    let mut dead = 0;
+    for _ in 0..20 {
+        let r = w.drain().await.expect("drain");
+        dead += r.dead_lettered;
+        if dead > 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    assert_eq!(dead, 1, "dead-lettered after the delivery limit");
+    assert_eq!(xlen(&core, &k.dead).await, 1);
+    assert_eq!(
+        redis_i64(&core, &k.stock).await,
+        Some(4),
+        "its unit went back"
+    );
+    let mut c = core.redis.clone();
+    let is_buyer: bool = redis::cmd("HEXISTS")
+        .arg(&k.buyers)
+        .arg(ghost.get())
+        .query_async(&mut c)
+        .await
+        .expect("HEXISTS");
+    assert!(!is_buyer, "its buyer was released");
+    let s = sale::order_status(&core, ghost, poison)
+        .await
+        .expect("status")
+        .expect("found");
+    assert!(matches!(
+        s.status,
+        OrderStatus::Failed {
+            reason: FailureReason::DeadLetter { .. }
+        }
+    ));
+    let s = sale::order_status(&core, real, good)
+        .await
+        .expect("status")
+        .expect("found");
+    assert_eq!(
+        s.status.as_str(),
+        "created",
+        "the good order was not held up"
+    );
+    assert_stock_conserved(&core, v, 5).await;
+}
+
+#[sqlx::test]
+async fn after_redis_loses_a_sale_the_restore_cannot_oversell(db: PgPool) {
+    let core = core(db, &[]).await;
+    let shoppers = users(&core, 30).await;
+    let v = voucher(&core, 20, 60, 3600).await;
+    for u in &shoppers[..8] {
+        sale::buy(&core, *u, v).await.expect("admitted");
+    }
+    drain(&core).await;
+    for u in &shoppers[8..12] {
+        sale::buy(&core, *u, v).await.expect("admitted");
+    }
+    // Lose the stock key (a partial loss keeps the queue; the rebuild must count it).
+    let k = core.keys.voucher(v);
+    let outcome = lose_and_restore(&core, v, &[&k.stock, &k.buyers]).await;
+    assert_eq!(
+        outcome,
+        seckill::testing::scripts::PreloadOutcome::Rebuilt { stock: 8 },
+        "20 - 8 written - 4 queued"
+    );
+    // Earlier buyers (written and queued) are still refused.
+    assert!(matches!(
+        sale::buy(&core, shoppers[0], v).await,
+        Err(BuyError::AlreadyBought(_))
+    ));
+    assert!(matches!(
+        sale::buy(&core, shoppers[9], v).await,
+        Err(BuyError::AlreadyBought(_))
+    ));
+    let mut admitted = 0;
+    for u in &shoppers[12..] {
+        if sale::buy(&core, *u, v).await.is_ok() {
+            admitted += 1;
+        }
+    }
+    assert_eq!(admitted, 8);
+    drain(&core).await;
+    assert_eq!(written(&core, v).await, 20);
+    assert_stock_conserved(&core, v, 20).await;
+}
+
+#[sqlx::test]
+async fn a_sale_missing_from_redis_is_restored_on_the_next_buy(db: PgPool) {
+    let core = core(db, &[]).await;
+    let u = users(&core, 2).await;
+    let v = voucher(&core, 3, 60, 3600).await;
+    sale::buy(&core, u[0], v).await.expect("admitted");
+    drain(&core).await;
+    // Flush everything of this test's prefix.
+    let mut c = core.redis.clone();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{}*", core.keys.prefix().as_str()))
+        .query_async(&mut c)
+        .await
+        .expect("KEYS");
+    let _: () = redis::cmd("DEL")
+        .arg(&keys)
+        .query_async(&mut c)
+        .await
+        .expect("DEL");
+
+    assert!(matches!(
+        sale::buy(&core, u[0], v).await,
+        Err(BuyError::AlreadyBought(_))
+    ));
+    sale::buy(&core, u[1], v)
+        .await
+        .expect("admitted after restore");
+    assert_eq!(redis_i64(&core, &core.keys.voucher(v).stock).await, Some(1));
+}
+
+#[sqlx::test]
+async fn attempts_beyond_the_limit_in_one_second_are_refused_per_sale(db: PgPool) {
+    let core = core(db, &[("SECKILL_BUYS_PER_SECOND", "3")]).await;
+    let u = users(&core, 2).await;
+    let v = voucher(&core, 1, 60, 3600).await;
+    let other = voucher(&core, 1, 60, 3600).await;
+    // Start early in a Redis-clock second, so the burst below stays inside it.
+    let mut c = core.redis.clone();
+    let (_, micros): (i64, i64) = redis::cmd("TIME").query_async(&mut c).await.expect("TIME");
+    if micros > 800_000 {
+        tokio::time::sleep(std::time::Duration::from_micros(1_000_050 - micros as u64)).await;
+    }
+    let mut outcomes = Vec::new();
+    for _ in 0..8 {
+        outcomes.push(sale::buy(&core, u[0], v).await);
+    }
+    assert!(outcomes[0].is_ok(), "{:?}", outcomes[0]);
+    assert!(outcomes[1..3]
+        .iter()
+        .all(|r| matches!(r, Err(BuyError::AlreadyBought(_)))));
+    assert!(
+        outcomes[3..]
+            .iter()
+            .all(|r| matches!(r, Err(BuyError::RateLimited))),
+        "{outcomes:?}"
+    );
+    // The counter is this shopper's, on this sale.
+    assert!(matches!(
+        sale::buy(&core, u[1], v).await,
+        Err(BuyError::SoldOut)
+    ));
+    assert!(sale::buy(&core, u[0], other).await.is_ok());
+    let ttl: i64 = redis::cmd("PTTL")
+        .arg(core.keys.voucher(v).rate_of(u[0]))
+        .query_async(&mut c)
+        .await
+        .expect("PTTL");
+    assert!(
+        (0..=1000).contains(&ttl),
+        "expires at the end of the second: {ttl}"
+    );
+    // The next second starts a new count.
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+    assert!(matches!(
+        sale::buy(&core, u[0], v).await,
+        Err(BuyError::AlreadyBought(_))
+    ));
+}
+
+#[sqlx::test]
+async fn a_repeated_buy_answers_the_order_the_shopper_already_holds(db: PgPool) {
+    let core = core(db, &[]).await;
+    let u = users(&core, 2).await;
+    let v = voucher(&core, 5, 60, 3600).await;
+    let first = sale::buy(&core, u[0], v).await.expect("admitted");
+    let repeat = |r: Result<OrderId, BuyError>| match r {
+        Err(BuyError::AlreadyBought(o)) => Some(o),
+        _ => None,
+    };
+    assert_eq!(
+        repeat(sale::buy(&core, u[0], v).await),
+        Some(first),
+        "while queued"
+    );
+    drain(&core).await;
+    assert_eq!(
+        repeat(sale::buy(&core, u[0], v).await),
+        Some(first),
+        "once written"
+    );
+
+    // Redis loses the sale; the restore from PostgreSQL brings the shopper's order back with it.
+    let k = core.keys.voucher(v);
+    lose_and_restore(&core, v, &[&k.stock, &k.buyers]).await;
+    assert_eq!(
+        repeat(sale::buy(&core, u[0], v).await),
+        Some(first),
+        "after a restore"
+    );
+
+    // Repeats took no unit: one written, four left.
+    let second = sale::buy(&core, u[1], v).await.expect("another shopper");
+    assert_ne!(second, first);
+    drain(&core).await;
+    assert_eq!(written(&core, v).await, 2);
+    assert_stock_conserved(&core, v, 5).await;
+}
+
+/// What the admission script does for an order, done by hand: a day counter that went back
+/// hands `order` to `user` although it is taken.
+async fn admit_under(
+    core: &seckill::Core,
+    v: seckill::domain::VoucherId,
+    user: seckill::domain::UserId,
+    order: OrderId,
+) {
+    let k = core.keys.voucher(v);
+    let hex = order.to_redis_hex();
+    let mut c = core.redis.clone();
+    let _: () = redis::pipe()
+        .cmd("DECR")
+        .arg(&k.stock)
+        .ignore()
+        .cmd("HSET")
+        .arg(&k.buyers)
+        .arg(user.get())
+        .arg(&hex)
+        .ignore()
+        .cmd("HSET")
+        .arg(&k.queued)
+        .arg(&hex)
+        .arg(user.get())
+        .ignore()
+        .cmd("XADD")
+        .arg(&k.orders)
+        .arg("*")
+        .arg("order")
+        .arg(&hex)
+        .arg("user")
+        .arg(user.get())
+        .arg("voucher")
+        .arg(v.get())
+        .ignore()
+        .query_async(&mut c)
+        .await
+        .expect("admit by hand");
+}
+
+#[sqlx::test]
+async fn a_reused_order_id_is_refused_as_a_duplicate_not_taken_for_the_written_order(db: PgPool) {
+    let core = core(db, &[]).await;
+    let u = users(&core, 2).await;
+    let v = voucher(&core, 5, 60, 3600).await;
+    let first = sale::buy(&core, u[0], v).await.expect("admitted");
+    drain(&core).await;
+    admit_under(&core, v, u[1], first).await;
+
+    let report = drain(&core).await;
+    assert_eq!((report.written, report.rejected), (0, 1), "{report:?}");
+    let status = |user| {
+        let core = core.clone();
+        async move {
+            sale::order_status(&core, user, first)
+                .await
+                .expect("status")
+                .map(|s| s.status)
+        }
+    };
+    assert_eq!(
+        status(u[0]).await.map(OrderStatus::as_str),
+        Some("created"),
+        "the written order stands"
+    );
+    assert_eq!(
+        status(u[1]).await,
+        Some(OrderStatus::Failed {
+            reason: FailureReason::DuplicateId
+        }),
+        "the second one is failed, not lost"
+    );
+    assert_eq!(
+        xlen(&core, &core.keys.voucher(v).dead).await,
+        1,
+        "visible as a dead letter"
+    );
+    assert_stock_conserved(&core, v, 5).await;
+    let again = sale::buy(&core, u[1], v)
+        .await
+        .expect("its shopper may buy again");
+    assert_ne!(again, first);
+}
+
+#[sqlx::test]
+async fn a_restored_sale_puts_the_day_counter_past_the_ids_postgres_holds(db: PgPool) {
+    let core = core(db, &[]).await;
+    let u = users(&core, 2).await;
+    let v = voucher(&core, 5, 60, 3600).await;
+    let first = sale::buy(&core, u[0], v).await.expect("admitted");
+    drain(&core).await;
+    // Redis loses the sale and the day's counter (an AOF that missed its last second).
+    let k = core.keys.voucher(v);
+    let counter = core
+        .keys
+        .order_counter(Shard::of_order(first), first.issued_at().date_naive());
+    lose_and_restore(&core, v, &[&k.stock, &k.buyers, &counter]).await;
+    assert!(
+        redis_i64(&core, &counter).await.unwrap_or(0)
+            >= i64::from(first.sequence() & SHARD_SEQUENCE_MAX),
+        "the shard's counter is past the written order's count"
+    );
+    let next = sale::buy(&core, u[1], v).await.expect("admitted");
+    assert!(next.sequence() > first.sequence() || next.seconds() > first.seconds());
+}
+
+#[sqlx::test]
+async fn an_admission_steps_past_an_id_still_queued_on_its_sale(db: PgPool) {
+    let core = core(db, &[]).await;
+    let u = users(&core, 2).await;
+    let v = voucher(&core, 5, 60, 3600).await;
+    let k = core.keys.voucher(v);
+    let mut c = core.redis.clone();
+    // The next draw will be sequence 1001 of the current day, in one of the next few Redis
+    // seconds: mark each of those IDs as still queued (a counter that went back to 1000).
+    let (now, _): (i64, i64) = redis::cmd("TIME").query_async(&mut c).await.expect("TIME");
+    let today = chrono::DateTime::from_timestamp(now, 0)
+        .expect("now")
+        .date_naive();
+    let _: () = redis::cmd("SET")
+        .arg(core.keys.order_counter(Shard::of_voucher(v), today))
+        .arg(1_000)
+        .query_async(&mut c)
+        .await
+        .expect("SET");
+    let taken: Vec<String> = (now..now + 3)
+        .map(|secs| {
+            let since_epoch =
+                u32::try_from(secs - seckill::domain::ORDER_EPOCH_UNIX).expect("secs");
+            let seq = Shard::of_voucher(v).sequence(1_001).expect("in range");
+            OrderId::from_parts(since_epoch, seq)
+                .expect("id")
+                .to_redis_hex()
+        })
+        .collect();
+    for hex in &taken {
+        let _: () = redis::cmd("HSET")
+            .arg(&k.queued)
+            .arg(hex)
+            .arg(u[0].get())
+            .query_async(&mut c)
+            .await
+            .expect("HSET");
+    }
+    let order = sale::buy(&core, u[1], v).await.expect("admitted");
+    assert_eq!(
+        Some(order.sequence()),
+        Shard::of_voucher(v).sequence(1_002),
+        "stepped past the queued ID"
+    );
+    // Take the planted entries away again, then the sale is whole.
+    for hex in &taken {
+        let _: () = redis::cmd("HDEL")
+            .arg(&k.queued)
+            .arg(hex)
+            .query_async(&mut c)
+            .await
+            .expect("HDEL");
+    }
+    assert_eq!(drain(&core).await.written, 1);
+    assert_stock_conserved(&core, v, 5).await;
+}
+
+#[sqlx::test]
+async fn a_shoppers_order_on_a_voucher_is_found_queued_written_and_after_redis_forgets_it(
+    db: PgPool,
+) {
+    let core = core(db, &[]).await;
+    let u = users(&core, 2).await;
+    let v = voucher(&core, 5, 60, 3600).await;
+    assert_eq!(sale::order_for(&core, u[0], v).await.expect("read"), None);
+    let order = sale::buy(&core, u[0], v).await.expect("admitted");
+    let found = |user| {
+        let core = core.clone();
+        async move {
+            sale::order_for(&core, user, v)
+                .await
+                .expect("read")
+                .map(|o| (o.order, o.status))
+        }
+    };
+    assert_eq!(found(u[0]).await, Some((order, OrderStatus::Queued)));
+    assert_eq!(found(u[1]).await, None, "not someone else's");
+    drain(&core).await;
+    assert_eq!(
+        found(u[0]).await.map(|(o, s)| (o, s.as_str())),
+        Some((order, "created"))
+    );
+    // A retired sale: Redis no longer knows the buyer; PostgreSQL does.
+    let mut c = core.redis.clone();
+    let _: () = redis::cmd("DEL")
+        .arg(&core.keys.voucher(v).buyers)
+        .query_async(&mut c)
+        .await
+        .expect("DEL");
+    assert_eq!(
+        found(u[0]).await.map(|(o, s)| (o, s.as_str())),
+        Some((order, "created"))
+    );
+}
