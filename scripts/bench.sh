@@ -22,6 +22,6 @@ case "${1:-}" in
     ;;
 esac
 log "building the bench (release)"
-cargo build --release -p bench
+cargo build --release "${NATIVE[@]}"
 export LEPTOS_SITE_ROOT="$ROOT/target/site" LEPTOS_SITE_PKG_DIR=pkg
 exec "$CARGO_TARGET_DIR/release/bench" "$@"

@@ -74,7 +74,8 @@ fi
 cp style/main.css "$SITE/pkg/seckill.css"
 precompress
 hash_names
-cargo build -p server "${server_flags[@]}"
+# The server and the bench in one selection (see NATIVE in lib.sh): one compile of each dependency.
+cargo build "${NATIVE[@]}" "${server_flags[@]}"
 # Leptos reads the hashes beside the server binary (the server checks the files exist).
 if $release; then mv -f "$SITE/pkg/.hashes" "$CARGO_TARGET_DIR/release/hash.txt"; fi
 log "site in $SITE, server in $CARGO_TARGET_DIR/$($release && echo release || echo debug)/server"

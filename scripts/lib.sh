@@ -8,6 +8,12 @@ CARGO_LEPTOS_VERSION=0.3.11
 BINARYEN_VERSION=132.0.0
 export PATH="$HOME/.cargo/bin:$TOOLS_DIR/node_modules/.bin:$PATH"
 
+# One package selection for every native build (tests, clippy, the server, the bench), so cargo
+# resolves the same features each time and compiles each dependency once per profile: `-p server`
+# or `-p bench` alone resolves fewer features than the workspace and rebuilds hyper, redis and the
+# rest. The wasm bundle (`frontend`) is its own target.
+NATIVE=(--workspace --exclude frontend)
+
 log() { printf '\033[1m[seckill]\033[0m %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 

@@ -130,6 +130,7 @@ pub async fn run(options: &Options, scratch: &Scratch) -> anyhow::Result<Drilled
     }
     server.stop();
     violations.extend(check(scratch, voucher, &sc, &answers.admitted, &outcomes).await?);
+    violations.extend(answers.internal_errors());
     let final_after = violations
         .is_empty()
         .then(|| restarted.elapsed().as_secs_f64());

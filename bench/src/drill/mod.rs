@@ -233,6 +233,7 @@ async fn drill_on(options: &Options, fault: Fault, scratch: &Scratch) -> anyhow:
     if answers.gave_up > 0 {
         violations.push(format!("{} shoppers never got an answer", answers.gave_up));
     }
+    violations.extend(answers.internal_errors());
     violations.extend(
         measure::check_invariants(scratch, voucher, &sc, &answers.admitted, &statuses).await?,
     );
@@ -344,12 +345,13 @@ fn publish(options: &Options, drilled: &[Drilled]) -> anyhow::Result<()> {
         rows.push((
             d.fault.describe().to_owned(),
             format!(
-                "{} shoppers, stock {}: {} admitted, refusals {:?}, {} retried requests; {recovery}; every order final {} after recovery; I1–I4 {}",
+                "{} shoppers, stock {}: {} admitted, refusals {:?}, {} retried requests (5xx {:?}); {recovery}; every order final {} after recovery; I1–I4 {}",
                 d.sc.shoppers,
                 d.sc.stock,
                 a.admitted.len(),
                 a.refused,
                 a.retries,
+                a.server_errors,
                 d.final_after.map_or("NOT".to_owned(), |s| format!("{s:.2} s")),
                 if d.violations.is_empty() { "hold".to_owned() } else { format!("BROKEN: {}", d.violations.join("; ")) },
             ),

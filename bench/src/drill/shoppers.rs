@@ -23,8 +23,24 @@ pub struct Answers {
     pub refused: BTreeMap<String, u64>,
     /// Requests that failed and were tried again (transport errors, 503, 429).
     pub retries: u64,
+    /// Answers 5xx by status and code (`503 unavailable`, …): a store out of reach is a 503;
+    /// a 500 is a fault of ours and fails the drill ([`Answers::internal_errors`]).
+    pub server_errors: BTreeMap<String, u64>,
     /// Shoppers still without an answer at the deadline.
     pub gave_up: u64,
+}
+
+impl Answers {
+    /// The 500s the shoppers got, if any: an outage must answer 503, never 500.
+    pub fn internal_errors(&self) -> Option<String> {
+        let ours: Vec<String> = self
+            .server_errors
+            .iter()
+            .filter(|(what, _)| what.starts_with("500"))
+            .map(|(what, n)| format!("{n} × {what}"))
+            .collect();
+        (!ours.is_empty()).then(|| format!("answered 500 during the fault: {}", ours.join(", ")))
+    }
 }
 
 /// How the shoppers arrive.
@@ -65,7 +81,16 @@ pub async fn buy_all(
                     let Some(token) = tokens.get(i) else {
                         return mine;
                     };
-                    match buy_until_answered(&client, &url, token, deadline, &retries).await {
+                    let answer = buy_until_answered(
+                        &client,
+                        &url,
+                        token,
+                        deadline,
+                        &retries,
+                        &mut mine.server_errors,
+                    )
+                    .await;
+                    match answer {
                         Some(Ok(order)) => mine.admitted.push((i, order)),
                         Some(Err(code)) => *mine.refused.entry(code).or_default() += 1,
                         None => mine.gave_up += 1,
@@ -83,6 +108,9 @@ pub async fn buy_all(
             *all.refused.entry(k).or_default() += v;
         }
         all.gave_up += mine.gave_up;
+        for (k, v) in mine.server_errors {
+            *all.server_errors.entry(k).or_default() += v;
+        }
     }
     all.retries = retries.load(Ordering::Relaxed);
     Ok(all)
@@ -96,6 +124,7 @@ async fn buy_until_answered(
     token: &str,
     deadline: Instant,
     retries: &AtomicU64,
+    server_errors: &mut BTreeMap<String, u64>,
 ) -> Option<Result<String, String>> {
     while Instant::now() < deadline {
         let sent = client
@@ -108,6 +137,15 @@ async fn buy_until_answered(
             let body: serde_json::Value = resp.json().await.unwrap_or_default();
             let retry =
                 status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS;
+            if status.is_server_error() {
+                let code = body
+                    .get("error")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("no JSON");
+                *server_errors
+                    .entry(format!("{} {code}", status.as_u16()))
+                    .or_default() += 1;
+            }
             if status == reqwest::StatusCode::ACCEPTED {
                 if let Some(id) = body.get("order_id").and_then(|v| v.as_str()) {
                     return Some(Ok(id.to_owned()));

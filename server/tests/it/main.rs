@@ -6,6 +6,7 @@ mod api;
 mod events;
 mod hostile;
 mod lifecycle;
+mod outage;
 mod pages;
 mod scaleout;
 mod support;

@@ -34,9 +34,32 @@ pub async fn spawn_instances(db: PgPool, n: usize) -> Vec<TestApp> {
     apps
 }
 
+/// An instance on the Redis at `redis_url` (not the shared one), with `extra` settings.
+pub async fn spawn_app_with(
+    db: PgPool,
+    redis_url: &str,
+    extra: &[(&'static str, &str)],
+) -> TestApp {
+    let prefix = format!("api{}:", uuid::Uuid::new_v4().simple());
+    let mut vars = instance_vars(&prefix);
+    vars.insert("REDIS_URL", redis_url.to_owned());
+    for (k, v) in extra {
+        vars.insert(k, (*v).to_owned());
+    }
+    start(db, &vars).await
+}
+
 async fn spawn_instance(db: PgPool, prefix: &str) -> TestApp {
+    let mut vars = instance_vars(prefix);
+    if let Ok(url) = std::env::var("REDIS_URL") {
+        vars.insert("REDIS_URL", url);
+    }
+    start(db, &vars).await
+}
+
+fn instance_vars(prefix: &str) -> HashMap<&'static str, String> {
     let prefix = prefix.to_owned();
-    let mut vars: HashMap<&str, String> = HashMap::from([
+    HashMap::from([
         ("SECKILL_KEY_PREFIX", prefix),
         ("LEPTOS_SITE_ADDR", "127.0.0.1:0".to_owned()),
         ("SECKILL_DEV_LOGIN", "true".to_owned()),
@@ -48,10 +71,10 @@ async fn spawn_instance(db: PgPool, prefix: &str) -> TestApp {
             "SECKILL_INSTANCE_ID",
             format!("api-{}", uuid::Uuid::new_v4().simple()),
         ),
-    ]);
-    if let Ok(url) = std::env::var("REDIS_URL") {
-        vars.insert("REDIS_URL", url);
-    }
+    ])
+}
+
+async fn start(db: PgPool, vars: &HashMap<&str, String>) -> TestApp {
     let config = Config::from_lookup(|k| vars.get(k).cloned()).expect("config");
     let core = Core::with_pool(config, db).await.expect("core");
     let app = server::Application::build_with(core.clone())
