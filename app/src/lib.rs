@@ -7,8 +7,11 @@ pub mod components;
 pub mod error;
 pub mod live;
 pub mod pages;
+pub mod session;
 #[cfg(feature = "ssr")]
 pub mod ssr;
+pub mod time;
+pub mod url;
 pub mod wire;
 
 use leptos::prelude::*;
@@ -44,7 +47,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
-    let session = components::Session::provide();
+    let session = session::Session::provide();
     // Effects run only in the browser: this attribute tells tests the wasm is live.
     let (hydrated, set_hydrated) = signal(false);
     Effect::new(move |_| set_hydrated.set(true));
@@ -89,8 +92,8 @@ fn UserNav(me: Option<wire::Me>) -> impl IntoView {
     let Some(me) = me else {
         return view! { <A href="/login">"Sign in"</A> }.into_any();
     };
-    let session = components::Session::get();
-    let sign_out = ServerAction::<api::SignOut>::new();
+    let session = session::Session::get();
+    let sign_out = ServerAction::<api::auth::SignOut>::new();
     let navigate = leptos_router::hooks::use_navigate();
     Effect::new(move |_| {
         if let Some(Ok(())) = sign_out.value().get() {

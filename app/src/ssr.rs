@@ -48,6 +48,17 @@ pub async fn principal(core: &Core, headers: &HeaderMap) -> Result<Option<Princi
     }
 }
 
+/// A voucher ID from a form or a path: one that cannot exist is a voucher that does not (404).
+pub fn voucher_id(raw: i64) -> Result<domain::VoucherId, AppError> {
+    domain::VoucherId::try_from(raw).map_err(|_| AppError::NotFound)
+}
+
+/// An order ID from a form or a path (decimal): one that cannot exist is an order that does not
+/// (404).
+pub fn order_id(raw: &str) -> Result<domain::OrderId, AppError> {
+    raw.parse().map_err(|_| AppError::NotFound)
+}
+
 /// Inside a server function: the core handles.
 pub fn core() -> Result<Core, AppError> {
     use_context::<Core>().ok_or_else(|| internal("the core is missing from the context"))

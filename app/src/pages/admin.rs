@@ -8,10 +8,7 @@
 use leptos::prelude::*;
 use leptos_router::hooks::use_navigate;
 
-use crate::{
-    api::CreateVoucher,
-    components::{browser_zone, AdminOnly},
-};
+use crate::{api::admin::CreateVoucher, session::AdminOnly, time::browser_zone};
 
 /// `/admin/vouchers/new`: admins get the form, other shoppers a 403, anonymous users sign in.
 #[component]

@@ -9,9 +9,14 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 
 use crate::{
-    api::{console, get_voucher, AddStock, EndSale},
-    components::{every, AdminOnly, ErrorNote, When},
+    api::{
+        admin::{console, AddStock, EndSale},
+        catalog::get_voucher,
+    },
+    components::ErrorNote,
     pages::home::StatusBadge,
+    session::AdminOnly,
+    time::{every, When},
     wire::{format_price, ChartView, ConsoleRow, SalesSeriesView},
 };
 

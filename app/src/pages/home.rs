@@ -8,8 +8,10 @@ use domain::VoucherStatus;
 use leptos::prelude::*;
 
 use crate::{
-    api::list_vouchers,
-    components::{every, sign_in_path, Session, When},
+    api::catalog::list_vouchers,
+    session::Session,
+    time::{every, When},
+    url::sign_in_path,
     wire::{format_countdown, format_price, VoucherView},
 };
 

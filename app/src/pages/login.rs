@@ -10,8 +10,9 @@ use leptos::prelude::*;
 use leptos_router::hooks::{use_navigate, use_query_map};
 
 use crate::{
-    api::{RequestCode, SignIn},
-    components::{safe_next, Session},
+    api::auth::{RequestCode, SignIn},
+    session::Session,
+    url::safe_next,
 };
 
 #[component]
@@ -107,7 +108,7 @@ fn dev_code_note(code: String) -> AnyView {
 
 #[cfg(test)]
 mod tests {
-    use crate::components::safe_next;
+    use crate::url::safe_next;
 
     #[test]
     fn only_local_paths_are_followed_after_sign_in() {

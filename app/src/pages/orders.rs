@@ -8,9 +8,11 @@ use leptos::prelude::*;
 use leptos_router::{components::Redirect, hooks::use_params_map};
 
 use crate::{
-    api::{get_order, my_orders, order_status, CancelOrder, PayOrder},
-    components::{every, sign_in_path, ErrorNote, When},
+    api::orders::{get_order, my_orders, order_status, CancelOrder, PayOrder},
+    components::ErrorNote,
     error::AppError,
+    time::{every, When},
+    url::sign_in_path,
     wire::{format_countdown, OrderDetail, OrderView},
 };
 

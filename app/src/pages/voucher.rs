@@ -11,14 +11,20 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
 use crate::{
-    api::{get_voucher, my_order_for, voucher_stock, Buy},
-    components::{every, sign_in_path, ErrorNote, ServerClock, Session, When},
+    api::{
+        catalog::{get_voucher, voucher_stock},
+        orders::{my_order_for, Buy},
+    },
+    components::ErrorNote,
     error::AppError,
     live::follow_stream,
     pages::{
         home::StockBar,
         orders::{follow, OrderProgress},
     },
+    session::Session,
+    time::{every, ServerClock, When},
+    url::sign_in_path,
     wire::{format_countdown, format_price, OrderView, StockNow, VoucherDetail, VoucherView},
 };
 

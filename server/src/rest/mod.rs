@@ -140,7 +140,7 @@ async fn logout(State(core): State<Core>, headers: HeaderMap) -> ApiResult<Respo
 }
 
 async fn list_vouchers(State(core): State<Core>) -> ApiResult<Json<Value>> {
-    let list = catalog::list(&core, app::api::LIST_LIMIT).await?;
+    let list = catalog::list(&core, app::api::catalog::LIST_LIMIT).await?;
     Ok(Json(json!(list
         .into_iter()
         .map(convert::voucher)

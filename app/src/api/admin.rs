@@ -1,0 +1,91 @@
+//! The admins' side (each checks the admin role): the console, creating vouchers, ending a sale,
+//! adding stock.
+
+// A form's server function takes one argument per field (create_voucher has eight); the
+// `server` macro copies them into client and server code, so the allowance is module-wide.
+#![allow(clippy::too_many_arguments)]
+
+use leptos::prelude::*;
+
+use crate::{error::AppError, wire::ConsoleView};
+
+/// The admin console (admins only): every voucher with its live counts, and the sales over
+/// time of `chart` (by default the newest voucher that sold something).
+#[server(prefix = "/sf", endpoint = "console")]
+pub async fn console(chart: Option<i64>) -> Result<ConsoleView, AppError> {
+    let core = crate::ssr::core()?;
+    crate::ssr::signed_in_admin(&core).await?;
+    let chart = chart.and_then(|id| seckill::domain::VoucherId::try_from(id).ok());
+    let d = seckill::catalog::console::dashboard(
+        &core,
+        chart,
+        super::catalog::LIST_LIMIT,
+        chrono::Utc::now(),
+    )
+    .await?;
+    Ok(super::convert::dashboard(d))
+}
+
+/// Creates a voucher (admins only) and returns its ID. `begins_at`/`ends_at` are RFC 3339 from
+/// the browser (its local time zone, converted when hydrated); without JavaScript they are
+/// empty and the `*_local` inputs are read as UTC. The core validates every field.
+#[server(prefix = "/sf", endpoint = "create_voucher")]
+pub async fn create_voucher(
+    title: String,
+    description: String,
+    price_cents: String,
+    stock: String,
+    begins_local: String,
+    ends_local: String,
+    #[server(default)] begins_at: String,
+    #[server(default)] ends_at: String,
+) -> Result<i64, AppError> {
+    let core = crate::ssr::core()?;
+    let admin = crate::ssr::signed_in_admin(&core).await?;
+    let draft = seckill::domain::VoucherDraft {
+        title,
+        description,
+        price_cents,
+        stock,
+        begins_at: super::convert::instant(&begins_at, &begins_local),
+        ends_at: super::convert::instant(&ends_at, &ends_local),
+    };
+    let id = seckill::catalog::create_voucher(&core, &admin, &draft, chrono::Utc::now()).await?;
+    crate::ssr::redirect_plain_form(&format!("/admin?created={id}"));
+    Ok(id.get())
+}
+
+/// Ends a sale now (admins only). A plain form post is sent back to the console.
+#[server(prefix = "/sf", endpoint = "end_sale")]
+pub async fn end_sale(voucher_id: i64) -> Result<(), AppError> {
+    let core = crate::ssr::core()?;
+    let admin = crate::ssr::signed_in_admin(&core).await?;
+    let id = crate::ssr::voucher_id(voucher_id)?;
+    seckill::catalog::admin::end_sale(&core, &admin, id).await?;
+    crate::ssr::redirect_plain_form(&format!("/admin?manage={id}&done=ended"));
+    Ok(())
+}
+
+/// Adds units to a sale (admins only); `key` makes a repeated submission add nothing more. A
+/// plain form post is sent back to the console.
+#[server(prefix = "/sf", endpoint = "add_stock")]
+pub async fn add_stock(voucher_id: i64, add: String, key: String) -> Result<i64, AppError> {
+    let core = crate::ssr::core()?;
+    let admin = crate::ssr::signed_in_admin(&core).await?;
+    let id = crate::ssr::voucher_id(voucher_id)?;
+    let add = add
+        .trim()
+        .parse::<i64>()
+        .map_err(|_| "must be a whole number".to_owned())
+        .and_then(domain::Stock::try_from)
+        .map_err(|message| {
+            let mut fields = domain::FieldErrors::default();
+            fields.push("add", message);
+            AppError::Invalid(fields)
+        })?;
+    let key = domain::IdempotencyKey::try_from(key.as_str())
+        .map_err(|e| AppError::BadRequest(e.to_string()))?;
+    let added = seckill::catalog::admin::add_stock(&core, &admin, id, add, Some(&key)).await?;
+    crate::ssr::redirect_plain_form(&format!("/admin?manage={id}&done=added"));
+    Ok(added.total)
+}

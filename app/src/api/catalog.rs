@@ -1,0 +1,48 @@
+//! The catalog as shoppers read it: the listing, a voucher, its live figures.
+
+use leptos::prelude::*;
+
+use crate::{
+    error::AppError,
+    wire::{StockNow, VoucherDetail, VoucherView},
+};
+
+// How many vouchers the listings show.
+pub const LIST_LIMIT: i64 = 200;
+
+/// Every voucher, newest first, with what is left.
+#[server(prefix = "/sf", endpoint = "list_vouchers")]
+pub async fn list_vouchers() -> Result<Vec<VoucherView>, AppError> {
+    let core = crate::ssr::core()?;
+    let list = seckill::catalog::list(&core, LIST_LIMIT).await?;
+    Ok(list.into_iter().map(super::convert::voucher).collect())
+}
+
+/// One voucher, with the server's clock for the page's countdown.
+#[server(prefix = "/sf", endpoint = "get_voucher")]
+pub async fn get_voucher(id: i64) -> Result<VoucherDetail, AppError> {
+    let core = crate::ssr::core()?;
+    let id = crate::ssr::voucher_id(id)?;
+    let voucher = seckill::catalog::get(&core, id)
+        .await?
+        .map(super::convert::voucher)
+        .ok_or(AppError::NotFound)?;
+    Ok(VoucherDetail {
+        voucher,
+        server_time: chrono::Utc::now(),
+    })
+}
+
+/// Units of a voucher left and its end, from Redis alone, and the server's clock: what the sale
+/// page polls.
+#[server(prefix = "/sf", endpoint = "voucher_stock")]
+pub async fn voucher_stock(id: i64) -> Result<StockNow, AppError> {
+    let core = crate::ssr::core()?;
+    let id = crate::ssr::voucher_id(id)?;
+    let live = seckill::catalog::live(&core, id).await?;
+    Ok(StockNow {
+        remaining: live.map(|l| l.remaining),
+        ends_at: live.map(|l| l.ends_at),
+        server_time: chrono::Utc::now(),
+    })
+}

@@ -1,0 +1,85 @@
+//! Core values into wire types (shared with the REST handlers).
+use chrono::Utc;
+use seckill::{
+    catalog::{console, VoucherState},
+    sale,
+};
+
+use crate::wire::{ChartView, ConsoleRow, ConsoleView, OrderView, SalesSeriesView, VoucherView};
+
+pub fn voucher(s: VoucherState) -> VoucherView {
+    VoucherView {
+        stock: s.voucher.total_stock(),
+        status: s.voucher.status(s.remaining, Utc::now()),
+        id: s.voucher.id,
+        title: s.voucher.title,
+        description: s.voucher.description,
+        price_cents: s.voucher.price_cents,
+        remaining: s.remaining,
+        window: s.voucher.window,
+    }
+}
+
+/// The instant a form sent: the browser's RFC 3339 value when it has one, else the
+/// `datetime-local` text read as UTC. Unparsable text goes through as typed, so the core's
+/// validation names the field.
+pub fn instant(rfc3339: &str, local: &str) -> String {
+    if !rfc3339.trim().is_empty() {
+        return rfc3339.trim().to_owned();
+    }
+    let local = local.trim();
+    ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S"]
+        .iter()
+        .find_map(|f| chrono::NaiveDateTime::parse_from_str(local, f).ok())
+        .map_or_else(|| local.to_owned(), |t| t.and_utc().to_rfc3339())
+}
+
+pub fn console_row(c: console::VoucherCounts) -> ConsoleRow {
+    ConsoleRow {
+        redis_stock: c.state.redis_stock,
+        queued: c.state.queued,
+        written: c.written,
+        awaiting_payment: c.awaiting_payment,
+        paid: c.paid,
+        cancelled: c.cancelled,
+        revenue_cents: c.revenue_cents,
+        failed: c.failed,
+        dead_lettered: c.state.dead_lettered,
+        voucher: voucher(c.state),
+    }
+}
+
+pub fn dashboard(d: console::Dashboard) -> ConsoleView {
+    let chart = d.chart.map(|(id, series)| ChartView {
+        voucher_id: id,
+        title: d
+            .rows
+            .iter()
+            .find(|r| r.state.voucher.id == id)
+            .map(|r| r.state.voucher.title.clone())
+            .unwrap_or_default(),
+        series: series.map(self::series),
+    });
+    ConsoleView {
+        rows: d.rows.into_iter().map(console_row).collect(),
+        chart,
+        stalled_secs: d.stalled_for.map(|age| age.as_secs()),
+    }
+}
+
+pub fn series(s: console::SalesSeries) -> SalesSeriesView {
+    SalesSeriesView {
+        start: s.start,
+        bucket_secs: s.bucket_secs,
+        counts: s.counts,
+    }
+}
+
+pub fn order(v: sale::OrderView) -> OrderView {
+    OrderView {
+        order_id: v.order,
+        voucher_id: v.voucher,
+        status: v.status,
+        created_at: v.created_at,
+    }
+}

@@ -1,0 +1,74 @@
+//! Who is signed in, and the admin guard.
+
+use leptos::prelude::*;
+use leptos_router::{components::Redirect, hooks::use_location};
+
+use crate::{
+    api::auth::whoami,
+    components::{set_page_status, ErrorNote},
+    error::AppError,
+    url::sign_in_path,
+    wire::Me,
+};
+
+/// Who is signed in, shared by the header and the guarded pages. `changed` is bumped after a
+/// sign-in or sign-out, which reloads `me`.
+#[derive(Clone, Copy)]
+pub struct Session {
+    pub me: Resource<Result<Option<Me>, AppError>>,
+    pub changed: RwSignal<u64>,
+}
+
+impl Session {
+    /// Creates the session for the app (once, in `App`).
+    pub fn provide() -> Self {
+        let changed = RwSignal::new(0_u64);
+        let me = Resource::new(move || changed.get(), |_| whoami());
+        let session = Self { me, changed };
+        provide_context(session);
+        session
+    }
+
+    pub fn get() -> Self {
+        expect_context::<Self>()
+    }
+
+    /// Reloads `me` (after signing in or out).
+    pub fn reload(self) {
+        self.changed.update(|n| *n += 1);
+    }
+}
+
+/// Admins see `children`; other shoppers a 403 page; anonymous visitors go to sign-in.
+#[component]
+pub fn AdminOnly(children: ChildrenFn) -> impl IntoView {
+    let session = Session::get();
+    let here = use_location().pathname;
+    let children = StoredValue::new(children);
+    view! {
+        <Suspense fallback=|| view! { <p class="loading">"Checking your account…"</p> }>
+            {move || Suspend::new(async move {
+                match session.me.await {
+                    Ok(Some(m)) if m.is_admin => children.read_value()().into_any(),
+                    Ok(Some(_)) => view! { <Forbidden/> }.into_any(),
+                    Ok(None) => view! { <Redirect path=sign_in_path(&here.get_untracked())/> }.into_any(),
+                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+/// Signed in, but not an admin.
+#[component]
+pub fn Forbidden() -> impl IntoView {
+    set_page_status(403);
+    view! {
+        <leptos_meta::Title text="Admins only"/>
+        <section class="panel" data-testid="forbidden">
+            <h1>"403: admins only"</h1>
+            <p>"This page is for the shop's admins. Your account can buy vouchers, not manage them."</p>
+            <p><a href="/">"Back to the vouchers"</a></p>
+        </section>
+    }
+}

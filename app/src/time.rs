@@ -1,0 +1,130 @@
+//! Times as people read them, the server's clock as the browser reckons it, and the timers that
+//! keep pages live in the browser.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use leptos::prelude::*;
+
+/// An instant, naming its zone: UTC in the server's HTML (and without JavaScript), the
+/// browser's local time and offset once the page is live ("2030-06-01 10:00:30 UTC+08:00").
+#[component]
+pub fn When(at: DateTime<Utc>) -> impl IntoView {
+    let live = RwSignal::new(false);
+    Effect::new(move |_| live.set(true));
+    view! {
+        <time datetime=at.to_rfc3339()>
+            {move || if live.get() { local_time(at) } else { at.format("%Y-%m-%d %H:%M:%S UTC").to_string() }}
+        </time>
+    }
+}
+
+/// `at` in the browser's time zone, with it (UTC on the server).
+pub fn local_time(at: DateTime<Utc>) -> String {
+    #[cfg(feature = "hydrate")]
+    {
+        use chrono::Offset;
+        let local = at.with_timezone(&chrono::Local);
+        format!(
+            "{} {}",
+            local.format("%Y-%m-%d %H:%M:%S"),
+            zone_name(local.offset().fix())
+        )
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        at.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+    }
+}
+
+/// A UTC offset as people read it: `UTC`, `UTC+08:00`, `UTC-05:30`.
+pub fn zone_name(offset: chrono::FixedOffset) -> String {
+    if offset.local_minus_utc() == 0 {
+        "UTC".to_owned()
+    } else {
+        format!("UTC{offset}")
+    }
+}
+
+/// The browser's current UTC offset (`None` on the server, which cannot know it).
+pub fn browser_zone() -> Option<String> {
+    #[cfg(feature = "hydrate")]
+    {
+        use chrono::Offset;
+        Some(zone_name(chrono::Local::now().offset().fix()))
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        None
+    }
+}
+
+/// Calls `tick` every `period` while the calling component lives (browser only; nothing
+/// runs on the server).
+pub fn every(period: Duration, tick: impl Fn() + 'static) {
+    #[cfg(feature = "hydrate")]
+    {
+        let tick = std::rc::Rc::new(tick);
+        Effect::new(move |_| {
+            let tick = tick.clone();
+            if let Ok(handle) = set_interval_with_handle(move || tick(), period) {
+                on_cleanup(move || handle.clear());
+            }
+        });
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = (period, tick);
+    }
+}
+
+/// The server's clock as the browser reckons it: the browser's clock minus how far it is
+/// ahead of the server's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerClock {
+    ahead: chrono::Duration,
+}
+
+impl ServerClock {
+    /// Assumes `server_time` was read just now (a rough first guess: a time rendered into the
+    /// page is already as old as the page's load).
+    pub fn synced_to(server_time: DateTime<Utc>) -> Self {
+        Self::from_round_trip(Utc::now(), Utc::now(), server_time)
+    }
+
+    /// From a request sent at `sent` and answered at `received` (browser clock) with the
+    /// server's `server_time`, read half-way through the round trip.
+    pub fn from_round_trip(
+        sent: DateTime<Utc>,
+        received: DateTime<Utc>,
+        server_time: DateTime<Utc>,
+    ) -> Self {
+        let midpoint = sent + (received - sent) / 2;
+        Self {
+            ahead: midpoint - server_time,
+        }
+    }
+
+    pub fn now(self) -> DateTime<Utc> {
+        self.at(Utc::now())
+    }
+
+    /// The server's time when the browser's clock reads `browser_time`.
+    pub fn at(self, browser_time: DateTime<Utc>) -> DateTime<Utc> {
+        browser_time - self.ahead
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_server_clock_is_read_half_way_through_the_round_trip() {
+        let t = |ms: i64| DateTime::UNIX_EPOCH + chrono::Duration::milliseconds(ms);
+        // Browser 5 s ahead: sent at 10,000, answered at 10,200, server read 5,100.
+        let clock = ServerClock::from_round_trip(t(10_000), t(10_200), t(5_100));
+        assert_eq!(clock.at(t(10_100)), t(5_100));
+        assert_eq!(clock.at(t(20_000)), t(15_000));
+    }
+}
