@@ -1,5 +1,5 @@
 //! Server-Sent Events in the browser: a page follows a stream for as long as it is shown, and
-//! learns when the stream is down so it can ask by itself meanwhile (issue #14, point 5).
+//! learns when the stream is down so it can ask by itself meanwhile (design.md §8, decision 20).
 
 /// Follows the events named `event` at `url` while the calling component lives: `on_event`
 /// gets each one's JSON data parsed (an event that does not parse is skipped), `on_down` is

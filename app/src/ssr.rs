@@ -16,8 +16,9 @@ use crate::error::AppError;
 /// The session cookie's name.
 pub const SESSION_COOKIE: &str = "seckill_session";
 
-/// The session token in a request's `Cookie` headers.
-pub fn session_token(headers: &HeaderMap) -> Option<String> {
+/// The session token in a request's `Cookie` headers: the value of the cookie named exactly
+/// [`SESSION_COOKIE`] (the one cookie parser of the server; the page cache asks it too).
+pub fn session_token(headers: &HeaderMap) -> Option<&str> {
     headers
         .get_all(header::COOKIE)
         .iter()
@@ -25,7 +26,7 @@ pub fn session_token(headers: &HeaderMap) -> Option<String> {
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
         .find(|(name, _)| *name == SESSION_COOKIE)
-        .map(|(_, value)| value.to_owned())
+        .map(|(_, value)| value)
 }
 
 /// `Set-Cookie` opening a session: HttpOnly, SameSite=Lax, whole site.
@@ -37,13 +38,13 @@ pub fn session_cookie(token: &str, max_age_secs: u64) -> HeaderValue {
 
 /// `Set-Cookie` ending the session.
 pub fn clear_session_cookie() -> HeaderValue {
-    HeaderValue::from_static("seckill_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0")
+    session_cookie("", 0)
 }
 
 /// The principal of a request, if signed in.
 pub async fn principal(core: &Core, headers: &HeaderMap) -> Result<Option<Principal>, AppError> {
     match session_token(headers) {
-        Some(token) => auth::session(core, &token).await.map_err(fault),
+        Some(token) => auth::session(core, token).await.map_err(fault),
         None => Ok(None),
     }
 }
@@ -81,7 +82,7 @@ pub async fn signed_in_admin(core: &Core) -> Result<auth::Admin, AppError> {
 
 /// Inside a server function: the request's session token, if it sent one.
 pub fn request_session_token() -> Option<String> {
-    use_context::<http::request::Parts>().and_then(|p| session_token(&p.headers))
+    use_context::<http::request::Parts>().and_then(|p| session_token(&p.headers).map(str::to_owned))
 }
 
 /// Inside a server function: sends a browser that posted a plain HTML form (no JavaScript) to

@@ -1,6 +1,8 @@
 //! The site's own paths: where sign-in sends a visitor back to, and query values built for it.
 //! Pure functions, shared by the server functions and the pages (no dependency on either).
 
+use domain::VoucherId;
+
 /// A path of this site (`/x`), not another site's address: one leading `/` and no second one
 /// or `\` after it (`//host`, `/\host` and `/<TAB>/host` are other sites to a browser), no
 /// whitespace or control characters (a line break in a `Location` header would end it). The
@@ -46,6 +48,98 @@ pub fn encode_query(s: &str) -> String {
         .collect()
 }
 
+/// What happened in the console's manage panel, said back to a browser without JavaScript.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ManageDone {
+    Ended,
+    Added,
+}
+
+impl ManageDone {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Ended => "ended",
+            Self::Added => "added",
+        }
+    }
+}
+
+/// The console's address and what its query says (`/admin?chart=…&created=…&manage=…&done=…`):
+/// read by the console page, written by its links and by the server functions that send a
+/// plain form back to it. Unknown or malformed values read as absent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ConsoleQuery {
+    /// The voucher whose sales the chart shows (else the newest that sold).
+    pub chart: Option<VoucherId>,
+    /// A voucher just created, to confirm.
+    pub created: Option<VoucherId>,
+    /// The sale the manage panel is open on.
+    pub manage: Option<VoucherId>,
+    /// What the manage panel just did.
+    pub done: Option<ManageDone>,
+}
+
+impl ConsoleQuery {
+    pub fn chart(id: VoucherId) -> Self {
+        Self {
+            chart: Some(id),
+            ..Self::default()
+        }
+    }
+
+    pub fn created(id: VoucherId) -> Self {
+        Self {
+            created: Some(id),
+            ..Self::default()
+        }
+    }
+
+    pub fn manage(id: VoucherId, done: Option<ManageDone>) -> Self {
+        Self {
+            manage: Some(id),
+            done,
+            ..Self::default()
+        }
+    }
+
+    /// Reads the query through `get` (a query map's lookup).
+    pub fn parse(get: impl Fn(&str) -> Option<String>) -> Self {
+        let id = |k: &str| {
+            get(k)
+                .and_then(|s| s.parse::<i64>().ok())
+                .and_then(|n| VoucherId::try_from(n).ok())
+        };
+        Self {
+            chart: id("chart"),
+            created: id("created"),
+            manage: id("manage"),
+            done: match get("done").as_deref() {
+                Some("ended") => Some(ManageDone::Ended),
+                Some("added") => Some(ManageDone::Added),
+                _ => None,
+            },
+        }
+    }
+
+    /// The console's path with this query.
+    pub fn href(&self) -> String {
+        let pairs: Vec<String> = [
+            ("chart", self.chart.map(|v| v.to_string())),
+            ("created", self.created.map(|v| v.to_string())),
+            ("manage", self.manage.map(|v| v.to_string())),
+            ("done", self.done.map(|d| d.as_str().to_owned())),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| format!("{k}={v}")))
+        .collect();
+        if pairs.is_empty() {
+            "/admin".to_owned()
+        } else {
+            format!("/admin?{}", pairs.join("&"))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,5 +173,35 @@ mod tests {
             assert_eq!(next(hostile), "/", "{hostile:?}");
         }
         assert_eq!(safe_next(None), "/");
+    }
+
+    #[test]
+    fn the_console_query_reads_back_what_it_writes() {
+        let v = VoucherId::try_from(42).expect("id");
+        for q in [
+            ConsoleQuery::default(),
+            ConsoleQuery::chart(v),
+            ConsoleQuery::created(v),
+            ConsoleQuery::manage(v, Some(ManageDone::Ended)),
+            ConsoleQuery::manage(v, Some(ManageDone::Added)),
+            ConsoleQuery::manage(v, None),
+        ] {
+            let href = q.href();
+            let query = href.split_once('?').map_or("", |(_, q)| q).to_owned();
+            let get = |k: &str| {
+                query
+                    .split('&')
+                    .filter_map(|p| p.split_once('='))
+                    .find(|(name, _)| *name == k)
+                    .map(|(_, v)| v.to_owned())
+            };
+            assert_eq!(ConsoleQuery::parse(get), q, "{href}");
+        }
+        assert_eq!(
+            ConsoleQuery::manage(v, Some(ManageDone::Ended)).href(),
+            "/admin?manage=42&done=ended"
+        );
+        let junk = ConsoleQuery::parse(|k| (k != "done").then(|| "x".to_owned()));
+        assert_eq!(junk, ConsoleQuery::default());
     }
 }

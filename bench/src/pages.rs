@@ -1,4 +1,4 @@
-//! The read path over HTTP (issue #14, points 4 and 6): requests per second and latency of the
+//! The read path over HTTP (design.md §8, decision 21): requests per second and latency of the
 //! home page and a voucher's page (anonymous, from the shared rendering; signed in, rendered
 //! for the shopper), the JSON API's voucher and a static file, each from the same number of
 //! kept-alive connections in a closed loop, one after the other in one run; and a cold visit's

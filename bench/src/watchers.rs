@@ -1,4 +1,4 @@
-//! Open sale pages (issue #14, points 5 and 6): N pages watch one sale on the release server,
+//! Open sale pages (design.md §8, decision 20): N pages watch one sale on the release server,
 //! first by the push stream (`GET /api/vouchers/{id}/events`), then by polling as a page
 //! without a stream does (`/sf/voucher_stock` every 2 s each, spread evenly). For each way:
 //! the server's CPU (from `/proc/<pid>/stat`, in % of one core) over a window while the sale is

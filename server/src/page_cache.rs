@@ -1,4 +1,4 @@
-//! Pages for anonymous visitors from a short-lived shared cache (issue #14, point 4).
+//! Pages for anonymous visitors from a short-lived shared cache (design.md §8, decision 21).
 //!
 //! In the minute before a sale opens, visitors reload its page and the home page; rendering
 //! each one is several times the work of the JSON API. The home page and a voucher's page, as
@@ -69,12 +69,7 @@ fn shared_page(path: &str) -> bool {
 
 /// Whether the request carries a session cookie (valid or not: its page is its own).
 fn has_session(headers: &HeaderMap) -> bool {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .any(|c| c.trim_start().starts_with(app::ssr::SESSION_COOKIE))
+    app::ssr::session_token(headers).is_some()
 }
 
 fn is_html(headers: &HeaderMap) -> bool {
@@ -276,6 +271,12 @@ mod tests {
         );
         assert!(has_session(&h));
         h.insert(header::COOKIE, HeaderValue::from_static("a=1; b=2"));
+        assert!(!has_session(&h));
+        // Another cookie whose name starts like the session's is not the session.
+        h.insert(
+            header::COOKIE,
+            HeaderValue::from_static("seckill_session2=x; seckill_sessionx=y"),
+        );
         assert!(!has_session(&h));
     }
 

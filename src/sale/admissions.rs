@@ -1,4 +1,4 @@
-//! Batched admissions (issue #14): the buys for one voucher that arrive while this instance's
+//! Batched admissions (design.md §8, decision 19): the buys for one voucher that arrive while this instance's
 //! previous admission calls for it are in flight are decided together, by one call of
 //! `lua/admit.lua` that takes each shopper in arrival order and answers each one.
 //!

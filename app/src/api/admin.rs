@@ -7,6 +7,8 @@
 
 use leptos::prelude::*;
 
+#[cfg(feature = "ssr")]
+use crate::url::{ConsoleQuery, ManageDone};
 use crate::{error::AppError, wire::ConsoleView};
 
 /// The admin console (admins only): every voucher with its live counts, and the sales over
@@ -51,7 +53,7 @@ pub async fn create_voucher(
         ends_at: super::convert::instant(&ends_at, &ends_local),
     };
     let id = seckill::catalog::create_voucher(&core, &admin, &draft, chrono::Utc::now()).await?;
-    crate::ssr::redirect_plain_form(&format!("/admin?created={id}"));
+    crate::ssr::redirect_plain_form(&ConsoleQuery::created(id).href());
     Ok(id.get())
 }
 
@@ -62,7 +64,7 @@ pub async fn end_sale(voucher_id: i64) -> Result<(), AppError> {
     let admin = crate::ssr::signed_in_admin(&core).await?;
     let id = crate::ssr::voucher_id(voucher_id)?;
     seckill::catalog::admin::end_sale(&core, &admin, id).await?;
-    crate::ssr::redirect_plain_form(&format!("/admin?manage={id}&done=ended"));
+    crate::ssr::redirect_plain_form(&ConsoleQuery::manage(id, Some(ManageDone::Ended)).href());
     Ok(())
 }
 
@@ -86,6 +88,6 @@ pub async fn add_stock(voucher_id: i64, add: String, key: String) -> Result<i64,
     let key = domain::IdempotencyKey::try_from(key.as_str())
         .map_err(|e| AppError::BadRequest(e.to_string()))?;
     let added = seckill::catalog::admin::add_stock(&core, &admin, id, add, Some(&key)).await?;
-    crate::ssr::redirect_plain_form(&format!("/admin?manage={id}&done=added"));
+    crate::ssr::redirect_plain_form(&ConsoleQuery::manage(id, Some(ManageDone::Added)).href());
     Ok(added.total)
 }

@@ -24,7 +24,12 @@ fn NewVoucherForm() -> impl IntoView {
     let navigate = use_navigate();
     Effect::new(move |_| {
         if let Some(Ok(id)) = create.value().get() {
-            navigate(&format!("/admin?created={id}"), Default::default());
+            if let Ok(id) = domain::VoucherId::try_from(id) {
+                navigate(
+                    &crate::url::ConsoleQuery::created(id).href(),
+                    Default::default(),
+                );
+            }
         }
     });
     // The zone the times are read in: UTC until the browser says its own (an Effect runs only

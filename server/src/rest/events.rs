@@ -1,5 +1,5 @@
 //! `GET /api/vouchers/{id}/events`: a sale's live stock and end as Server-Sent Events, for its
-//! open pages (issue #14, point 5). The first event carries the figures now, each later one a
+//! open pages (design.md §8, decision 20). The first event carries the figures now, each later one a
 //! change (`seckill::jobs::live_push` reads the watched sales once per period for the whole instance); a
 //! comment every 15 s keeps proxies from closing a quiet stream. The stream ends when the
 //! instance shuts down; the page then falls back to asking, as it does on any stream error.

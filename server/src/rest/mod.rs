@@ -130,7 +130,7 @@ async fn login(State(core): State<Core>, ApiJson(b): ApiJson<LoginBody>) -> ApiR
 
 async fn logout(State(core): State<Core>, headers: HeaderMap) -> ApiResult<Response> {
     if let Some(token) = glue::session_token(&headers) {
-        auth::sign_out(&core, &token).await.map_err(glue::fault)?;
+        auth::sign_out(&core, token).await.map_err(glue::fault)?;
     }
     Ok((
         StatusCode::NO_CONTENT,

@@ -1,4 +1,4 @@
-//! Live stock pushed to open pages (issue #14, point 5) over real HTTP: a stream starts with
+//! Live stock pushed to open pages (design.md §8, decision 20) over real HTTP: a stream starts with
 //! the figures now and carries a buy made through another instance of the deployment; an
 //! unknown voucher is a JSON 404, not a stream.
 

@@ -1,4 +1,4 @@
-//! Pages as anonymous visitors get them (issue #14, point 4), over real HTTP: the home page and
+//! Pages as anonymous visitors get them (design.md §8, decision 21), over real HTTP: the home page and
 //! a voucher's page come from a shared rendering for a moment, with an `ETag` and 304s; a
 //! signed-in page is never shared; a voucher created on the instance shows at once.
 

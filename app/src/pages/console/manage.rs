@@ -1,0 +1,104 @@
+//! The manage panel (`/admin?manage={id}`): end a sale now, or add stock to it.
+
+use domain::VoucherId;
+use leptos::prelude::*;
+use leptos_router::hooks::use_query_map;
+
+use crate::{
+    api::{
+        admin::{AddStock, EndSale},
+        catalog::get_voucher,
+    },
+    components::ErrorNote,
+    pages::home::StatusBadge,
+    time::When,
+    url::{ConsoleQuery, ManageDone},
+};
+
+/// End a sale now, or add stock to it: each behind a disclosure that asks for confirmation
+/// (plain forms without JavaScript; the server sends them back here).
+#[component]
+pub fn ManageSale(id: VoucherId) -> impl IntoView {
+    let voucher = Resource::new(move || id.get(), get_voucher);
+    let end = ServerAction::<EndSale>::new();
+    let add = ServerAction::<AddStock>::new();
+    let query = use_query_map();
+    let done = move || ConsoleQuery::parse(|k| query.read().get(k)).done;
+    Effect::new(move |_| {
+        if matches!(end.value().get(), Some(Ok(_))) || matches!(add.value().get(), Some(Ok(_))) {
+            voucher.refetch();
+        }
+    });
+    let notice = move || {
+        let ended = matches!(end.value().get(), Some(Ok(()))) || done() == Some(ManageDone::Ended);
+        let added = matches!(add.value().get(), Some(Ok(_))) || done() == Some(ManageDone::Added);
+        if ended {
+            Some("The sale has ended: shoppers can no longer buy.")
+        } else if added {
+            Some("Stock added: the new units are on sale now.")
+        } else {
+            None
+        }
+    };
+    let error = move || match (end.value().get(), add.value().get()) {
+        (Some(Err(e)), _) | (_, Some(Err(e))) => Some(e),
+        _ => None,
+    };
+    view! {
+        <section class="panel manage" id="manage" data-testid="manage" data-voucher=id.get()>
+            <Suspense fallback=|| view! { <p class="loading">"Loading the sale…"</p> }>
+                {move || Suspend::new(async move {
+                    match voucher.await {
+                        Ok(d) => {
+                            let v = d.voucher;
+                            let ended = v.status == domain::VoucherStatus::Ended;
+                            // One key per sale and offered total: a resent form adds nothing
+                            // more; after an addition the total, and so the key, changes.
+                            let key = format!("console-{}-{}", v.id, v.stock);
+                            view! {
+                                <h2>"Manage “" {v.title.clone()} "”"</h2>
+                                <p>
+                                    <StatusBadge status=v.status/> " "
+                                    {domain::count(v.remaining, "unit", "units")} " left of "
+                                    {domain::grouped(v.stock)} "; ends " <When at=v.window.ends_at()/> "."
+                                </p>
+                                {(!ended).then(|| view! {
+                                    <details data-testid="end-sale">
+                                        <summary>"End sale"</summary>
+                                        <p>"Shoppers can no longer buy from the moment you confirm. Orders already taken stay."</p>
+                                        <ActionForm action=end>
+                                            <input type="hidden" name="voucher_id" value=id.get()/>
+                                            <button type="submit" class="danger" data-testid="confirm-end" disabled=move || end.pending().get()>
+                                                "End the sale now"
+                                            </button>
+                                        </ActionForm>
+                                    </details>
+                                    <details data-testid="add-stock">
+                                        <summary>"Add stock"</summary>
+                                        <ActionForm action=add>
+                                            <input type="hidden" name="voucher_id" value=id.get()/>
+                                            <input type="hidden" name="key" value=key/>
+                                            <label for="add-units">"Units to add"</label>
+                                            <input id="add-units" name="add" type="number" min="1" step="1" required data-testid="add-units"/>
+                                            <button type="submit" class="primary" data-testid="confirm-add" disabled=move || add.pending().get()>
+                                                "Add to the sale"
+                                            </button>
+                                        </ActionForm>
+                                    </details>
+                                })}
+                            }.into_any()
+                        }
+                        Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                    }
+                })}
+            </Suspense>
+            <div aria-live="polite">
+                {move || notice().map(|n| view! { <p class="notice" role="status" data-testid="manage-notice">{n}</p> })}
+                {move || error().map(|e| {
+                    let code = e.code();
+                    view! { <div data-testid="manage-error" data-code=code><ErrorNote error=e/></div> }
+                })}
+            </div>
+        </section>
+    }
+}

@@ -1,0 +1,150 @@
+//! `/admin`: the admin console. Every voucher with where its units are (stock left in Redis,
+//! queued, written, refused, dead-lettered), refreshed every two seconds, and the chosen
+//! voucher's sales over time drawn as SVG (`chart.rs`); the manage panel ends a sale or adds
+//! stock (`manage.rs`). What the page shows is said by its query, a [`ConsoleQuery`].
+
+mod chart;
+mod manage;
+
+use std::time::Duration;
+
+use domain::VoucherId;
+use leptos::prelude::*;
+use leptos_router::hooks::use_query_map;
+
+use self::{chart::SalesPanel, manage::ManageSale};
+use crate::{
+    api::admin::console,
+    components::ErrorNote,
+    pages::home::StatusBadge,
+    session::AdminOnly,
+    time::{every, When},
+    url::ConsoleQuery,
+    wire::{format_price, ConsoleRow},
+};
+
+/// How often the console refreshes.
+const REFRESH: Duration = Duration::from_secs(2);
+
+#[component]
+pub fn ConsolePage() -> impl IntoView {
+    view! { <AdminOnly><Console/></AdminOnly> }
+}
+
+#[component]
+fn Console() -> impl IntoView {
+    let round = RwSignal::new(0_u64);
+    every(REFRESH, move || round.update(|n| *n += 1));
+    let query = use_query_map();
+    let asked = move || ConsoleQuery::parse(|k| query.read().get(k));
+    let chart = move || asked().chart.map(VoucherId::get);
+    // `created`: the create form sent the admin here with a voucher to confirm.
+    let created = move || asked().created;
+    // `manage`: the sale the admin is ending or adding stock to.
+    let manage = move || asked().manage;
+    // One request a round; `Transition` keeps the last figures on screen while it runs.
+    let data = Resource::new(move || (chart(), round.get()), |(chart, _)| console(chart));
+    view! {
+        <leptos_meta::Title text="Console"/>
+        <div class="console-head">
+            <h1>"Console"</h1>
+            <a class="button primary" href="/admin/vouchers/new" data-testid="new-voucher">"New voucher"</a>
+        </div>
+        // Outside the refreshing table, so a confirmation or a typed number stays put.
+        {move || manage().map(|id| view! { <ManageSale id/> })}
+        <Transition fallback=|| view! { <p class="loading">"Loading the vouchers…"</p> }>
+            {move || Suspend::new(async move {
+                match data.await {
+                    Ok(c) if c.rows.is_empty() => view! {
+                        <p class="empty" data-testid="no-vouchers">"No vouchers yet. Create the first one."</p>
+                    }.into_any(),
+                    Ok(c) => {
+                        let chosen = c.chart.as_ref().map(|ch| ch.voucher_id);
+                        let fresh = created();
+                        let confirmed = fresh
+                            .and_then(|id| c.rows.iter().find(|r| r.voucher.id == id))
+                            .map(|r| r.voucher.clone());
+                        view! {
+                            {confirmed.map(|v| view! {
+                                <p class="notice" role="status" data-testid="created-notice">
+                                    "Voucher “" {v.title.clone()} "” created: "
+                                    {domain::count(v.stock, "unit", "units")} ", on sale from "
+                                    <When at=v.window.begins_at()/> " to " <When at=v.window.ends_at()/> ". "
+                                    <a href=format!("/vouchers/{}", v.id) data-testid="created-link">"See its page"</a>
+                                </p>
+                            })}
+                            {c.stalled_secs.map(|secs| view! {
+                                <p class="error" role="alert" data-testid="worker-stalled">
+                                    {format!("Orders are not being written: the oldest queued order has waited {secs} s. Check PostgreSQL, Redis and the servers' logs.")}
+                                </p>
+                            })}
+                            <CountsTable rows=c.rows chosen fresh/>
+                            {c.chart.map(|chart| view! { <SalesPanel chart/> })}
+                        }.into_any()
+                    }
+                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                }
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn CountsTable(
+    rows: Vec<ConsoleRow>,
+    chosen: Option<VoucherId>,
+    fresh: Option<VoucherId>,
+) -> impl IntoView {
+    view! {
+        <div class="table-wrap" tabindex="0" role="region" aria-label="Vouchers and their counts">
+            <table class="counts" data-testid="console-table">
+                <thead>
+                    <tr>
+                        <th scope="col">"Voucher"</th>
+                        <th scope="col">"Sale"</th>
+                        <th scope="col" class="num">"Stock"</th>
+                        <th scope="col" class="num">"Left in Redis"</th>
+                        <th scope="col" class="num">"Queued"</th>
+                        <th scope="col" class="num">"Written"</th>
+                        <th scope="col" class="num">"Awaiting payment"</th>
+                        <th scope="col" class="num">"Paid"</th>
+                        <th scope="col" class="num">"Cancelled, returned"</th>
+                        <th scope="col" class="num">"Revenue"</th>
+                        <th scope="col" class="num">"Failed"</th>
+                        <th scope="col" class="num">"Dead letters"</th>
+                        <th scope="col"><span class="visually-hidden">"Actions"</span></th>
+                    </tr>
+                </thead>
+                <tbody>
+                    {rows.into_iter().map(|r| {
+                        let id = r.voucher.id;
+                        let selected = chosen == Some(id);
+                        view! {
+                            <tr data-testid="console-row" data-voucher=id.get() class:selected=selected
+                                class:created=fresh == Some(id) data-created=(fresh == Some(id)).then_some("true")>
+                                <th scope="row"><a href=format!("/vouchers/{id}")>{r.voucher.title.clone()}</a></th>
+                                <td data-label="Sale"><StatusBadge status=r.voucher.status/></td>
+                                <td class="num" data-label="Stock">{domain::grouped(r.voucher.stock)}</td>
+                                <td class="num" data-label="Left in Redis" data-testid="count-redis">{r.redis_stock.map_or_else(|| "–".to_owned(), |s| s.to_string())}</td>
+                                <td class="num" data-label="Queued" data-testid="count-queued">{r.queued}</td>
+                                <td class="num" data-label="Written" data-testid="count-written">{r.written}</td>
+                                <td class="num" data-label="Awaiting payment" data-testid="count-awaiting">{r.awaiting_payment}</td>
+                                <td class="num" data-label="Paid" data-testid="count-paid">{r.paid}</td>
+                                <td class="num" data-label="Cancelled, returned" data-testid="count-cancelled">{r.cancelled}</td>
+                                <td class="num" data-label="Revenue" data-testid="count-revenue">{format_price(r.revenue_cents)}</td>
+                                <td class="num" data-label="Failed" data-testid="count-failed">{r.failed}</td>
+                                <td class="num" data-label="Dead letters" data-testid="count-dead">{r.dead_lettered}</td>
+                                <td class="chart-cell">
+                                    <a href=ConsoleQuery::chart(id).href() data-testid="show-chart"
+                                        aria-current=selected.then_some("true")>"Chart"</a>
+                                    " "
+                                    <a href=format!("{}#manage", ConsoleQuery::manage(id, None).href()) data-testid="manage-sale">"End sale or add stock"</a>
+                                </td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </div>
+    }
+}
