@@ -18,6 +18,11 @@ use crate::{
     Core,
 };
 
+/// Digits of a one-time sign-in code.
+const CODE_DIGITS: usize = 6;
+/// Random bytes of a session token (256 bits), sent as twice as many hex digits.
+const TOKEN_BYTES: usize = 32;
+
 /// A signed-in user.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
@@ -105,7 +110,11 @@ pub async fn request_code(core: &Core, phone: &str) -> Result<CodeIssued, LoginE
         let secs = u64::try_from(left_ms).unwrap_or(0).div_ceil(1_000).max(1);
         return Err(LoginError::ResendIn(secs));
     }
-    let code = format!("{:06}", rand::rng().random_range(0..1_000_000u32));
+    let code = format!(
+        "{:0width$}",
+        rand::rng().random_range(0..10_u32.pow(CODE_DIGITS as u32)),
+        width = CODE_DIGITS
+    );
     let key = core.keys.login_code(&phone);
     let _: () = redis::pipe()
         .atomic()
@@ -124,7 +133,7 @@ pub async fn request_code(core: &Core, phone: &str) -> Result<CodeIssued, LoginE
 pub async fn sign_in(core: &Core, phone: &str, code: &str) -> Result<SignedIn, LoginError> {
     let phone = Phone::try_from(phone).map_err(|_| LoginError::InvalidCode)?;
     let code = code.trim();
-    if code.len() != 6 || !code.bytes().all(|b| b.is_ascii_digit()) {
+    if code.len() != CODE_DIGITS || !code.bytes().all(|b| b.is_ascii_digit()) {
         return Err(LoginError::InvalidCode);
     }
     let mut redis = core.redis.clone();
@@ -156,7 +165,7 @@ pub async fn open_session(core: &Core, user: UserId, phone: Phone) -> Result<Sig
 
 /// The principal of a session token, if the session exists.
 pub async fn session(core: &Core, token: &str) -> Result<Option<Principal>, Backend> {
-    if token.len() != 64 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if token.len() != 2 * TOKEN_BYTES || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Ok(None);
     }
     // A session read a moment ago is trusted for `SECKILL_SESSION_CACHE_MS` (the buy path then
@@ -195,7 +204,7 @@ fn principal(core: &Core, user: UserId, phone: Phone) -> Principal {
 }
 
 fn new_token() -> String {
-    let bytes: [u8; 32] = rand::rng().random();
+    let bytes: [u8; TOKEN_BYTES] = rand::rng().random();
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

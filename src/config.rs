@@ -11,6 +11,8 @@ use crate::{domain::Phone, infra::durability::Durability, infra::keys::KeyPrefix
 pub const DEFAULT_DATABASE_URL: &str = "postgres://seckill:seckill@127.0.0.1:15432/seckill";
 /// Default Redis of the project's local instance.
 pub const DEFAULT_REDIS_URL: &str = "redis://127.0.0.1:16379/";
+/// Where the server listens when `LEPTOS_SITE_ADDR` is not set.
+pub const DEFAULT_SITE_ADDR: &str = "127.0.0.1:3000";
 /// The phone that signs in as admin when `SECKILL_ADMIN_PHONES` is not set.
 pub const DEFAULT_ADMIN_PHONE: &str = "13800000000";
 
@@ -46,7 +48,6 @@ impl fmt::Debug for Secret {
 pub struct Config {
     pub database_url: Secret,
     pub redis_url: Secret,
-    pub site_addr: SocketAddr,
     pub admin_phones: Vec<Phone>,
     /// Return one-time sign-in codes in the response (there is no SMS provider).
     pub dev_login: bool,
@@ -66,24 +67,9 @@ pub struct Config {
     /// How often an instance reads the sales its open pages watch and pushes changes
     /// (`SECKILL_PUSH_MS`).
     pub push_every: Duration,
-    pub http: HttpConfig,
     pub db_max_connections: u32,
     /// What an admission must survive in Redis before its order ID is returned.
     pub durability: Durability,
-}
-
-/// What one HTTP connection or request may take.
-#[derive(Debug, Clone)]
-pub struct HttpConfig {
-    /// A request body larger than this is refused (413).
-    pub max_body_bytes: usize,
-    /// Connections served at once; past it the server stops accepting until one closes.
-    pub max_connections: usize,
-    /// A connection that does not send a whole request head within this long (a slow client, or
-    /// an idle keep-alive connection) is closed.
-    pub header_timeout: Duration,
-    /// A request whose body does not arrive within this long is refused (408).
-    pub body_timeout: Duration,
 }
 
 /// Knobs of the order-queue worker.
@@ -131,9 +117,6 @@ pub struct MemoConfig {
     /// How long a sale's "sold out" or "ended" is answered from memory
     /// (`SECKILL_SOLD_OUT_TTL_MS`); a unit coming back clears it sooner, by pub/sub.
     pub refusal_ttl: Duration,
-    /// How long an instance answers the home page and a voucher's page, as anonymous visitors
-    /// see them, from its last rendering (`SECKILL_PAGE_CACHE_MS`).
-    pub page_ttl: Duration,
 }
 
 /// Sign-in and session policy.
@@ -195,15 +178,15 @@ impl Config {
                     message,
                 }
             })?;
-        let site_addr: SocketAddr = typed(&get, "LEPTOS_SITE_ADDR", "127.0.0.1:3000")?;
         let instance_id = match get("SECKILL_INSTANCE_ID") {
             Some(id) => id,
-            None => default_instance_id(site_addr),
+            // The server's listening port names the instance by default (the server reads the
+            // same variable for its listener).
+            None => default_instance_id(typed(&get, "LEPTOS_SITE_ADDR", DEFAULT_SITE_ADDR)?),
         };
         Ok(Self {
             database_url: Secret::new(parse("DATABASE_URL", DEFAULT_DATABASE_URL)?),
             redis_url: Secret::new(parse("REDIS_URL", DEFAULT_REDIS_URL)?),
-            site_addr,
             admin_phones,
             dev_login: typed(&get, "SECKILL_DEV_LOGIN", "false")?,
             key_prefix,
@@ -226,7 +209,6 @@ impl Config {
             memo: MemoConfig {
                 session_ttl: millis(&get, "SECKILL_SESSION_CACHE_MS", 2_000)?,
                 refusal_ttl: millis(&get, "SECKILL_SOLD_OUT_TTL_MS", 1_000)?,
-                page_ttl: millis(&get, "SECKILL_PAGE_CACHE_MS", 1_000)?,
             },
             auth: AuthConfig {
                 code_ttl: millis(&get, "SECKILL_CODE_TTL_MS", 300_000)?,
@@ -243,12 +225,6 @@ impl Config {
                 lane_idle: millis(&get, "SECKILL_ADMIT_LANE_IDLE_MS", 30_000)?,
             },
             push_every: millis(&get, "SECKILL_PUSH_MS", 500)?,
-            http: HttpConfig {
-                max_body_bytes: positive(&get, "SECKILL_MAX_BODY_BYTES", 64 * 1024)?,
-                max_connections: positive(&get, "SECKILL_MAX_CONNECTIONS", 10_000)?,
-                header_timeout: millis(&get, "SECKILL_HEADER_TIMEOUT_MS", 15_000)?,
-                body_timeout: millis(&get, "SECKILL_BODY_TIMEOUT_MS", 15_000)?,
-            },
             db_max_connections: positive(&get, "SECKILL_DB_MAX_CONNECTIONS", 20)?,
             durability: typed(&get, "SECKILL_DURABILITY", "everysec")?,
         })
@@ -270,7 +246,9 @@ fn default_instance_id(site_addr: SocketAddr) -> String {
     format!("{host}:{}", site_addr.port())
 }
 
-fn typed<T: FromStr>(
+/// The value of `var` (blank counts as unset), else `default`, parsed as a `T`; an unusable value
+/// names its variable. The server reads its own settings with these too.
+pub fn typed<T: FromStr>(
     get: &impl Fn(&'static str) -> Option<String>,
     var: &'static str,
     default: &str,
@@ -285,7 +263,8 @@ where
     })
 }
 
-fn positive<T: FromStr + Default + PartialOrd + fmt::Display>(
+/// Like [`typed`], and greater than zero.
+pub fn positive<T: FromStr + Default + PartialOrd + fmt::Display>(
     get: &impl Fn(&'static str) -> Option<String>,
     var: &'static str,
     default: T,
@@ -303,7 +282,8 @@ where
     Ok(value)
 }
 
-fn millis(
+/// A positive number of milliseconds.
+pub fn millis(
     get: &impl Fn(&'static str) -> Option<String>,
     var: &'static str,
     default: u64,
@@ -329,7 +309,7 @@ mod tests {
         let c = config(&[]).expect("defaults are valid");
         assert_eq!(c.database_url.expose(), DEFAULT_DATABASE_URL);
         assert_eq!(c.redis_url.expose(), DEFAULT_REDIS_URL);
-        assert_eq!(c.site_addr.to_string(), "127.0.0.1:3000");
+        assert!(c.instance_id.ends_with(":3000"), "{}", c.instance_id);
         assert!(!c.dev_login);
         assert!(
             !c.payments.dev_provider,
@@ -343,8 +323,6 @@ mod tests {
     fn a_bad_value_names_its_variable() {
         let err = config(&[("SECKILL_WORKER_BATCH", "0")]).expect_err("zero batch");
         assert_eq!(err.var, "SECKILL_WORKER_BATCH");
-        let err = config(&[("LEPTOS_SITE_ADDR", "nowhere")]).expect_err("bad addr");
-        assert_eq!(err.var, "LEPTOS_SITE_ADDR");
         let err = config(&[("SECKILL_ADMIN_PHONES", "123,abc")]).expect_err("bad phone");
         assert_eq!(err.var, "SECKILL_ADMIN_PHONES");
         let err = config(&[("SECKILL_KEY_PREFIX", "a{b}")]).expect_err("brace");

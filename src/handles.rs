@@ -108,7 +108,7 @@ impl Core {
         let redis = deployment
             .shared(Timeouts {
                 response: Self::REDIS_RESPONSE_TIMEOUT,
-                connect: Duration::from_secs(2),
+                connect: crate::infra::redis_conn::CONNECT_TIMEOUT,
             })
             .await
             .map_err(ConnectError::Redis)?;

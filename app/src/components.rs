@@ -38,3 +38,40 @@ pub fn ErrorNote(error: AppError) -> impl IntoView {
         </p>
     }
 }
+
+/// Data loading: `loading` while it comes, `ok`'s view of it when it comes, and for a failure
+/// either the page's own answer (`handle`: a redirect to sign in, a 404 page) or an
+/// [`ErrorNote`]. Rendered whole on the server (the pages are `SsrMode::Async`), so it also
+/// works without JavaScript.
+#[component]
+pub fn Loaded<T, F>(
+    data: Resource<Result<T, AppError>>,
+    /// What is being loaded, as a sentence ("Loading your order…").
+    loading: &'static str,
+    /// The view of the loaded data.
+    ok: F,
+    /// The page's own view of some errors; `None` for the others, which show as an
+    /// [`ErrorNote`].
+    #[prop(optional)]
+    handle: Option<fn(&AppError) -> Option<AnyView>>,
+) -> impl IntoView
+where
+    T: Clone + Send + Sync + serde::Serialize + serde::de::DeserializeOwned + 'static,
+    F: Fn(T) -> AnyView + Clone + Send + Sync + 'static,
+{
+    view! {
+        <Suspense fallback=move || view! { <p class="loading">{loading}</p> }>
+            {move || {
+                let ok = ok.clone();
+                Suspend::new(async move {
+                    match data.await {
+                        Ok(value) => ok(value),
+                        Err(e) => handle
+                            .and_then(|h| h(&e))
+                            .unwrap_or_else(|| view! { <ErrorNote error=e/> }.into_any()),
+                    }
+                })
+            }}
+        </Suspense>
+    }
+}

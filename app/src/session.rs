@@ -5,7 +5,7 @@ use leptos_router::{components::Redirect, hooks::use_location};
 
 use crate::{
     api::auth::whoami,
-    components::{set_page_status, ErrorNote},
+    components::{set_page_status, Loaded},
     error::AppError,
     url::sign_in_path,
     wire::Me,
@@ -45,18 +45,12 @@ pub fn AdminOnly(children: ChildrenFn) -> impl IntoView {
     let session = Session::get();
     let here = use_location().pathname;
     let children = StoredValue::new(children);
-    view! {
-        <Suspense fallback=|| view! { <p class="loading">"Checking your account…"</p> }>
-            {move || Suspend::new(async move {
-                match session.me.await {
-                    Ok(Some(m)) if m.is_admin => children.read_value()().into_any(),
-                    Ok(Some(_)) => view! { <Forbidden/> }.into_any(),
-                    Ok(None) => view! { <Redirect path=sign_in_path(&here.get_untracked())/> }.into_any(),
-                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-                }
-            })}
-        </Suspense>
-    }
+    let ok = move |me: Option<Me>| match me {
+        Some(m) if m.is_admin => children.read_value()().into_any(),
+        Some(_) => view! { <Forbidden/> }.into_any(),
+        None => view! { <Redirect path=sign_in_path(&here.get_untracked())/> }.into_any(),
+    };
+    view! { <Loaded data=session.me loading="Checking your account…" ok/> }
 }
 
 /// Signed in, but not an admin.

@@ -118,7 +118,12 @@ pub struct ChartView {
 /// A countdown: `1d 02:03:04`, `02:03:04` or `03:04` (never negative).
 pub fn format_countdown(secs: i64) -> String {
     let s = secs.max(0);
-    let (days, h, m, sec) = (s / 86_400, s / 3_600 % 24, s / 60 % 60, s % 60);
+    let (days, h, m, sec) = (
+        s / domain::SECS_PER_DAY,
+        s / 3_600 % 24,
+        s / 60 % 60,
+        s % 60,
+    );
     match (days, h) {
         (0, 0) => format!("{m:02}:{sec:02}"),
         (0, _) => format!("{h:02}:{m:02}:{sec:02}"),

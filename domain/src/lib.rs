@@ -30,3 +30,7 @@ pub use voucher::{
     NewVoucher, Voucher, VoucherDraft, MAX_DESCRIPTION_CHARS, MAX_PRICE_CENTS, MAX_TITLE_CHARS,
 };
 pub use window::{SaleWindow, Stock, MAX_STOCK};
+
+/// Seconds in a UTC day (the order IDs' counters are per UTC day; the console's buckets and the
+/// countdown count whole days).
+pub const SECS_PER_DAY: i64 = 86_400;

@@ -5,8 +5,10 @@ mod refusals;
 mod rest;
 mod screen;
 mod serve;
+mod settings;
 mod startup;
 mod state;
 mod static_files;
 
+pub use settings::{HttpConfig, Settings};
 pub use startup::Application;

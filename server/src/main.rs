@@ -22,7 +22,8 @@ async fn main() -> anyhow::Result<()> {
     let config = Config::from_env().context("invalid configuration")?;
     match std::env::args().nth(1).as_deref() {
         None | Some("serve") => {
-            server::Application::build(config)
+            let settings = server::Settings::from_env().context("invalid configuration")?;
+            server::Application::build(config, settings)
                 .await?
                 .run_until_stopped()
                 .await

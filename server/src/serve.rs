@@ -9,6 +9,7 @@
 
 use std::{sync::Arc, time::Duration};
 
+use crate::settings::HttpConfig;
 use axum::{body::Body, Router};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
@@ -17,7 +18,6 @@ use hyper_util::{
     server::graceful::GracefulShutdown,
     service::TowerToHyperService,
 };
-use seckill::config::HttpConfig;
 use tokio::{net::TcpListener, sync::Semaphore};
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;

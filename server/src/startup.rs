@@ -20,6 +20,7 @@ use crate::{
     page_cache, refusals, rest,
     screen::{self, BodyLimit},
     serve,
+    settings::Settings,
     state::AppState,
     static_files,
 };
@@ -29,6 +30,7 @@ pub struct Application {
     listener: TcpListener,
     router: Router,
     core: Core,
+    settings: Settings,
     shutdown: CancellationToken,
     tasks: TaskTracker,
 }
@@ -36,15 +38,15 @@ pub struct Application {
 impl Application {
     /// Connects, migrates, preloads live vouchers, starts the background jobs and binds the
     /// listener (port 0 picks a free port: tests use that).
-    pub async fn build(config: Config) -> anyhow::Result<Self> {
-        Self::build_with(Core::connect(config).await?).await
+    pub async fn build(config: Config, settings: Settings) -> anyhow::Result<Self> {
+        Self::build_with(Core::connect(config).await?, settings).await
     }
 
     /// Like [`Application::build`] on an existing [`Core`] (tests bring their own database).
-    pub async fn build_with(core: Core) -> anyhow::Result<Self> {
-        let addr = core.config.site_addr;
+    pub async fn build_with(core: Core, settings: Settings) -> anyhow::Result<Self> {
+        let addr = settings.site_addr;
         prepare_stores(&core).await?;
-        let router = router(&core, leptos_options(addr)?);
+        let router = router(&core, &settings, leptos_options(addr)?);
         let listener = TcpListener::bind(addr)
             .await
             .with_context(|| format!("binding {addr}"))?;
@@ -57,6 +59,7 @@ impl Application {
             listener,
             router,
             core,
+            settings,
             shutdown,
             tasks,
         })
@@ -89,7 +92,7 @@ impl Application {
         serve::serve(
             self.listener,
             self.router,
-            &self.core.config.http,
+            &self.settings.http,
             shutdown.clone(),
         )
         .await;
@@ -135,7 +138,7 @@ fn leptos_options(addr: SocketAddr) -> anyhow::Result<LeptosOptions> {
 
 /// The whole router: metrics, static files, the REST API, the Leptos pages and their 404 page,
 /// behind the page cache, compression, refusals, body limits, tracing and the request screen.
-fn router(core: &Core, options: LeptosOptions) -> Router {
+fn router(core: &Core, settings: &Settings, options: LeptosOptions) -> Router {
     // The recorder is process-wide; a second application in one process (tests) shares it.
     let metrics = PrometheusBuilder::new().install_recorder().ok();
     let state = AppState::new(options.clone(), core.clone(), metrics);
@@ -163,14 +166,14 @@ fn router(core: &Core, options: LeptosOptions) -> Router {
             AppState,
             _,
         >(with_core, shell));
-    layers(app, core).with_state(state)
+    layers(app, core, settings).with_state(state)
 }
 
 /// The layers around every route, innermost first.
-fn layers(app: Router<AppState>, core: &Core) -> Router<AppState> {
-    let http = &core.config.http;
+fn layers(app: Router<AppState>, core: &Core, settings: &Settings) -> Router<AppState> {
+    let http = &settings.http;
     app.layer(middleware::from_fn_with_state(
-        page_cache::PageCache::new(core.clone(), core.config.memo.page_ttl),
+        page_cache::PageCache::new(core.clone(), settings.page_ttl),
         page_cache::pages,
     ))
     // HTML not already encoded (signed-in pages; shared ones come gzipped from the page cache).

@@ -14,7 +14,8 @@ use crate::{
     infra::{
         backend::{backend_error, Backend, Unavailable},
         lock::{LockError, LockGuard},
-        scripts::{self, SaleEnd, StockMove},
+        scripts::{self, SaleEnd},
+        stock_move::StockMove,
         store,
     },
     orders::restock::{self, RestockError},
@@ -79,15 +80,6 @@ async fn lock(core: &Core, voucher: VoucherId) -> Result<LockGuard, SaleAdminErr
         .ok_or(SaleAdminError::Busy(voucher))
 }
 
-async fn release(guard: LockGuard, voucher: VoucherId) {
-    if guard.is_lost() {
-        tracing::warn!(%voucher, "voucher lock lost during an admin's change");
-    }
-    if let Err(e) = guard.release().await {
-        tracing::warn!(%voucher, error = %e, "voucher lock release");
-    }
-}
-
 /// Ends `voucher`'s sale now, in PostgreSQL then in Redis; ending an ended sale changes
 /// nothing. Returns the sale's end. Shoppers buying afterwards are refused as `ended`.
 pub async fn end_sale(
@@ -97,7 +89,7 @@ pub async fn end_sale(
 ) -> Result<DateTime<Utc>, SaleAdminError> {
     let guard = lock(core, voucher).await?;
     let result = end_locked(core, voucher, guard.fence()).await;
-    release(guard, voucher).await;
+    guard.finish("an admin's change to a sale").await;
     core.catalog_changed();
     let ends_at = result?;
     tracing::info!(%voucher, %ends_at, "sale ended by an admin");
@@ -148,7 +140,7 @@ pub async fn add_stock(
     };
     let guard = lock(core, voucher).await?;
     let result = add_locked(core, voucher, &step, guard.fence()).await;
-    release(guard, voucher).await;
+    guard.finish("an admin's change to a sale").await;
     core.catalog_changed();
     let (added, fresh) = result?;
     // After the lock is released: a sale Redis lost is restored under that same lock. A

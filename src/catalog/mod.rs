@@ -147,12 +147,7 @@ pub async fn preload(core: &Core, voucher: &Voucher) -> Result<PreloadOutcome, P
     let _: () = redis
         .sadd(core.keys.preloaded_vouchers(), voucher.id.get())
         .await?;
-    if guard.is_lost() {
-        tracing::warn!(voucher = %voucher.id, "preload lock lost during the preload");
-    }
-    if let Err(e) = guard.release().await {
-        tracing::warn!(voucher = %voucher.id, error = %e, "preload lock release");
-    }
+    guard.finish("preload").await;
     if let PreloadOutcome::Rebuilt { stock } = outcome {
         tracing::info!(voucher = %voucher.id, stock, "sale state loaded into Redis");
         crate::sale::announce_stock_back(core, voucher.id).await;

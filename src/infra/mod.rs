@@ -9,6 +9,7 @@
 //! | `scripts` | the Lua scripts (`lua/`), one wrapper per file, their reply codes decoded |
 //! | `store` | PostgreSQL: the pool, the migrations, one repository per table group |
 //! | `lock` | the distributed lock (reentrant, watchdog, fencing, RedLock) |
+//! | `stock_move` | a unit going back on sale, as the outbox row and the script both hold it |
 //! | `durability` | the durability promise (`SECKILL_DURABILITY`) checked against Redis |
 //! | `ttl_map` | a small in-process map whose entries expire |
 
@@ -18,5 +19,6 @@ pub mod keys;
 pub mod lock;
 pub mod redis_conn;
 pub mod scripts;
+pub mod stock_move;
 pub mod store;
 pub mod ttl_map;

@@ -16,6 +16,10 @@ use redis::{
     AsyncConnectionConfig, Client, Cmd, Pipeline, RedisFuture, RedisResult, Value,
 };
 
+/// How long opening a connection to a node may take (the shared connection, dedicated ones and
+/// pub/sub subscriptions alike).
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// Where Redis is: one node, or the seed nodes of a cluster.
 #[derive(Clone)]
 pub enum Deployment {
@@ -95,7 +99,7 @@ impl Deployment {
     pub async fn dedicated(&self, response: Duration) -> RedisResult<Redis> {
         self.connect(Timeouts {
             response,
-            connect: Duration::from_secs(2),
+            connect: CONNECT_TIMEOUT,
         })
         .await
     }

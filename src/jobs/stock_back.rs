@@ -9,7 +9,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use crate::{domain::VoucherId, Core};
+use crate::{domain::VoucherId, infra::redis_conn::CONNECT_TIMEOUT, Core};
 
 /// Keeps this instance's subscription until `shutdown`, reconnecting after a drop. Every
 /// (re)subscription forgets every refusal: messages may have been missed meanwhile.
@@ -18,8 +18,7 @@ pub async fn listen(core: Core, shutdown: CancellationToken) {
     loop {
         let mut subscribed = None;
         for client in core.redis_deployment().seed_clients() {
-            let opened =
-                tokio::time::timeout(Duration::from_secs(2), client.get_async_pubsub()).await;
+            let opened = tokio::time::timeout(CONNECT_TIMEOUT, client.get_async_pubsub()).await;
             if let Ok(Ok(mut pubsub)) = opened {
                 if pubsub.subscribe(&channel).await.is_ok() {
                     subscribed = Some(pubsub);

@@ -47,6 +47,9 @@ pub enum SweepError {
     Backend(#[from] Backend),
     #[error("{0}")]
     Restock(#[from] RestockError),
+    /// The pass's report could not be written as JSON for `job_runs`.
+    #[error("recording the report: {0}")]
+    Report(#[source] serde_json::Error),
 }
 
 backend_error!(SweepError);
@@ -57,6 +60,7 @@ impl Unavailable for SweepError {
             Self::Lock(e) => e.is_unavailable(),
             Self::Backend(e) => e.is_unavailable(),
             Self::Restock(e) => e.is_unavailable(),
+            Self::Report(_) => false,
         }
     }
 }
@@ -99,20 +103,25 @@ pub async fn sweep_once(core: &Core) -> Result<SweepOutcome, SweepError> {
     };
     let fence = guard.fence();
     if !store::jobs::begin(&core.db, JOB, fence, &core.config.instance_id).await? {
-        let _ = guard.release().await;
+        guard.finish("the sweep (fenced)").await;
         return Ok(SweepOutcome::Fenced);
     }
     let report = sweep(core, fence).await;
-    if guard.is_lost() {
-        tracing::warn!("sweep lock lost during the pass");
-    }
+    let recorded = match &report {
+        Ok(r) => record(core, fence, r).await,
+        Err(_) => Ok(()),
+    };
+    guard.finish("the sweep").await;
     let report = report?;
-    let recorded = serde_json::to_string(&report).unwrap_or_default();
-    store::jobs::finish(&core.db, JOB, fence, &recorded).await?;
-    if let Err(e) = guard.release().await {
-        tracing::warn!(error = %e, "sweep lock release");
-    }
+    recorded?;
     Ok(SweepOutcome::Ran(report))
+}
+
+/// Records a finished pass in `job_runs`, under its fencing token.
+async fn record(core: &Core, fence: i64, report: &SweepReport) -> Result<(), SweepError> {
+    let json = serde_json::to_string(report).map_err(SweepError::Report)?;
+    store::jobs::finish(&core.db, JOB, fence, &json).await?;
+    Ok(())
 }
 
 /// Orders the deadline pass cancels per transaction.
@@ -121,78 +130,17 @@ const EXPIRE_BATCH: i64 = 500;
 const MOVES_PER_PASS: i64 = 5_000;
 
 async fn sweep(core: &Core, fence: i64) -> Result<SweepReport, SweepError> {
-    let mut report = SweepReport::default();
-    let mut redis = core.redis.clone();
-    let registry = core.keys.preloaded_vouchers();
-
-    // 1. Restore live sales whose Redis state is gone.
-    let live = store::vouchers::live_since(&core.db, Utc::now()).await?;
-    if !live.is_empty() {
-        // One EXISTS per sale, all in flight at once: their keys live in different slots.
-        let registered: std::collections::HashSet<i64> = redis.smembers(&registry).await?;
-        let present = futures::future::try_join_all(live.iter().map(|v| {
-            let mut redis = core.redis.clone();
-            let stock = core.keys.voucher(v.id).stock;
-            async move { redis.exists::<_, bool>(stock).await }
-        }))
-        .await?;
-        for (v, stock) in live.iter().zip(present) {
-            if stock && registered.contains(&v.id.get()) {
-                continue;
-            }
-            match catalog::preload(core, v).await {
-                Ok(_) => report.restored.push(v.id),
-                Err(e) => tracing::error!(voucher = %v.id, error = %e, "restoring a sale"),
-            }
-        }
-    }
-
-    // 2. Retire finished, drained sales.
-    let grace = u64::try_from(core.config.sweep.retire_after.as_millis()).unwrap_or(u64::MAX);
-    let registered: Vec<i64> = redis.smembers(&registry).await?;
-    for id in registered
-        .into_iter()
-        .filter_map(|id| VoucherId::try_from(id).ok())
-    {
-        match scripts::retire(&mut redis, &core.keys.voucher(id), grace).await? {
-            Retirement::Retired | Retirement::Absent => {
-                let _: () = redis.srem(&registry, id.get()).await?;
-                report.retired.push(id);
-            }
-            Retirement::StillQueued { orders } => {
-                tracing::warn!(voucher = %id, orders, "sale ended but orders are still queued");
-                report.draining += 1;
-            }
-            Retirement::NotDue { .. } => {}
-        }
-    }
-    // 3. Cancel orders past their payment deadline; give their units back.
-    loop {
-        let due = store::orders::lifecycle::expire_due(&core.db, JOB, fence, EXPIRE_BATCH).await?;
-        let Ok(cancelled) = due else {
-            tracing::warn!("a newer sweep holds the fence; this one stops cancelling");
-            break;
-        };
-        report.expired += cancelled.len();
-        metrics::counter!("seckill_orders_cancelled_total", "by" => "deadline")
-            .increment(cancelled.len() as u64);
-        for (voucher, step) in &cancelled {
-            if let Err(e) = restock::apply(core, *voucher, step).await {
-                // Still pending in the outbox: step 4 or the next pass applies it.
-                tracing::warn!(%voucher, error = %e, "returning an expired order's unit");
-            }
-        }
-        if (cancelled.len() as i64) < EXPIRE_BATCH {
-            break;
-        }
-    }
-
-    // 4. Moves left pending by a process that died between the stores.
-    report.moves_applied = restock::apply_pending(core, MOVES_PER_PASS).await?;
-
-    // 5. Sales ended in PostgreSQL whose Redis window still runs.
-    report.ends_repaired = repair_ends(core).await?;
-
+    let restored = restore_lost(core).await?;
+    let (retired, draining) = retire_finished(core).await?;
+    let report = SweepReport {
+        restored,
+        retired,
+        draining,
+        expired: expire_unpaid(core, fence).await?,
+        // Moves left pending by a process that died between the stores.
+        moves_applied: restock::apply_pending(core, MOVES_PER_PASS).await?,
+        ends_repaired: repair_ends(core).await?,
+    };
     if !report.restored.is_empty()
         || !report.retired.is_empty()
         || report.expired > 0
@@ -202,6 +150,87 @@ async fn sweep(core: &Core, fence: i64) -> Result<SweepReport, SweepError> {
         tracing::info!(?report, "sweep");
     }
     Ok(report)
+}
+
+/// Live sales whose Redis state is gone, preloaded again.
+async fn restore_lost(core: &Core) -> Result<Vec<VoucherId>, SweepError> {
+    let live = store::vouchers::live_since(&core.db, Utc::now()).await?;
+    if live.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut redis = core.redis.clone();
+    // One EXISTS per sale, all in flight at once: their keys live in different slots.
+    let registered: std::collections::HashSet<i64> =
+        redis.smembers(core.keys.preloaded_vouchers()).await?;
+    let present = futures::future::try_join_all(live.iter().map(|v| {
+        let mut redis = core.redis.clone();
+        let stock = core.keys.voucher(v.id).stock;
+        async move { redis.exists::<_, bool>(stock).await }
+    }))
+    .await?;
+    let mut restored = Vec::new();
+    for (v, stock) in live.iter().zip(present) {
+        if stock && registered.contains(&v.id.get()) {
+            continue;
+        }
+        match catalog::preload(core, v).await {
+            Ok(_) => restored.push(v.id),
+            Err(e) => tracing::error!(voucher = %v.id, error = %e, "restoring a sale"),
+        }
+    }
+    Ok(restored)
+}
+
+/// Finished sales with nothing left to write, their Redis state deleted; and how many finished
+/// sales past the grace period still have orders to write (the worker drains them first).
+async fn retire_finished(core: &Core) -> Result<(Vec<VoucherId>, usize), SweepError> {
+    let mut redis = core.redis.clone();
+    let registry = core.keys.preloaded_vouchers();
+    let grace = u64::try_from(core.config.sweep.retire_after.as_millis()).unwrap_or(u64::MAX);
+    let registered: Vec<i64> = redis.smembers(&registry).await?;
+    let (mut retired, mut draining) = (Vec::new(), 0);
+    for id in registered
+        .into_iter()
+        .filter_map(|id| VoucherId::try_from(id).ok())
+    {
+        match scripts::retire(&mut redis, &core.keys.voucher(id), grace).await? {
+            Retirement::Retired | Retirement::Absent => {
+                let _: () = redis.srem(&registry, id.get()).await?;
+                retired.push(id);
+            }
+            Retirement::StillQueued { orders } => {
+                tracing::warn!(voucher = %id, orders, "sale ended but orders are still queued");
+                draining += 1;
+            }
+            Retirement::NotDue { .. } => {}
+        }
+    }
+    Ok((retired, draining))
+}
+
+/// Orders past their payment deadline cancelled, their units given back; how many.
+async fn expire_unpaid(core: &Core, fence: i64) -> Result<usize, SweepError> {
+    let mut expired = 0;
+    loop {
+        let due = store::orders::lifecycle::expire_due(&core.db, JOB, fence, EXPIRE_BATCH).await?;
+        let Ok(cancelled) = due else {
+            tracing::warn!("a newer sweep holds the fence; this one stops cancelling");
+            break;
+        };
+        expired += cancelled.len();
+        metrics::counter!("seckill_orders_cancelled_total", "by" => "deadline")
+            .increment(cancelled.len() as u64);
+        for (voucher, step) in &cancelled {
+            if let Err(e) = restock::apply(core, *voucher, step).await {
+                // Still pending in the outbox: the pending-moves step or the next pass applies it.
+                tracing::warn!(%voucher, error = %e, "returning an expired order's unit");
+            }
+        }
+        if (cancelled.len() as i64) < EXPIRE_BATCH {
+            break;
+        }
+    }
+    Ok(expired)
 }
 
 /// Ends in Redis every preloaded sale whose PostgreSQL end is earlier than Redis's (an admin

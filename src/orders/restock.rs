@@ -17,7 +17,8 @@ use crate::{
     domain::VoucherId,
     infra::{
         backend::{backend_error, Backend, Unavailable},
-        scripts::{self, MoveApplied, StockMove},
+        scripts::{self, MoveApplied},
+        stock_move::StockMove,
         store,
     },
     Core,

@@ -15,7 +15,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::{
-    domain::{OrderId, Shard, ORDER_EPOCH_UNIX},
+    domain::{OrderId, Shard, ORDER_EPOCH_UNIX, SECS_PER_DAY},
     infra::{backend::Backend, scripts, store},
     Core,
 };
@@ -28,17 +28,14 @@ pub async fn raise_past_stored(
     now: DateTime<Utc>,
 ) -> Result<i64, Backend> {
     let day = now.date_naive();
-    let start = day
-        .and_hms_opt(0, 0, 0)
-        .unwrap_or_default()
-        .and_utc()
-        .timestamp();
+    let start = day.and_time(chrono::NaiveTime::MIN).and_utc().timestamp();
     let first_id = |secs: i64| {
         u32::try_from(secs - ORDER_EPOCH_UNIX)
             .ok()
             .and_then(|s| OrderId::from_parts(s, 0).ok())
     };
-    let (Some(from), Some(until)) = (first_id(start), first_id(start + 86_400)) else {
+    let (Some(from), Some(until)) = (first_id(start), first_id(start + SECS_PER_DAY)) else {
+        // A day outside the IDs' range (136 years from the epoch) holds no order to step past.
         return Ok(0);
     };
     let highest = store::orders::highest_count(&core.db, shard, from, until)

@@ -80,7 +80,7 @@ async fn a_counter_named_for_another_day_is_refused_and_the_buy_retries_with_red
     let v = crate::common::voucher(&core, 3, 60, 3600).await;
     let mut c = core.redis.clone();
     let today = CounterDay::today();
-    let yesterday = CounterDay::from_days(today.get() - 1);
+    let yesterday = CounterDay::from_days(today.get() - 1).expect("a day");
     // An app clock a day behind Redis's (the seconds around midnight): refused, nothing written.
     let refused = scripts::admit_on_day(&mut c, &core.keys, v, users[0], 100, yesterday)
         .await

@@ -5,11 +5,14 @@ use std::time::Duration;
 
 use domain::{OrderId, OrderStatus};
 use leptos::prelude::*;
-use leptos_router::{components::Redirect, hooks::use_params_map};
+use leptos_router::{
+    components::Redirect,
+    hooks::{use_location, use_params_map},
+};
 
 use crate::{
     api::orders::{get_order, my_orders, order_status, CancelOrder, PayOrder},
-    components::ErrorNote,
+    components::{ErrorNote, Loaded},
     error::AppError,
     time::{every, When},
     url::sign_in_path,
@@ -119,27 +122,9 @@ pub fn OrderPage() -> impl IntoView {
     let id = move || params.read().get("id").unwrap_or_default();
     let detail = Resource::new(id, get_order);
     view! {
-        <Suspense fallback=|| view! { <p class="loading">"Loading your order…"</p> }>
-            {move || Suspend::new(async move {
-                match detail.await {
-                    Ok(d) => view! { <OrderCard detail=d/> }.into_any(),
-                    Err(AppError::Unauthenticated) => {
-                        view! { <Redirect path=sign_in_path(&format!("/orders/{}", id()))/> }.into_any()
-                    }
-                    // Someone else's order answers exactly like an unknown one (I7): 404.
-                    Err(AppError::NotFound) => view! {
-                        {crate::components::set_page_status(404)}
-                        <leptos_meta::Title text="Order not found"/>
-                        <section class="panel" data-testid="order-not-found">
-                            <h1>"Order not found"</h1>
-                            <p>"There is no order with this number in your account."</p>
-                            <p><a href="/orders">"Your orders"</a></p>
-                        </section>
-                    }.into_any(),
-                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-                }
-            })}
-        </Suspense>
+        <Loaded data=detail loading="Loading your order…"
+            ok=|d| view! { <OrderCard detail=d/> }.into_any()
+            handle=order_refusal/>
     }
 }
 
@@ -265,6 +250,30 @@ fn PayOrCancel(
     }
 }
 
+/// The order page's own answers: sign in first; someone else's order answers exactly like an
+/// unknown one (I7), a 404 page.
+fn order_refusal(e: &AppError) -> Option<AnyView> {
+    match e {
+        AppError::Unauthenticated => {
+            let here = use_location().pathname.get_untracked();
+            Some(view! { <Redirect path=sign_in_path(&here)/> }.into_any())
+        }
+        AppError::NotFound => Some(
+            view! {
+                {crate::components::set_page_status(404)}
+                <leptos_meta::Title text="Order not found"/>
+                <section class="panel" data-testid="order-not-found">
+                    <h1>"Order not found"</h1>
+                    <p>"There is no order with this number in your account."</p>
+                    <p><a href="/orders">"Your orders"</a></p>
+                </section>
+            }
+            .into_any(),
+        ),
+        _ => None,
+    }
+}
+
 /// `/orders`: the shopper's orders, newest first.
 #[component]
 pub fn MyOrdersPage() -> impl IntoView {
@@ -272,22 +281,7 @@ pub fn MyOrdersPage() -> impl IntoView {
     view! {
         <leptos_meta::Title text="My orders"/>
         <h1>"My orders"</h1>
-        <Suspense fallback=|| view! { <p class="loading">"Loading your orders…"</p> }>
-            {move || Suspend::new(async move {
-                match orders.await {
-                    Ok(list) if list.is_empty() => view! {
-                        <p class="empty" data-testid="no-orders">"No orders yet. " <a href="/">"See what is on sale"</a></p>
-                    }.into_any(),
-                    Ok(list) => view! {
-                        <ul class="order-list" data-testid="order-list">
-                            {list.into_iter().map(|d| view! { <OrderRow detail=d/> }).collect_view()}
-                        </ul>
-                    }.into_any(),
-                    Err(AppError::Unauthenticated) => view! { <Redirect path=sign_in_path("/orders")/> }.into_any(),
-                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-                }
-            })}
-        </Suspense>
+        <Loaded data=orders loading="Loading your orders…" ok=order_list handle=order_refusal/>
     }
 }
 
@@ -302,6 +296,21 @@ fn OrderRow(detail: OrderDetail) -> impl IntoView {
             <span class="order-meta"><code>{o.order_id.to_string()}</code> " · " <When at=o.created_at/></span>
         </li>
     }
+}
+
+fn order_list(list: Vec<OrderDetail>) -> AnyView {
+    if list.is_empty() {
+        return view! {
+            <p class="empty" data-testid="no-orders">"No orders yet. " <a href="/">"See what is on sale"</a></p>
+        }
+        .into_any();
+    }
+    view! {
+        <ul class="order-list" data-testid="order-list">
+            {list.into_iter().map(|d| view! { <OrderRow detail=d/> }).collect_view()}
+        </ul>
+    }
+    .into_any()
 }
 
 #[cfg(test)]

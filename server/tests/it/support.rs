@@ -76,8 +76,9 @@ fn instance_vars(prefix: &str) -> HashMap<&'static str, String> {
 
 async fn start(db: PgPool, vars: &HashMap<&str, String>) -> TestApp {
     let config = Config::from_lookup(|k| vars.get(k).cloned()).expect("config");
+    let settings = server::Settings::from_lookup(|k| vars.get(k).cloned()).expect("settings");
     let core = Core::with_pool(config, db).await.expect("core");
-    let app = server::Application::build_with(core.clone())
+    let app = server::Application::build_with(core.clone(), settings)
         .await
         .expect("build");
     let base = format!("http://{}", app.local_addr());

@@ -68,6 +68,19 @@ impl LockGuard {
         &self.owner
     }
 
+    /// Ends fenced work: says so at WARN if the lock was lost while it ran (the fence is what
+    /// kept the stores safe), then releases it; a failed release is a warning too (the lease
+    /// runs out on its own). `what` names the work in both lines.
+    pub async fn finish(self, what: &str) {
+        if self.is_lost() {
+            tracing::warn!(lock = %self.keys.lock, "{what}: the lock was lost while it ran");
+        }
+        let lock = self.keys.lock.clone();
+        if let Err(e) = self.release().await {
+            tracing::warn!(%lock, error = %e, "{what}: releasing the lock");
+        }
+    }
+
     /// Releases this hold. `Err(NotOwner)` when the lock was no longer ours (it expired and
     /// maybe someone else holds it now: their lock is left alone).
     pub async fn release(mut self) -> Result<(), LockError> {

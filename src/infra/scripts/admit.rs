@@ -59,7 +59,10 @@ impl AdmissionOutcome {
         let unknown = || Backend::unknown_reply("admit", reply);
         match reply {
             [code::NOT_LOADED] => Ok(vec![Self::NotLoaded; n]),
-            [code::WRONG_DAY, day] => Ok(vec![Self::WrongDay(CounterDay::from_days(*day)); n]),
+            [code::WRONG_DAY, day] => {
+                let day = CounterDay::from_days(*day).ok_or_else(unknown)?;
+                Ok(vec![Self::WrongDay(day); n])
+            }
             [code::ADMITTED, triples @ ..] if triples.len() == 3 * n => triples
                 .chunks_exact(3)
                 .map(|t| Self::decode_one(t).ok_or_else(unknown))
@@ -214,9 +217,9 @@ mod tests {
         assert_eq!(
             AdmissionOutcome::decode_batch(&[8, 20_000], 2).ok(),
             Some(vec![
-                AdmissionOutcome::WrongDay(CounterDay::from_days(
-                    20_000
-                ));
+                AdmissionOutcome::WrongDay(
+                    CounterDay::from_days(20_000).expect("a day")
+                );
                 2
             ])
         );

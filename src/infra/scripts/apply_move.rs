@@ -6,10 +6,7 @@ use std::sync::LazyLock;
 use redis::{aio::ConnectionLike, Script};
 
 use super::Backend;
-use crate::{
-    domain::{OrderId, UserId},
-    infra::keys::VoucherKeys,
-};
+use crate::infra::{keys::VoucherKeys, stock_move::StockMove};
 
 static APPLY_MOVE: LazyLock<Script> =
     LazyLock::new(|| Script::new(include_str!("../../../lua/apply_move.lua")));
@@ -24,15 +21,6 @@ pub enum MoveApplied {
     /// Redis holds no stock for the sale: nothing changed (a restore reads PostgreSQL's stock,
     /// which counts the move).
     NotLoaded,
-}
-
-/// One move: its outbox key, its units and, for a cancelled order, the shopper and the order
-/// whose buyer slot it releases.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StockMove {
-    pub key: String,
-    pub units: i64,
-    pub release: Option<(UserId, OrderId)>,
 }
 
 /// Runs `lua/apply_move.lua` on one voucher's keys.

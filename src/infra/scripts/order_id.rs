@@ -42,7 +42,7 @@ pub async fn next_order_id<C: ConnectionLike + Send>(
         match reply.as_slice() {
             [0, secs, seq] => return Ok(order_id(*secs, *seq).ok_or_else(unknown)?),
             [1] => return Err(NextIdError::Exhausted),
-            [2, redis_day] => day = CounterDay::from_days(*redis_day),
+            [2, redis_day] => day = CounterDay::from_days(*redis_day).ok_or_else(unknown)?,
             _ => return Err(unknown().into()),
         }
     }

@@ -6,7 +6,7 @@ use sqlx::{PgConnection, PgPool};
 
 use crate::{
     domain::{OrderId, UserId, VoucherId},
-    infra::scripts::StockMove,
+    infra::stock_move::StockMove,
 };
 
 /// The outbox key of a cancelled order's unit.

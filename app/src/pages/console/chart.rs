@@ -91,7 +91,7 @@ pub fn geometry(counts: &[i64]) -> Geometry {
 /// "1 s", "5 min", "1 h", "1 d".
 pub fn bucket_words(secs: i64) -> String {
     match secs {
-        s if s % 86_400 == 0 => format!("{} d", s / 86_400),
+        s if s % domain::SECS_PER_DAY == 0 => format!("{} d", s / domain::SECS_PER_DAY),
         s if s % 3_600 == 0 => format!("{} h", s / 3_600),
         s if s % 60 == 0 => format!("{} min", s / 60),
         s => format!("{s} s"),

@@ -9,10 +9,11 @@ use crate::{
         admin::{AddStock, EndSale},
         catalog::get_voucher,
     },
-    components::ErrorNote,
+    components::{ErrorNote, Loaded},
     pages::home::StatusBadge,
     time::When,
     url::{ConsoleQuery, ManageDone},
+    wire::{VoucherDetail, VoucherView},
 };
 
 /// End a sale now, or add stock to it: each behind a disclosure that asks for confirmation
@@ -46,52 +47,8 @@ pub fn ManageSale(id: VoucherId) -> impl IntoView {
     };
     view! {
         <section class="panel manage" id="manage" data-testid="manage" data-voucher=id.get()>
-            <Suspense fallback=|| view! { <p class="loading">"Loading the sale…"</p> }>
-                {move || Suspend::new(async move {
-                    match voucher.await {
-                        Ok(d) => {
-                            let v = d.voucher;
-                            let ended = v.status == domain::VoucherStatus::Ended;
-                            // One key per sale and offered total: a resent form adds nothing
-                            // more; after an addition the total, and so the key, changes.
-                            let key = format!("console-{}-{}", v.id, v.stock);
-                            view! {
-                                <h2>"Manage “" {v.title.clone()} "”"</h2>
-                                <p>
-                                    <StatusBadge status=v.status/> " "
-                                    {domain::count(v.remaining, "unit", "units")} " left of "
-                                    {domain::grouped(v.stock)} "; ends " <When at=v.window.ends_at()/> "."
-                                </p>
-                                {(!ended).then(|| view! {
-                                    <details data-testid="end-sale">
-                                        <summary>"End sale"</summary>
-                                        <p>"Shoppers can no longer buy from the moment you confirm. Orders already taken stay."</p>
-                                        <ActionForm action=end>
-                                            <input type="hidden" name="voucher_id" value=id.get()/>
-                                            <button type="submit" class="danger" data-testid="confirm-end" disabled=move || end.pending().get()>
-                                                "End the sale now"
-                                            </button>
-                                        </ActionForm>
-                                    </details>
-                                    <details data-testid="add-stock">
-                                        <summary>"Add stock"</summary>
-                                        <ActionForm action=add>
-                                            <input type="hidden" name="voucher_id" value=id.get()/>
-                                            <input type="hidden" name="key" value=key/>
-                                            <label for="add-units">"Units to add"</label>
-                                            <input id="add-units" name="add" type="number" min="1" step="1" required data-testid="add-units"/>
-                                            <button type="submit" class="primary" data-testid="confirm-add" disabled=move || add.pending().get()>
-                                                "Add to the sale"
-                                            </button>
-                                        </ActionForm>
-                                    </details>
-                                })}
-                            }.into_any()
-                        }
-                        Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-                    }
-                })}
-            </Suspense>
+            <Loaded data=voucher loading="Loading the sale…"
+                ok=move |d: VoucherDetail| view! { <SaleActions voucher=d.voucher end add/> }.into_any()/>
             <div aria-live="polite">
                 {move || notice().map(|n| view! { <p class="notice" role="status" data-testid="manage-notice">{n}</p> })}
                 {move || error().map(|e| {
@@ -100,5 +57,53 @@ pub fn ManageSale(id: VoucherId) -> impl IntoView {
                 })}
             </div>
         </section>
+    }
+}
+
+/// What the panel offers for `voucher`: its figures, then (unless it has ended) "End sale" and
+/// "Add stock", each behind a disclosure that asks for confirmation.
+#[component]
+fn SaleActions(
+    voucher: VoucherView,
+    end: ServerAction<EndSale>,
+    add: ServerAction<AddStock>,
+) -> impl IntoView {
+    let v = voucher;
+    let id = v.id.get();
+    let ended = v.status == domain::VoucherStatus::Ended;
+    // One key per sale and offered total: a resent form adds nothing more; after an addition
+    // the total, and so the key, changes.
+    let key = format!("console-{}-{}", v.id, v.stock);
+    view! {
+        <h2>"Manage “" {v.title.clone()} "”"</h2>
+        <p>
+            <StatusBadge status=v.status/> " "
+            {domain::count(v.remaining, "unit", "units")} " left of "
+            {domain::grouped(v.stock)} "; ends " <When at=v.window.ends_at()/> "."
+        </p>
+        {(!ended).then(|| view! {
+            <details data-testid="end-sale">
+                <summary>"End sale"</summary>
+                <p>"Shoppers can no longer buy from the moment you confirm. Orders already taken stay."</p>
+                <ActionForm action=end>
+                    <input type="hidden" name="voucher_id" value=id/>
+                    <button type="submit" class="danger" data-testid="confirm-end" disabled=move || end.pending().get()>
+                        "End the sale now"
+                    </button>
+                </ActionForm>
+            </details>
+            <details data-testid="add-stock">
+                <summary>"Add stock"</summary>
+                <ActionForm action=add>
+                    <input type="hidden" name="voucher_id" value=id/>
+                    <input type="hidden" name="key" value=key/>
+                    <label for="add-units">"Units to add"</label>
+                    <input id="add-units" name="add" type="number" min="1" step="1" required data-testid="add-units"/>
+                    <button type="submit" class="primary" data-testid="confirm-add" disabled=move || add.pending().get()>
+                        "Add to the sale"
+                    </button>
+                </ActionForm>
+            </details>
+        })}
     }
 }

@@ -9,7 +9,7 @@ use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 
 use crate::{
     domain::{Canceller, IdempotencyKey, OrderId, UserId, VoucherId},
-    infra::scripts::StockMove,
+    infra::stock_move::StockMove,
     infra::store::moves,
 };
 

@@ -1,0 +1,134 @@
+//! The sale's live figures in the page: the server's clock, the stock and an early end, pushed
+//! by the sale's stream, asked for while the stream is down.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use domain::VoucherStatus;
+use leptos::prelude::*;
+
+use crate::{
+    api::catalog::voucher_stock,
+    live::follow_stream,
+    time::{every, ServerClock},
+    wire::{StockNow, VoucherView},
+};
+
+/// How often the clock of the countdown ticks.
+const TICK: Duration = Duration::from_millis(250);
+/// How often the stock is asked for while no stream pushes it: during the sale, and otherwise
+/// (until it ends).
+const STOCK_DURING_SALE: Duration = Duration::from_secs(2);
+const STOCK_OTHERWISE: Duration = Duration::from_secs(10);
+
+/// A sale as the page shows it, kept live.
+#[derive(Clone, Copy)]
+pub struct LiveSale {
+    /// The voucher, its stock and window moved by what the server says.
+    pub voucher: RwSignal<VoucherView>,
+    /// The server's time, ticking.
+    pub now: RwSignal<DateTime<Utc>>,
+    /// The sale's phase at `now`.
+    pub phase: Memo<VoucherStatus>,
+    /// The server's clock as the browser reckons it.
+    pub clock: StoredValue<ServerClock>,
+}
+
+/// Follows `voucher` from the server's `server_time` on: the countdown's clock ticks, and the
+/// figures come pushed by the sale's stream, or are asked for on a schedule while it is down
+/// (browser only: nothing runs on the server).
+pub fn use_live_sale(voucher: VoucherView, server_time: DateTime<Utc>) -> LiveSale {
+    // The time in the page is as old as its load: the browser re-syncs on its first answer.
+    let voucher = RwSignal::new(voucher);
+    let now = RwSignal::new(server_time);
+    let sale = LiveSale {
+        clock: StoredValue::new(ServerClock::synced_to(server_time)),
+        now,
+        voucher,
+        phase: Memo::new(move |_| voucher.read().status_at(now.get())),
+    };
+    every(TICK, move || sale.now.set(sale.clock.get_value().now()));
+    // When the figures were last heard of (server clock): the page's load counts as one.
+    let heard = StoredValue::new(server_time);
+    // Whether a stream delivers the figures.
+    let pushed = StoredValue::new(false);
+    let ask = move || {
+        heard.set_value(sale.clock.get_value().now());
+        let id = sale.voucher.read_untracked().id;
+        leptos::task::spawn_local(async move {
+            let sent = Utc::now();
+            if let Ok(s) = voucher_stock(id.get()).await {
+                let synced = ServerClock::from_round_trip(sent, Utc::now(), s.server_time);
+                sale.apply(s, synced, heard);
+            }
+        });
+    };
+    follow_pushed(sale, pushed, heard, ask);
+    every(Duration::from_secs(1), move || {
+        if pushed.get_value() {
+            return;
+        }
+        let period = match sale.phase.get_untracked() {
+            VoucherStatus::Ended => return,
+            VoucherStatus::OnSale => STOCK_DURING_SALE,
+            VoucherStatus::Upcoming | VoucherStatus::SoldOut => STOCK_OTHERWISE,
+        };
+        let since = sale.clock.get_value().now() - heard.get_value();
+        if since.to_std().unwrap_or_default() >= period {
+            ask();
+        }
+    });
+    sale
+}
+
+/// Follows the sale's stream: the server sends each change (and nothing while nothing
+/// changes); an ended sale has nothing left to send. Down, `ask` at once (this also syncs the
+/// clock when the stream never opened), then on the poll's schedule until the browser's
+/// reconnection delivers again.
+fn follow_pushed(
+    sale: LiveSale,
+    pushed: StoredValue<bool>,
+    heard: StoredValue<DateTime<Utc>>,
+    ask: impl Fn() + 'static,
+) {
+    if sale.phase.get_untracked() == VoucherStatus::Ended {
+        return;
+    }
+    let opened = Utc::now();
+    let id = sale.voucher.read_untracked().id;
+    follow_stream(
+        format!("/api/vouchers/{}/events", id.get()),
+        "stock",
+        move |s: StockNow| {
+            // The first event follows the stream's opening: a round trip to sync the clock by.
+            // Later ones keep that clock.
+            let synced = if pushed.get_value() {
+                sale.clock.get_value()
+            } else {
+                ServerClock::from_round_trip(opened, Utc::now(), s.server_time)
+            };
+            pushed.set_value(true);
+            sale.apply(s, synced, heard);
+        },
+        move || {
+            pushed.set_value(false);
+            ask();
+        },
+    );
+}
+
+impl LiveSale {
+    /// Figures from the server, pushed or asked for: the stock and an early end.
+    fn apply(self, s: StockNow, synced: ServerClock, heard: StoredValue<DateTime<Utc>>) {
+        heard.set_value(synced.now());
+        let _ = self.clock.try_update_value(|c| *c = synced);
+        if let Some(left) = s.remaining {
+            self.voucher.try_update(|v| v.remaining = left);
+        }
+        // An admin may have ended the sale early: the page follows Redis's end.
+        if let Some(end) = s.ends_at {
+            self.voucher
+                .try_update(|v| v.window = v.window.ended_by(end));
+        }
+    }
+}

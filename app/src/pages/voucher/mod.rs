@@ -1,0 +1,152 @@
+//! A voucher's page: details, a countdown that turns the buy button on when the sale opens,
+//! a live stock bar, and the status of the order once bought.
+//!
+//! Without JavaScript the buy button is a plain form: the server redirects to the order's page
+//! (or back here with the refusal), and the button's state is the server's at render time.
+
+mod buying;
+mod live;
+
+use domain::VoucherStatus;
+use leptos::prelude::*;
+use leptos_router::hooks::use_params_map;
+
+use self::{
+    buying::{use_purchase, BuyAnswer, BuyPanel},
+    live::{use_live_sale, LiveSale},
+};
+use crate::{
+    api::{catalog::get_voucher, orders::my_order_for},
+    components::ErrorNote,
+    error::AppError,
+    pages::home::StockBar,
+    session::Session,
+    time::When,
+    wire::{format_countdown, format_price, OrderView, VoucherDetail, VoucherView},
+};
+
+#[component]
+pub fn VoucherPage() -> impl IntoView {
+    let params = use_params_map();
+    // A path that is no voucher ID at all is a voucher that does not exist.
+    let id = move || params.read().get("id").and_then(|s| s.parse::<i64>().ok());
+    let detail = Resource::new(id, |id| async move {
+        match id {
+            Some(id) => get_voucher(id).await,
+            None => Err(AppError::NotFound),
+        }
+    });
+    // The signed-in shopper's order on this sale, rendered on the server (so it holds without
+    // JavaScript): a shopper who bought sees their order instead of "Buy now".
+    let mine = Resource::new(id, |id| async move {
+        match id {
+            Some(id) => my_order_for(id).await,
+            None => Ok(None),
+        }
+    });
+    let session = Session::get();
+    view! {
+        <Suspense fallback=|| view! { <p class="loading">"Loading the voucher…"</p> }>
+            {move || Suspend::new(async move {
+                match detail.await {
+                    Ok(d) => {
+                        let mine = mine.await.ok().flatten();
+                        let signed_in = matches!(session.me.await, Ok(Some(_)));
+                        view! { <Sale detail=d mine signed_in/> }.into_any()
+                    }
+                    Err(AppError::NotFound) => view! { <crate::pages::NotFound/> }.into_any(),
+                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+/// A voucher's sale: its facts and live figures, the buy panel and the answer to a buy.
+#[component]
+fn Sale(detail: VoucherDetail, mine: Option<OrderView>, signed_in: bool) -> impl IntoView {
+    let sale = use_live_sale(detail.voucher, detail.server_time);
+    let purchase = use_purchase(sale, mine);
+    let phase = sale.phase;
+    view! {
+        <section class="panel sale" data-testid="voucher" data-phase=move || phase.get().as_str()>
+            <SaleFacts sale/>
+            <BuyPanel sale purchase signed_in/>
+        </section>
+        <BuyAnswer purchase/>
+    }
+}
+
+/// What to announce when the sale changes phase in front of the shopper.
+fn announcement(phase: VoucherStatus) -> &'static str {
+    match phase {
+        VoucherStatus::Upcoming => "",
+        VoucherStatus::OnSale => "The sale is open: you can buy now.",
+        VoucherStatus::SoldOut => "Sold out.",
+        VoucherStatus::Ended => "The sale has ended.",
+    }
+}
+
+/// The voucher's title, phase, price, description, stock bar, window and countdown.
+#[component]
+fn SaleFacts(sale: LiveSale) -> impl IntoView {
+    let LiveSale {
+        voucher: v,
+        now,
+        phase,
+        ..
+    } = sale;
+    let VoucherView {
+        title,
+        description,
+        price_cents,
+        window,
+        ..
+    } = v.get_untracked();
+    let (begins_at, ends_at) = (window.begins_at(), window.ends_at());
+    view! {
+        <leptos_meta::Title text=title.clone()/>
+        <h1>{title}</h1>
+        <span class=move || format!("badge badge-{}", phase.get().as_str()) data-testid="phase">
+            {move || phase.get().label()}
+        </span>
+        <p class="price">{format_price(price_cents)}</p>
+        {(!description.is_empty()).then(|| view! { <p class="description">{description}</p> })}
+        {move || {
+            let v = v.read();
+            view! { <StockBar remaining=v.remaining stock=v.stock/> }
+        }}
+        <dl class="facts">
+            <dt>"Opens"</dt>
+            <dd><When at=begins_at/></dd>
+            <dt>"Closes"</dt>
+            <dd><When at=ends_at/></dd>
+        </dl>
+        // The countdown ticks silently; a change of phase is announced once.
+        <p class="visually-hidden" aria-live="polite" data-testid="phase-announcement">
+            {move || announcement(phase.get())}
+        </p>
+        <p class="countdown" data-testid="countdown" aria-live="off">
+            {move || match phase.get() {
+                VoucherStatus::Upcoming => format!("Opens in {}", format_countdown((begins_at - now.get()).num_seconds() + 1)),
+                VoucherStatus::OnSale => format!("Closes in {}", format_countdown((ends_at - now.get()).num_seconds())),
+                VoucherStatus::SoldOut => "Every unit has been sold.".to_owned(),
+                VoucherStatus::Ended => "This sale is over.".to_owned(),
+            }}
+        </p>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::buying::button_label;
+    use domain::VoucherStatus;
+
+    #[test]
+    fn the_button_says_why_it_is_off() {
+        assert_eq!(button_label(VoucherStatus::OnSale), "Buy now");
+        assert_eq!(button_label(VoucherStatus::SoldOut), "Sold out");
+        assert_eq!(button_label(VoucherStatus::Upcoming), "Not open yet");
+        assert_eq!(button_label(VoucherStatus::Ended), "Sale ended");
+    }
+}

@@ -1,0 +1,86 @@
+//! The server's own settings: where it listens, what one connection or request may take, and
+//! how long a shared rendering is answered again. Read from the environment like the core's
+//! [`Config`](seckill::Config), with the same rules (a blank variable counts as unset; an
+//! unusable value stops start-up naming its variable).
+
+use std::{net::SocketAddr, time::Duration};
+
+use seckill::config::{millis, positive, typed, ConfigError, DEFAULT_SITE_ADDR};
+
+/// Settings of the HTTP side of one instance.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The listening address (`LEPTOS_SITE_ADDR`; port 0 picks a free port).
+    pub site_addr: SocketAddr,
+    pub http: HttpConfig,
+    /// How long an instance answers the home page and a voucher's page, as anonymous visitors
+    /// see them, from its last rendering (`SECKILL_PAGE_CACHE_MS`).
+    pub page_ttl: Duration,
+}
+
+/// What one HTTP connection or request may take.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// A request body larger than this is refused (413).
+    pub max_body_bytes: usize,
+    /// Connections served at once; past it the server stops accepting until one closes.
+    pub max_connections: usize,
+    /// A connection that does not send a whole request head within this long (a slow client, or
+    /// an idle keep-alive connection) is closed.
+    pub header_timeout: Duration,
+    /// A request whose body does not arrive within this long is refused (408).
+    pub body_timeout: Duration,
+}
+
+impl Settings {
+    /// Reads the settings from the process environment.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Reads the settings through `lookup`, so tests need not touch the process environment.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let get = |var: &'static str| lookup(var).filter(|v| !v.trim().is_empty());
+        Ok(Self {
+            site_addr: typed(&get, "LEPTOS_SITE_ADDR", DEFAULT_SITE_ADDR)?,
+            http: HttpConfig {
+                max_body_bytes: positive(&get, "SECKILL_MAX_BODY_BYTES", 64 * 1024)?,
+                max_connections: positive(&get, "SECKILL_MAX_CONNECTIONS", 10_000)?,
+                header_timeout: millis(&get, "SECKILL_HEADER_TIMEOUT_MS", 15_000)?,
+                body_timeout: millis(&get, "SECKILL_BODY_TIMEOUT_MS", 15_000)?,
+            },
+            page_ttl: millis(&get, "SECKILL_PAGE_CACHE_MS", 1_000)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    fn settings(vars: &[(&str, &str)]) -> Result<Settings, ConfigError> {
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        Settings::from_lookup(|k| map.get(k).cloned())
+    }
+
+    #[test]
+    fn defaults_listen_on_loopback() {
+        let s = settings(&[]).expect("defaults are valid");
+        assert_eq!(s.site_addr.to_string(), "127.0.0.1:3000");
+        assert_eq!(s.http.max_body_bytes, 64 * 1024);
+        assert_eq!(s.page_ttl, Duration::from_secs(1));
+    }
+
+    #[test]
+    fn a_bad_value_names_its_variable() {
+        let err = settings(&[("LEPTOS_SITE_ADDR", "nowhere")]).expect_err("bad addr");
+        assert_eq!(err.var, "LEPTOS_SITE_ADDR");
+        let err = settings(&[("SECKILL_BODY_TIMEOUT_MS", "0")]).expect_err("zero");
+        assert_eq!(err.var, "SECKILL_BODY_TIMEOUT_MS");
+    }
+}
