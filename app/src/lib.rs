@@ -4,7 +4,6 @@
 
 pub mod api;
 pub mod components;
-pub mod error;
 pub mod live;
 pub mod pages;
 pub mod session;
@@ -12,7 +11,9 @@ pub mod session;
 pub mod ssr;
 pub mod time;
 pub mod url;
-pub mod wire;
+
+/// The web API's shared types, under the names the UI uses.
+pub use webapi::{error, wire};
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, HashedStylesheet, MetaTags, Title};

@@ -69,7 +69,7 @@ fn shared_page(path: &str) -> bool {
 
 /// Whether the request carries a session cookie (valid or not: its page is its own).
 fn has_session(headers: &HeaderMap) -> bool {
-    app::ssr::session_token(headers).is_some()
+    webapi::http::session_token(headers).is_some()
 }
 
 fn is_html(headers: &HeaderMap) -> bool {

@@ -4,7 +4,6 @@
 //! refusal is never a server error in the logs or the monitoring. The browser's client decodes
 //! any 4xx or 5xx body the same way, and a plain form post's 302 back to its page is untouched.
 
-use app::error::AppError;
 use axum::{
     body::Body,
     extract::Request,
@@ -12,6 +11,7 @@ use axum::{
     middleware::Next,
     response::Response,
 };
+use webapi::error::AppError;
 
 /// The header server functions mark their error responses with.
 const SERVER_FN_ERROR: &str = "serverfnerror";

@@ -7,7 +7,6 @@
 //! an unknown server function's text 400) become the JSON error of their status, for the API
 //! (`/api`, `/sf`) and for any empty-bodied refusal: a client always gets `{"error","message"}`.
 
-use app::error::AppError;
 use axum::{
     body::HttpBody,
     extract::{Request, State},
@@ -15,6 +14,7 @@ use axum::{
     middleware::Next,
     response::{IntoResponse, Response},
 };
+use webapi::error::AppError;
 
 use crate::rest::ApiError;
 

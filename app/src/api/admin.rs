@@ -21,11 +21,11 @@ pub async fn console(chart: Option<i64>) -> Result<ConsoleView, AppError> {
     let d = seckill::catalog::console::dashboard(
         &core,
         chart,
-        super::catalog::LIST_LIMIT,
+        webapi::wire::LIST_LIMIT,
         chrono::Utc::now(),
     )
     .await?;
-    Ok(super::convert::dashboard(d))
+    Ok(webapi::convert::dashboard(d))
 }
 
 /// Creates a voucher (admins only) and returns its ID. `begins_at`/`ends_at` are RFC 3339 from
@@ -49,8 +49,8 @@ pub async fn create_voucher(
         description,
         price_cents,
         stock,
-        begins_at: super::convert::instant(&begins_at, &begins_local),
-        ends_at: super::convert::instant(&ends_at, &ends_local),
+        begins_at: webapi::convert::instant(&begins_at, &begins_local),
+        ends_at: webapi::convert::instant(&ends_at, &ends_local),
     };
     let id = seckill::catalog::create_voucher(&core, &admin, &draft, chrono::Utc::now()).await?;
     crate::ssr::redirect_plain_form(&ConsoleQuery::created(id).href());

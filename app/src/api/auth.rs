@@ -56,7 +56,7 @@ pub async fn sign_in(
     let response = expect_context::<leptos_axum::ResponseOptions>();
     response.insert_header(
         http::header::SET_COOKIE,
-        crate::ssr::session_cookie(&signed.token, core.config.auth.session_ttl.as_secs()),
+        webapi::http::session_cookie(&signed.token, core.config.auth.session_ttl.as_secs()),
     );
     crate::ssr::redirect_plain_form(&crate::url::safe_next(Some(next)));
     Ok(Me {
@@ -74,7 +74,10 @@ pub async fn sign_out() -> Result<(), AppError> {
         seckill::auth::sign_out(&core, &token).await?;
     }
     let response = expect_context::<leptos_axum::ResponseOptions>();
-    response.insert_header(http::header::SET_COOKIE, crate::ssr::clear_session_cookie());
+    response.insert_header(
+        http::header::SET_COOKIE,
+        webapi::http::clear_session_cookie(),
+    );
     crate::ssr::redirect_plain_form("/");
     Ok(())
 }

@@ -7,15 +7,12 @@ use crate::{
     wire::{StockNow, VoucherDetail, VoucherView},
 };
 
-// How many vouchers the listings show.
-pub const LIST_LIMIT: i64 = 200;
-
 /// Every voucher, newest first, with what is left.
 #[server(prefix = "/sf", endpoint = "list_vouchers")]
 pub async fn list_vouchers() -> Result<Vec<VoucherView>, AppError> {
     let core = crate::ssr::core()?;
-    let list = seckill::catalog::list(&core, LIST_LIMIT).await?;
-    Ok(list.into_iter().map(super::convert::voucher).collect())
+    let list = seckill::catalog::list(&core, webapi::wire::LIST_LIMIT).await?;
+    Ok(list.into_iter().map(webapi::convert::voucher).collect())
 }
 
 /// One voucher, with the server's clock for the page's countdown.
@@ -25,7 +22,7 @@ pub async fn get_voucher(id: i64) -> Result<VoucherDetail, AppError> {
     let id = crate::ssr::voucher_id(id)?;
     let voucher = seckill::catalog::get(&core, id)
         .await?
-        .map(super::convert::voucher)
+        .map(webapi::convert::voucher)
         .ok_or(AppError::NotFound)?;
     Ok(VoucherDetail {
         voucher,

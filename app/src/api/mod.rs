@@ -6,6 +6,4 @@
 pub mod admin;
 pub mod auth;
 pub mod catalog;
-#[cfg(feature = "ssr")]
-pub mod convert;
 pub mod orders;

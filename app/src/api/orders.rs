@@ -27,7 +27,7 @@ pub async fn order_status(order_id: String) -> Result<OrderView, AppError> {
     let order = crate::ssr::order_id(&order_id)?;
     seckill::sale::order_status(&core, shopper.user, order)
         .await?
-        .map(super::convert::order)
+        .map(webapi::convert::order)
         .ok_or(AppError::NotFound)
 }
 
@@ -43,7 +43,7 @@ pub async fn get_order(order_id: String) -> Result<OrderDetail, AppError> {
     let titles = seckill::catalog::titles(&core, &[view.voucher]).await?;
     Ok(OrderDetail {
         voucher_title: titles.get(&view.voucher).cloned().unwrap_or_default(),
-        order: super::convert::order(view),
+        order: webapi::convert::order(view),
     })
 }
 
@@ -62,7 +62,7 @@ pub async fn my_order_for(voucher_id: i64) -> Result<Option<OrderView>, AppError
     };
     Ok(seckill::sale::order_for(&core, shopper.user, voucher)
         .await?
-        .map(super::convert::order))
+        .map(webapi::convert::order))
 }
 
 /// How many orders "my orders" shows.
@@ -80,7 +80,7 @@ pub async fn my_orders() -> Result<Vec<OrderDetail>, AppError> {
         .into_iter()
         .map(|o| OrderDetail {
             voucher_title: titles.get(&o.voucher).cloned().unwrap_or_default(),
-            order: super::convert::order(o),
+            order: webapi::convert::order(o),
         })
         .collect())
 }
@@ -120,6 +120,6 @@ async fn order_now(
 ) -> Result<OrderView, AppError> {
     seckill::sale::order_status(core, shopper, order)
         .await?
-        .map(super::convert::order)
+        .map(webapi::convert::order)
         .ok_or(AppError::NotFound)
 }

@@ -138,6 +138,78 @@ async fn round_on(
     shape: &Shape,
 ) -> anyhow::Result<Round> {
     let core = &scratch.core;
+    let (mut servers, lb, base) = start_fleet(scratch, instances).await?;
+    let per_sale_stock = shape.stock / SALES;
+    let (sales, masters) = place_sales(scratch, per_sale_stock).await?;
+    let per_sale = shoppers_per_sale(scratch, shape.shoppers).await?;
+    let client = setup::load_client(shape.conns)?;
+    futures::stream::iter(0..shape.conns)
+        .map(|_| client.get(format!("{base}/api/live")).send())
+        .buffer_unordered(shape.conns)
+        .for_each(|_| async {})
+        .await;
+    let evalsha_before = nodes::evalsha_calls(core).await?;
+    let requests_before = requests(lb.as_ref()).await?;
+    let latest = seckill::testing::store::vouchers::get(&core.db, sales[SALES - 1])
+        .await?
+        .context("voucher")?
+        .window
+        .begins_at();
+    tokio::time::sleep((latest - Utc::now()).to_std().unwrap_or_default()).await;
+
+    let conns_each = (shape.conns / SALES).max(1);
+    let rush = Rush {
+        client: &client,
+        base: &base,
+        sales: &sales,
+        per_sale: &per_sale,
+        conns_each,
+    };
+    let (fired, killed_at, fire_secs) = rush.run(servers.last_mut(), kill_after).await?;
+    let mut statuses = Vec::new();
+    for (f, t) in fired.iter().zip(&per_sale) {
+        statuses.push(measure::poll_all(&client, &base, t, &f.admitted, shape.conns).await?);
+    }
+    let final_after_kill = killed_at.map(|at| at.elapsed().as_secs_f64());
+    let written_by = written_by(&client, &servers).await?;
+    let evalsha_after = nodes::evalsha_calls(core).await?;
+    let requests_after = requests(lb.as_ref()).await?;
+    for s in &mut servers {
+        s.stop();
+    }
+    drop(lb);
+
+    let sc = Scenario {
+        shoppers: 0,
+        stock: per_sale_stock,
+        conns: conns_each,
+        rate: None,
+    };
+    let tally = tally(scratch, &sales, &fired, &per_sale, &statuses, sc).await?;
+    let drain = measure::drain_of(scratch, &sales).await?;
+    Ok(Round {
+        label,
+        buys_per_sec: shape.shoppers as f64 / fire_secs,
+        latency: tally.latency,
+        outcomes: tally.outcomes,
+        admitted: tally.admitted,
+        masters,
+        evalsha: difference(&evalsha_before, evalsha_after),
+        requests: difference(&requests_before, requests_after),
+        written_by,
+        drain_rate: drain.rate,
+        fire_secs,
+        final_after_kill,
+        finals: statuses.iter().map(BTreeMap::len).sum(),
+        violations: tally.violations,
+    })
+}
+
+/// `instances` servers, behind HAProxy when there are several; the address shoppers use.
+async fn start_fleet(
+    scratch: &Scratch,
+    instances: usize,
+) -> anyhow::Result<(Vec<Server>, Option<Haproxy>, String)> {
     let mut env = scratch.env.clone();
     // A dead instance's pending orders are taken over after 2 s (default 30 s).
     env.push(("SECKILL_RECLAIM_IDLE_MS".into(), "2000".into()));
@@ -153,9 +225,16 @@ async fn round_on(
     let base = lb
         .as_ref()
         .map_or_else(|| servers[0].base.clone(), |l| l.base.clone());
+    Ok((servers, lb, base))
+}
 
-    // Sales on distinct masters (any on one node), opening together shortly.
-    let per_sale_stock = shape.stock / SALES;
+/// [`SALES`] sales on distinct masters (any on one node), opening together shortly; and their
+/// masters.
+async fn place_sales(
+    scratch: &Scratch,
+    stock: usize,
+) -> anyhow::Result<(Vec<VoucherId>, Vec<String>)> {
+    let core = &scratch.core;
     let opens_in = chrono::Duration::seconds(3);
     let mut sales: Vec<VoucherId> = Vec::new();
     let mut masters: Vec<String> = Vec::new();
@@ -163,7 +242,7 @@ async fn round_on(
         if sales.len() == SALES {
             break;
         }
-        let v = scratch.voucher(per_sale_stock, opens_in).await?;
+        let v = scratch.voucher(stock, opens_in).await?;
         let master = nodes::master_of_voucher(core, v).await?;
         if core.redis.is_cluster() && masters.contains(&master) {
             continue;
@@ -174,70 +253,69 @@ async fn round_on(
     if sales.len() < SALES {
         bail!("could not place {SALES} sales on distinct masters");
     }
-    let users = scratch.users(shape.shoppers).await?;
+    Ok((sales, masters))
+}
+
+/// `shoppers` signed in, dealt out to the sales in turn: one session token list per sale.
+async fn shoppers_per_sale(
+    scratch: &Scratch,
+    shoppers: usize,
+) -> anyhow::Result<Vec<Arc<Vec<String>>>> {
+    let users = scratch.users(shoppers).await?;
     let tokens = scratch.sessions(&users).await?;
-    let per_sale: Vec<Arc<Vec<String>>> = (0..SALES)
-        .map(|j| {
-            Arc::new(
-                tokens
-                    .iter()
-                    .skip(j)
-                    .step_by(SALES)
-                    .cloned()
-                    .collect::<Vec<_>>(),
-            )
-        })
-        .collect();
-    let client = setup::load_client(shape.conns)?;
-    futures::stream::iter(0..shape.conns)
-        .map(|_| client.get(format!("{base}/api/live")).send())
-        .buffer_unordered(shape.conns)
-        .for_each(|_| async {})
-        .await;
-    let evalsha_before = nodes::evalsha_calls(core).await?;
-    let requests_before = match &lb {
-        Some(l) => l.requests().await?,
-        None => BTreeMap::new(),
-    };
-    let latest = seckill::testing::store::vouchers::get(&core.db, sales[SALES - 1])
-        .await?
-        .context("voucher")?
-        .window
-        .begins_at();
-    tokio::time::sleep((latest - Utc::now()).to_std().unwrap_or_default()).await;
+    Ok((0..SALES)
+        .map(|j| Arc::new(tokens.iter().skip(j).step_by(SALES).cloned().collect()))
+        .collect())
+}
 
-    // The rush, and in the drill a kill -9 of the last instance while it runs.
-    let started = Instant::now();
-    let conns_each = (shape.conns / SALES).max(1);
-    let fires = futures::future::try_join_all(
-        sales
-            .iter()
-            .zip(&per_sale)
-            .map(|(v, t)| fire::fire_all(&client, &base, *v, t, conns_each)),
-    );
-    let (fired, killed_at) = match kill_after {
-        Some(after) => {
-            let victim = servers.last_mut().context("an instance to kill")?;
-            let kill = async {
-                tokio::time::sleep(after).await;
-                victim.kill9();
-                Instant::now()
-            };
-            let (fired, at) = tokio::join!(fires, kill);
-            (fired?, Some(at))
-        }
-        None => (fires.await?, None),
-    };
-    let fire_secs = started.elapsed().as_secs_f64();
+/// The rush on every sale at once.
+struct Rush<'a> {
+    client: &'a reqwest::Client,
+    base: &'a str,
+    sales: &'a [VoucherId],
+    per_sale: &'a [Arc<Vec<String>>],
+    conns_each: usize,
+}
 
-    let mut violations = Vec::new();
-    let mut statuses = Vec::new();
-    for (f, t) in fired.iter().zip(&per_sale) {
-        statuses.push(measure::poll_all(&client, &base, t, &f.admitted, shape.conns).await?);
+impl Rush<'_> {
+    /// Fires every sale's shoppers; in the drill, `kill -9` of `victim` `kill_after` into it.
+    /// What each sale got, when the kill happened, and how long the firing took.
+    async fn run(
+        &self,
+        victim: Option<&mut Server>,
+        kill_after: Option<Duration>,
+    ) -> anyhow::Result<(Vec<fire::Fired>, Option<Instant>, f64)> {
+        let started = Instant::now();
+        let fires = futures::future::try_join_all(
+            self.sales
+                .iter()
+                .zip(self.per_sale)
+                .map(|(v, t)| fire::fire_all(self.client, self.base, *v, t, self.conns_each)),
+        );
+        let (fired, killed_at) = match kill_after {
+            Some(after) => {
+                let victim = victim.context("an instance to kill")?;
+                let kill = async {
+                    tokio::time::sleep(after).await;
+                    victim.kill9();
+                    Instant::now()
+                };
+                let (fired, at) = tokio::join!(fires, kill);
+                (fired?, Some(at))
+            }
+            None => (fires.await?, None),
+        };
+        Ok((fired, killed_at, started.elapsed().as_secs_f64()))
     }
-    let final_after_kill = killed_at.map(|at| at.elapsed().as_secs_f64());
+}
+
+/// Orders each instance wrote (its metrics), or "killed".
+async fn written_by(
+    client: &reqwest::Client,
+    servers: &[Server],
+) -> anyhow::Result<Vec<(String, String)>> {
     let mut written_by = Vec::new();
-    for s in &servers {
+    for s in servers {
         let metrics = client
             .get(format!("{}/metrics", s.base))
             .send()
@@ -255,58 +333,68 @@ async fn round_on(
         };
         written_by.push((format!("instance :{}", s.port()), written));
     }
-    let evalsha_after = nodes::evalsha_calls(core).await?;
-    let requests_after = match &lb {
-        Some(l) => l.requests().await?,
-        None => BTreeMap::new(),
-    };
-    for s in &mut servers {
-        s.stop();
-    }
-    drop(lb);
+    Ok(written_by)
+}
 
-    let mut latency = report::histogram()?;
-    let mut outcomes: BTreeMap<String, u64> = BTreeMap::new();
-    let mut admitted = 0;
-    for (((v, f), t), st) in sales.iter().zip(&fired).zip(&per_sale).zip(&statuses) {
-        latency.add(&f.latency)?;
+/// Requests HAProxy sent to each instance so far (none without HAProxy).
+async fn requests(lb: Option<&Haproxy>) -> anyhow::Result<BTreeMap<String, u64>> {
+    match lb {
+        Some(l) => l.requests().await,
+        None => Ok(BTreeMap::new()),
+    }
+}
+
+/// Each counter's growth from `before` to `after`.
+fn difference(
+    before: &BTreeMap<String, u64>,
+    after: BTreeMap<String, u64>,
+) -> BTreeMap<String, u64> {
+    after
+        .into_iter()
+        .map(|(k, n)| {
+            let grew = n - before.get(&k).copied().unwrap_or(0);
+            (k, grew)
+        })
+        .collect()
+}
+
+/// The round's answers over every sale, and the invariants checked on each.
+struct Tally {
+    latency: Histogram<u64>,
+    outcomes: BTreeMap<String, u64>,
+    admitted: usize,
+    violations: Vec<String>,
+}
+
+async fn tally(
+    scratch: &Scratch,
+    sales: &[VoucherId],
+    fired: &[fire::Fired],
+    per_sale: &[Arc<Vec<String>>],
+    statuses: &[BTreeMap<String, String>],
+    sc: Scenario,
+) -> anyhow::Result<Tally> {
+    let mut t = Tally {
+        latency: report::histogram()?,
+        outcomes: BTreeMap::new(),
+        admitted: 0,
+        violations: Vec::new(),
+    };
+    for (((v, f), shoppers), st) in sales.iter().zip(fired).zip(per_sale).zip(statuses) {
+        t.latency.add(&f.latency)?;
         for (k, n) in &f.outcomes {
-            *outcomes.entry(k.clone()).or_default() += n;
+            *t.outcomes.entry(k.clone()).or_default() += n;
         }
-        admitted += f.admitted.len();
+        t.admitted += f.admitted.len();
         let sc = Scenario {
-            shoppers: t.len(),
-            stock: per_sale_stock,
-            conns: conns_each,
-            rate: None,
+            shoppers: shoppers.len(),
+            ..sc
         };
         for broken in measure::check_invariants(scratch, *v, &sc, &f.admitted, st).await? {
-            violations.push(format!("sale {v}: {broken}"));
+            t.violations.push(format!("sale {v}: {broken}"));
         }
     }
-    let drain = measure::drain_of(scratch, &sales).await?;
-    Ok(Round {
-        label,
-        buys_per_sec: shape.shoppers as f64 / fire_secs,
-        latency,
-        outcomes,
-        admitted,
-        masters,
-        evalsha: evalsha_after
-            .iter()
-            .map(|(k, n)| (k.clone(), n - evalsha_before.get(k).copied().unwrap_or(0)))
-            .collect(),
-        requests: requests_after
-            .iter()
-            .map(|(k, n)| (k.clone(), n - requests_before.get(k).copied().unwrap_or(0)))
-            .collect(),
-        written_by,
-        drain_rate: drain.rate,
-        fire_secs,
-        final_after_kill,
-        finals: statuses.iter().map(BTreeMap::len).sum(),
-        violations,
-    })
+    Ok(t)
 }
 
 fn list<T: std::fmt::Display>(m: impl IntoIterator<Item = (String, T)>) -> String {

@@ -1,7 +1,6 @@
 //! How the REST API answers an error: [`AppError`] as JSON `{"error", "message"[, "fields"]}`,
 //! and JSON bodies whose rejections answer the same way.
 
-use app::error::AppError;
 use axum::{
     extract::{FromRequest, Request},
     http::{header, HeaderValue, StatusCode},
@@ -9,6 +8,7 @@ use axum::{
     Json,
 };
 use serde_json::{json, Value};
+use webapi::error::AppError;
 
 /// [`AppError`] as a JSON response.
 pub struct ApiError(pub AppError);

@@ -6,7 +6,6 @@
 
 use std::{convert::Infallible, time::Duration};
 
-use app::{error::AppError, wire::StockNow};
 use axum::{
     extract::State,
     response::{
@@ -16,6 +15,7 @@ use axum::{
 };
 use futures::Stream;
 use seckill::{catalog, domain::VoucherId, sale::SaleFeed, Core};
+use webapi::{error::AppError, wire::StockNow};
 
 use super::{error::ApiResult, extract::ApiPath};
 

@@ -1,11 +1,11 @@
 //! Who is asking: the signed-in shopper or admin, from the session cookie (never the body, I7).
 
-use app::{error::AppError, ssr as glue};
 use axum::{
     extract::{FromRequestParts, Path},
     http::request::Parts,
 };
 use seckill::auth::{Admin, Principal};
+use webapi::{error::AppError, http as glue};
 
 use super::error::ApiError;
 use crate::state::AppState;

@@ -6,7 +6,6 @@ mod events;
 mod extract;
 mod voucher_json;
 
-use app::{api::convert, error::AppError, ssr as glue};
 use axum::{
     extract::State,
     http::{header, HeaderMap, StatusCode},
@@ -23,6 +22,7 @@ use seckill::{
 };
 use serde::Deserialize;
 use serde_json::{json, Value};
+use webapi::{convert, error::AppError, http as glue};
 
 pub use self::error::ApiError;
 use self::{
@@ -140,7 +140,7 @@ async fn logout(State(core): State<Core>, headers: HeaderMap) -> ApiResult<Respo
 }
 
 async fn list_vouchers(State(core): State<Core>) -> ApiResult<Json<Value>> {
-    let list = catalog::list(&core, app::api::catalog::LIST_LIMIT).await?;
+    let list = catalog::list(&core, webapi::wire::LIST_LIMIT).await?;
     Ok(Json(json!(list
         .into_iter()
         .map(convert::voucher)

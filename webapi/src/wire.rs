@@ -6,6 +6,9 @@ use chrono::{DateTime, Utc};
 use domain::{OrderId, OrderStatus, Phone, SaleWindow, UserId, VoucherId, VoucherStatus};
 use serde::{Deserialize, Serialize};
 
+/// How many vouchers the listings show (the home page, the console, `GET /api/vouchers`).
+pub const LIST_LIMIT: i64 = 200;
+
 /// A voucher as listed (`GET /api/vouchers`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VoucherView {

@@ -1,4 +1,5 @@
-//! Core values into wire types (shared with the REST handlers).
+//! Core values into wire types (the server functions and the REST handlers alike).
+
 use chrono::Utc;
 use seckill::{
     catalog::{console, VoucherState},

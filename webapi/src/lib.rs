@@ -1,0 +1,16 @@
+//! What the web API's two adapters share, the Leptos server functions (`app`) and the REST
+//! handlers (`server`), so neither depends on the other for it:
+//!
+//! | module | owns |
+//! | --- | --- |
+//! | [`error`] | [`AppError`](error::AppError): every refusal's code, status and sentence |
+//! | [`wire`] | the types that cross the wire, made of the domain's (compile to wasm) |
+//! | `convert` (ssr) | core values into wire types |
+//! | `http` (ssr) | the session cookie, a request's principal, IDs from paths and forms, core errors into `AppError` |
+
+#[cfg(feature = "ssr")]
+pub mod convert;
+pub mod error;
+#[cfg(feature = "ssr")]
+pub mod http;
+pub mod wire;
