@@ -158,7 +158,7 @@ impl Config {
 
     /// Reads the configuration through `lookup`, so tests need not touch the process environment.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let get = |var: &'static str| lookup(var).filter(|v| !v.trim().is_empty());
+        let get = non_blank(lookup);
         let parse = |var: &'static str, default: &str| -> Result<String, ConfigError> {
             Ok(get(var).unwrap_or_else(|| default.to_owned()))
         };
@@ -234,6 +234,13 @@ impl Config {
     pub fn is_admin(&self, phone: &Phone) -> bool {
         self.admin_phones.contains(phone)
     }
+}
+
+/// `lookup`, with a blank value counted as unset (the server reads its own settings so too).
+pub fn non_blank(
+    lookup: impl Fn(&str) -> Option<String>,
+) -> impl Fn(&'static str) -> Option<String> {
+    move |var| lookup(var).filter(|v| !v.trim().is_empty())
 }
 
 /// `<host>:<port>`: one consumer per running instance, the same one after a restart.

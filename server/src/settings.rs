@@ -5,7 +5,7 @@
 
 use std::{net::SocketAddr, time::Duration};
 
-use seckill::config::{millis, positive, typed, ConfigError, DEFAULT_SITE_ADDR};
+use seckill::config::{millis, non_blank, positive, typed, ConfigError, DEFAULT_SITE_ADDR};
 
 /// Settings of the HTTP side of one instance.
 #[derive(Debug, Clone)]
@@ -40,7 +40,7 @@ impl Settings {
 
     /// Reads the settings through `lookup`, so tests need not touch the process environment.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let get = |var: &'static str| lookup(var).filter(|v| !v.trim().is_empty());
+        let get = non_blank(lookup);
         Ok(Self {
             site_addr: typed(&get, "LEPTOS_SITE_ADDR", DEFAULT_SITE_ADDR)?,
             http: HttpConfig {
@@ -56,16 +56,14 @@ impl Settings {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashMap;
-
     use super::*;
 
     fn settings(vars: &[(&str, &str)]) -> Result<Settings, ConfigError> {
-        let map: HashMap<String, String> = vars
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect();
-        Settings::from_lookup(|k| map.get(k).cloned())
+        Settings::from_lookup(|k| {
+            vars.iter()
+                .find(|(name, _)| *name == k)
+                .map(|(_, v)| (*v).to_owned())
+        })
     }
 
     #[test]
