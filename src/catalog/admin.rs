@@ -120,9 +120,9 @@ async fn end_locked(
     }
 }
 
-/// Adds `add` units to `voucher`'s sale, in PostgreSQL and in Redis, once per `key` (a
-/// repeated request with the same key answers the sale as it is). A sale that has ended is
-/// refused.
+/// Adds `add` units to `voucher`'s sale, in PostgreSQL and in Redis, once per `key` and sale
+/// (a repeated request with the same key answers the sale as it is, whatever units it names;
+/// the same key on another sale is that sale's own top-up). A sale that has ended is refused.
 pub async fn add_stock(
     core: &Core,
     _admin: &Admin,
@@ -130,22 +130,27 @@ pub async fn add_stock(
     add: Stock,
     key: Option<&IdempotencyKey>,
 ) -> Result<StockAdded, SaleAdminError> {
-    let step = StockMove {
-        key: store::moves::addition_key(&key.map_or_else(
-            || uuid::Uuid::new_v4().simple().to_string(),
-            |k| k.as_str().to_owned(),
-        )),
+    let asked = StockMove {
+        key: store::moves::addition_key(
+            voucher,
+            &key.map_or_else(
+                || uuid::Uuid::new_v4().simple().to_string(),
+                |k| k.as_str().to_owned(),
+            ),
+        ),
         units: add.get(),
         release: None,
     };
     let guard = lock(core, voucher).await?;
-    let result = add_locked(core, voucher, &step, guard.fence()).await;
+    let result = add_locked(core, voucher, &asked, guard.fence()).await;
     guard.finish("an admin's change to a sale").await;
     core.catalog_changed();
-    let (added, fresh) = result?;
+    let (added, recorded) = result?;
+    let fresh = recorded.is_none();
     // After the lock is released: a sale Redis lost is restored under that same lock. A
-    // repeated request applies too, in case the first one died before Redis (idempotent).
-    restock::apply(core, voucher, &step).await?;
+    // repeated request applies too, in case the first one died before Redis (idempotent), and
+    // applies the move as first recorded: Redis gets exactly the units PostgreSQL counted.
+    restock::apply(core, voucher, recorded.as_ref().unwrap_or(&asked)).await?;
     if fresh {
         tracing::info!(%voucher, units = add.get(), total = added.total, "stock added by an admin");
     }
@@ -157,7 +162,7 @@ async fn add_locked(
     voucher: VoucherId,
     step: &StockMove,
     fence: i64,
-) -> Result<(StockAdded, bool), SaleAdminError> {
+) -> Result<(StockAdded, Option<StockMove>), SaleAdminError> {
     let mut tx = core.db.begin().await?;
     let v = store::vouchers::lock(&mut tx, voucher)
         .await?
@@ -180,17 +185,15 @@ async fn add_locked(
         );
         return Err(fields.into());
     }
-    if !store::moves::record(&mut tx, voucher, step).await? {
+    if let Some(recorded) = store::moves::record(&mut tx, voucher, step).await? {
         // The same request again: the stock was added the first time.
-        return Ok((
-            StockAdded {
-                total: v.total_stock(),
-                unsold: v.db_stock,
-            },
-            false,
-        ));
+        let now = StockAdded {
+            total: v.total_stock(),
+            unsold: v.db_stock,
+        };
+        return Ok((now, Some(recorded)));
     }
     let (total, unsold) = store::vouchers::add_stock(&mut tx, voucher, step.units).await?;
     tx.commit().await?;
-    Ok((StockAdded { total, unsold }, true))
+    Ok((StockAdded { total, unsold }, None))
 }

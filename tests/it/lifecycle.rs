@@ -318,3 +318,35 @@ async fn stock_added_to_a_sold_out_sale_sells_once_per_key(db: PgPool) {
     drain(&core).await;
     assert_stock_conserved(&core, v, 1).await;
 }
+
+#[sqlx::test]
+async fn a_top_up_key_is_its_sales_own_and_redis_gets_what_postgres_counted(db: PgPool) {
+    let core = core(db, &[]).await;
+    let admin = admin(&core).await;
+    let (a, b) = (
+        voucher(&core, 5, 60, 3600).await,
+        voucher(&core, 5, 60, 3600).await,
+    );
+    let units = |n| Stock::try_from(n).expect("units");
+    let on_a = sale_admin::add_stock(&core, &admin, a, units(2), Some(&key("shared")))
+        .await
+        .expect("added to A");
+    assert_eq!(on_a.total, 7);
+    assert_stock_conserved(&core, a, 5).await;
+    // The same key on another sale is that sale's own top-up, in both stores: before, B's
+    // Redis stock took the units while PostgreSQL refused the key (remaining 1,005 of 5).
+    let on_b = sale_admin::add_stock(&core, &admin, b, units(1_000), Some(&key("shared")))
+        .await
+        .expect("added to B");
+    assert_eq!(on_b.total, 1_005);
+    assert_eq!(redis_stock(&core, b).await, 1_005);
+    assert_stock_conserved(&core, b, 5).await;
+    assert_stock_conserved(&core, a, 5).await;
+    // A repeat naming other units adds nothing more, in either store.
+    let again = sale_admin::add_stock(&core, &admin, a, units(1_000), Some(&key("shared")))
+        .await
+        .expect("the same request again");
+    assert_eq!(again.total, 7);
+    assert_eq!(redis_stock(&core, a).await, 7);
+    assert_stock_conserved(&core, a, 5).await;
+}

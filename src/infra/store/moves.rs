@@ -14,9 +14,11 @@ pub fn return_key(order: OrderId) -> String {
     format!("return:{order}")
 }
 
-/// The outbox key of a top-up made with the client's idempotency key.
-pub fn addition_key(idempotency_key: &str) -> String {
-    format!("add:{idempotency_key}")
+/// The outbox key of a top-up of `voucher` made with the client's idempotency key. Scoped to
+/// the voucher: the same key sent for another sale is that sale's own top-up (a key names a
+/// request to one resource), never taken for the first sale's.
+pub fn addition_key(voucher: VoucherId, idempotency_key: &str) -> String {
+    format!("add:{voucher}:{idempotency_key}")
 }
 
 /// A move waiting to be applied to Redis.
@@ -26,13 +28,14 @@ pub struct PendingMove {
     pub step: StockMove,
 }
 
-/// Records a move inside the caller's transaction. `false` when a move with this key exists
-/// already (a repeated top-up): nothing is written.
+/// Records `step` of `voucher` in the outbox, in the caller's transaction: `None` when it is
+/// new; the move as first recorded when its key is already there (a repeated request), so the
+/// caller applies what was recorded, not what the repeat asked for.
 pub async fn record(
     conn: &mut PgConnection,
     voucher: VoucherId,
     step: &StockMove,
-) -> Result<bool, sqlx::Error> {
+) -> Result<Option<StockMove>, sqlx::Error> {
     let (user, order) = step
         .release
         .map_or((None, None), |(u, o)| (Some(u.get()), Some(o.as_i64())));
@@ -45,10 +48,23 @@ pub async fn record(
     .bind(step.units)
     .bind(user)
     .bind(order)
-    .execute(conn)
+    .execute(&mut *conn)
     .await?
     .rows_affected();
-    Ok(inserted == 1)
+    if inserted == 1 {
+        return Ok(None);
+    }
+    // Keys name their voucher (a return its order, a top-up its sale): the row found is this
+    // voucher's, and a key of another's is a bug to stop on, not a move to apply here.
+    let row: MoveRow = sqlx::query_as(
+        "SELECT key, voucher_id, units, user_id, order_id FROM stock_moves
+         WHERE key = $1 AND voucher_id = $2",
+    )
+    .bind(&step.key)
+    .bind(voucher.get())
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok(Some(decode(row)?.step))
 }
 
 /// A `stock_moves` row: key, voucher, units, shopper, order.
@@ -63,25 +79,25 @@ pub async fn pending(db: &PgPool, limit: i64) -> Result<Vec<PendingMove>, sqlx::
     .bind(limit)
     .fetch_all(db)
     .await?;
-    rows.into_iter()
-        .map(|(key, voucher, units, user, order)| {
-            let release = match (user, order) {
-                (Some(u), Some(o)) => Some((
-                    UserId::from_db(u),
-                    OrderId::from_db(o).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
-                )),
-                _ => None,
-            };
-            Ok(PendingMove {
-                voucher: VoucherId::from_db(voucher),
-                step: StockMove {
-                    key,
-                    units,
-                    release,
-                },
-            })
-        })
-        .collect()
+    rows.into_iter().map(decode).collect()
+}
+
+fn decode((key, voucher, units, user, order): MoveRow) -> Result<PendingMove, sqlx::Error> {
+    let release = match (user, order) {
+        (Some(u), Some(o)) => Some((
+            UserId::from_db(u),
+            OrderId::from_db(o).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
+        )),
+        _ => None,
+    };
+    Ok(PendingMove {
+        voucher: VoucherId::from_db(voucher),
+        step: StockMove {
+            key,
+            units,
+            release,
+        },
+    })
 }
 
 /// Marks moves applied (Redis has them, or has no sale state to apply them to).
