@@ -94,6 +94,9 @@ start_instance() {
   (
     export LEPTOS_SITE_ADDR="127.0.0.1:$port" LEPTOS_SITE_ROOT="$ROOT/target/site" LEPTOS_SITE_PKG_DIR=pkg
     export REDIS_URL DATABASE_URL
+    # Browsers reach the instances through HAProxy: its address is the shop's origin (and the
+    # instance's own, for a look at one instance by hand).
+    export SECKILL_PUBLIC_ORIGIN=${SECKILL_PUBLIC_ORIGIN:-http://127.0.0.1:$APP_BASE,http://localhost:$APP_BASE,http://127.0.0.1:$port}
     export SECKILL_DEV_LOGIN=${SECKILL_DEV_LOGIN:-true} SECKILL_DEV_PAYMENTS=${SECKILL_DEV_PAYMENTS:-true}
     exec "$CARGO_TARGET_DIR/release/server" serve >>"$DATA/app/instance-$i.log" 2>&1
   ) &

@@ -1,5 +1,6 @@
 //! The server as a library, so integration tests can start it on port 0 (see `Application`).
 
+mod origin;
 mod page_cache;
 mod refusals;
 mod rest;

@@ -16,6 +16,10 @@ pub struct Settings {
     /// How long an instance answers the home page and a voucher's page, as anonymous visitors
     /// see them, from its last rendering (`SECKILL_PAGE_CACHE_MS`).
     pub page_ttl: Duration,
+    /// The origins the shop is served under (`SECKILL_PUBLIC_ORIGIN`, comma-separated, e.g.
+    /// `https://shop.example`): requests that change something from any other are refused.
+    /// Empty: the listening address (see [`crate::origin::SiteOrigins`]).
+    pub public_origins: Vec<String>,
 }
 
 /// What one HTTP connection or request may take.
@@ -50,8 +54,34 @@ impl Settings {
                 body_timeout: millis(&get, "SECKILL_BODY_TIMEOUT_MS", 15_000)?,
             },
             page_ttl: millis(&get, "SECKILL_PAGE_CACHE_MS", 1_000)?,
+            public_origins: origins(get("SECKILL_PUBLIC_ORIGIN").as_deref())?,
         })
     }
+}
+
+/// Comma-separated origins, each `http://` or `https://` with a host and no path.
+fn origins(raw: Option<&str>) -> Result<Vec<String>, ConfigError> {
+    let Some(raw) = raw else {
+        return Ok(Vec::new());
+    };
+    raw.split(',')
+        .map(str::trim)
+        .filter(|o| !o.is_empty())
+        .map(|o| {
+            let rest = o
+                .strip_prefix("https://")
+                .or_else(|| o.strip_prefix("http://"));
+            match rest {
+                Some(host) if !host.is_empty() && !host.trim_end_matches('/').contains('/') => {
+                    Ok(o.to_owned())
+                }
+                _ => Err(ConfigError {
+                    var: "SECKILL_PUBLIC_ORIGIN",
+                    message: format!("{o:?} is not an origin like https://shop.example"),
+                }),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -80,5 +110,23 @@ mod tests {
         assert_eq!(err.var, "LEPTOS_SITE_ADDR");
         let err = settings(&[("SECKILL_BODY_TIMEOUT_MS", "0")]).expect_err("zero");
         assert_eq!(err.var, "SECKILL_BODY_TIMEOUT_MS");
+        for bad in [
+            "shop.example",
+            "ftp://shop.example",
+            "https://shop.example/path",
+            "https://",
+        ] {
+            let err = settings(&[("SECKILL_PUBLIC_ORIGIN", bad)]).expect_err(bad);
+            assert_eq!(err.var, "SECKILL_PUBLIC_ORIGIN");
+        }
+        let s = settings(&[(
+            "SECKILL_PUBLIC_ORIGIN",
+            "https://a.example, http://b.example:8080",
+        )])
+        .expect("two origins");
+        assert_eq!(
+            s.public_origins,
+            ["https://a.example", "http://b.example:8080"]
+        );
     }
 }

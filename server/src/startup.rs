@@ -17,6 +17,7 @@ use tokio::net::TcpListener;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 use crate::{
+    origin::{self, SiteOrigins},
     page_cache, refusals, rest,
     screen::{self, BodyLimit},
     serve,
@@ -46,10 +47,12 @@ impl Application {
     pub async fn build_with(core: Core, settings: Settings) -> anyhow::Result<Self> {
         let addr = settings.site_addr;
         prepare_stores(&core).await?;
-        let router = router(&core, &settings, leptos_options(addr)?);
         let listener = TcpListener::bind(addr)
             .await
             .with_context(|| format!("binding {addr}"))?;
+        let origins = SiteOrigins::new(&settings.public_origins, listener.local_addr()?);
+        tracing::info!(origins = %origins.list(), "requests that change something are taken from these origins only");
+        let router = router(&core, &settings, origins, leptos_options(addr)?);
         let shutdown = CancellationToken::new();
         let tasks = TaskTracker::new();
         seckill::jobs::spawn_all(&core, &tasks, &shutdown)
@@ -138,7 +141,12 @@ fn leptos_options(addr: SocketAddr) -> anyhow::Result<LeptosOptions> {
 
 /// The whole router: metrics, static files, the REST API, the Leptos pages and their 404 page,
 /// behind the page cache, compression, refusals, body limits, tracing and the request screen.
-fn router(core: &Core, settings: &Settings, options: LeptosOptions) -> Router {
+fn router(
+    core: &Core,
+    settings: &Settings,
+    origins: SiteOrigins,
+    options: LeptosOptions,
+) -> Router {
     // The recorder is process-wide; a second application in one process (tests) shares it.
     let metrics = PrometheusBuilder::new().install_recorder().ok();
     let state = AppState::new(options.clone(), core.clone(), metrics);
@@ -166,11 +174,16 @@ fn router(core: &Core, settings: &Settings, options: LeptosOptions) -> Router {
             AppState,
             _,
         >(with_core, shell));
-    layers(app, core, settings).with_state(state)
+    layers(app, core, settings, origins).with_state(state)
 }
 
 /// The layers around every route, innermost first.
-fn layers(app: Router<AppState>, core: &Core, settings: &Settings) -> Router<AppState> {
+fn layers(
+    app: Router<AppState>,
+    core: &Core,
+    settings: &Settings,
+    origins: SiteOrigins,
+) -> Router<AppState> {
     let http = &settings.http;
     app.layer(middleware::from_fn_with_state(
         page_cache::PageCache::new(core.clone(), settings.page_ttl),
@@ -192,6 +205,11 @@ fn layers(app: Router<AppState>, core: &Core, settings: &Settings) -> Router<App
         tower_http::trace::TraceLayer::new_for_http()
             .on_failure(tower_http::trace::DefaultOnFailure::new().level(tracing::Level::WARN)),
     )
+    // Before any body is read: a forged request is refused whole.
+    .layer(middleware::from_fn_with_state(
+        origins,
+        origin::same_site_only,
+    ))
     .layer(middleware::from_fn_with_state(
         BodyLimit(http.max_body_bytes),
         screen::screen,

@@ -20,6 +20,10 @@ pub enum AppError {
     Unauthenticated,
     #[error("You are not allowed to do that.")]
     Forbidden,
+    /// A request that changes something, sent from another site's page (a forged form or
+    /// script): refused whoever the visitor is.
+    #[error("Requests from another site are refused; use the shop's own pages.")]
+    CrossSite,
     #[error("Not found.")]
     NotFound,
     #[error("Sold out: every unit has been sold.")]
@@ -76,6 +80,7 @@ impl AppError {
         match self {
             Self::Unauthenticated => "unauthenticated",
             Self::Forbidden => "forbidden",
+            Self::CrossSite => "cross_site",
             Self::NotFound => "not_found",
             Self::SoldOut => "sold_out",
             Self::AlreadyBought(_) => "already_bought",
@@ -105,7 +110,7 @@ impl AppError {
     pub fn status(&self) -> u16 {
         match self {
             Self::Unauthenticated => 401,
-            Self::Forbidden | Self::NotStarted | Self::Ended => 403,
+            Self::Forbidden | Self::CrossSite | Self::NotStarted | Self::Ended => 403,
             Self::NotFound => 404,
             Self::SoldOut
             | Self::AlreadyBought(_)
