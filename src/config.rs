@@ -5,7 +5,11 @@
 
 use std::{fmt, net::SocketAddr, str::FromStr, time::Duration};
 
-use crate::{domain::Phone, infra::durability::Durability, infra::keys::KeyPrefix};
+use crate::{
+    auth::delivery::Webhook,
+    domain::Phone,
+    infra::{durability::Durability, keys::KeyPrefix},
+};
 
 /// Default PostgreSQL of the project's local instance (`scripts/services.sh`).
 pub const DEFAULT_DATABASE_URL: &str = "postgres://seckill:seckill@127.0.0.1:15432/seckill";
@@ -127,6 +131,9 @@ pub struct AuthConfig {
     /// Minimum time between two codes sent to one phone.
     pub code_resend_after: Duration,
     pub session_ttl: Duration,
+    /// Where codes are sent (`SECKILL_SMS_WEBHOOK_URL`, `…_SECRET`, `…_TIMEOUT_MS`): the
+    /// operator's SMS gateway. `None`: nowhere, which only dev login makes usable.
+    pub webhook: Option<Webhook>,
 }
 
 /// Request-rate policy on the buy path.
@@ -158,19 +165,18 @@ impl Config {
 
     /// Reads the configuration through `lookup`, so tests need not touch the process environment.
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let get = non_blank(lookup);
+        let get = non_blank(&lookup);
         let parse = |var: &'static str, default: &str| -> Result<String, ConfigError> {
             Ok(get(var).unwrap_or_else(|| default.to_owned()))
         };
-        let admin_phones = parse("SECKILL_ADMIN_PHONES", DEFAULT_ADMIN_PHONE)?
-            .split(',')
-            .map(|p| {
-                Phone::try_from(p.trim()).map_err(|e| ConfigError {
-                    var: "SECKILL_ADMIN_PHONES",
-                    message: e.to_string(),
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let dev_login: bool = typed(&get, "SECKILL_DEV_LOGIN", "false")?;
+        // Read raw: set but empty means no admins. Unset, the published default admin phone
+        // only in dev mode (anyone can sign in as anyone there anyway).
+        let admin_phones = match lookup("SECKILL_ADMIN_PHONES") {
+            Some(list) => admin_list(&list)?,
+            None if dev_login => admin_list(DEFAULT_ADMIN_PHONE)?,
+            None => Vec::new(),
+        };
         let key_prefix =
             KeyPrefix::try_from(parse("SECKILL_KEY_PREFIX", "")?.as_str()).map_err(|message| {
                 ConfigError {
@@ -188,7 +194,7 @@ impl Config {
             database_url: Secret::new(parse("DATABASE_URL", DEFAULT_DATABASE_URL)?),
             redis_url: Secret::new(parse("REDIS_URL", DEFAULT_REDIS_URL)?),
             admin_phones,
-            dev_login: typed(&get, "SECKILL_DEV_LOGIN", "false")?,
+            dev_login,
             key_prefix,
             instance_id,
             worker: WorkerConfig {
@@ -215,6 +221,7 @@ impl Config {
                 code_attempts: positive(&get, "SECKILL_CODE_ATTEMPTS", 5)?,
                 code_resend_after: millis(&get, "SECKILL_CODE_RESEND_MS", 30_000)?,
                 session_ttl: millis(&get, "SECKILL_SESSION_TTL_MS", 7 * 24 * 3_600_000)?,
+                webhook: webhook(&get)?,
             },
             limits: RateLimits {
                 buys_per_second: positive(&get, "SECKILL_BUYS_PER_SECOND", 5)?,
@@ -234,6 +241,58 @@ impl Config {
     pub fn is_admin(&self, phone: &Phone) -> bool {
         self.admin_phones.contains(phone)
     }
+}
+
+/// The admins' phones, comma-separated (blank entries skipped).
+fn admin_list(list: &str) -> Result<Vec<Phone>, ConfigError> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            Phone::try_from(p).map_err(|e| ConfigError {
+                var: "SECKILL_ADMIN_PHONES",
+                message: e.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// The SMS gateway's webhook: its URL and secret together, or neither.
+fn webhook(get: &impl Fn(&'static str) -> Option<String>) -> Result<Option<Webhook>, ConfigError> {
+    const URL: &str = "SECKILL_SMS_WEBHOOK_URL";
+    const SECRET: &str = "SECKILL_SMS_WEBHOOK_SECRET";
+    let missing = |var: &'static str, with: &str| ConfigError {
+        var,
+        message: format!("is needed with {with}"),
+    };
+    let (url, secret) = match (get(URL), get(SECRET)) {
+        (None, None) => return Ok(None),
+        (Some(_), None) => return Err(missing(SECRET, URL)),
+        (None, Some(_)) => return Err(missing(URL, SECRET)),
+        (Some(url), Some(secret)) => (url, secret),
+    };
+    // This build's HTTP client speaks plain HTTP: the relay runs beside the shop (loopback or
+    // a private network) and holds the gateway's own TLS connection.
+    let host = url.strip_prefix("http://").unwrap_or_default();
+    if host.is_empty() || host.starts_with('/') {
+        return Err(ConfigError {
+            var: URL,
+            message: format!(
+                "{url:?} must be an http:// address of the SMS relay (https is not built in; run the relay on loopback or a private network)"
+            ),
+        });
+    }
+    if secret.len() < 16 {
+        return Err(ConfigError {
+            var: SECRET,
+            message: "must be at least 16 characters".into(),
+        });
+    }
+    Ok(Some(Webhook {
+        url,
+        secret: Secret::new(secret),
+        timeout: millis(get, "SECKILL_SMS_WEBHOOK_TIMEOUT_MS", 2_000)?,
+    }))
 }
 
 /// `lookup`, with a blank value counted as unset (the server reads its own settings so too).
@@ -323,7 +382,11 @@ mod tests {
             "payments are approved only when asked"
         );
         assert_eq!(c.payments.pay_within, Duration::from_secs(900));
-        assert_eq!(c.admin_phones.len(), 1);
+        assert!(
+            c.admin_phones.is_empty(),
+            "no default admin outside dev mode"
+        );
+        assert!(c.auth.webhook.is_none());
     }
 
     #[test]

@@ -30,6 +30,8 @@ pub enum ConnectError {
     Redis(#[source] redis::RedisError),
     #[error("cannot apply migrations: {0}")]
     Migrate(#[source] sqlx::migrate::MigrateError),
+    #[error("cannot make the HTTP client: {0}")]
+    Http(#[source] reqwest::Error),
 }
 
 /// Whether each backing service answered, and whether orders are being written.
@@ -81,6 +83,8 @@ pub struct CoreParts {
     pub refusals: Arc<Refusals>,
     /// Buys gathered into batched admission calls, per voucher (`SECKILL_ADMIT_*`).
     pub admissions: Arc<Admissions>,
+    /// Outgoing HTTP (the SMS gateway's webhook).
+    pub(crate) http: reqwest::Client,
     /// The sales open pages watch on this instance (`live::run` pushes their changes).
     pub live: Arc<crate::sale::live::Live>,
     /// Bumped whenever this instance changes a voucher (created, ended, stock added), so
@@ -127,6 +131,10 @@ impl Core {
                 config.admissions.clone(),
             ),
             live: crate::sale::live::Live::new(),
+            http: reqwest::Client::builder()
+                .connect_timeout(crate::infra::redis_conn::CONNECT_TIMEOUT)
+                .build()
+                .map_err(ConnectError::Http)?,
             catalog_epoch: std::sync::atomic::AtomicU64::new(0),
             keys,
             config: Arc::new(config),

@@ -20,6 +20,21 @@ impl Phone {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The number as logs show it: all but its last four digits hidden (`+86*******1234`).
+    pub fn masked(&self) -> String {
+        let shown = self.0.len().saturating_sub(4);
+        self.0
+            .char_indices()
+            .map(|(i, c)| {
+                if i < shown && c.is_ascii_digit() {
+                    '*'
+                } else {
+                    c
+                }
+            })
+            .collect()
+    }
 }
 
 impl TryFrom<&str> for Phone {
@@ -93,5 +108,15 @@ mod tests {
         fn parsing_never_panics(s in "\\PC*") {
             let _ = Phone::try_from(s.as_str());
         }
+    }
+
+    #[test]
+    fn a_masked_phone_shows_its_last_four_digits_only() {
+        let p = Phone::try_from("+86 138-0013-8000").expect("phone");
+        assert_eq!(p.masked(), "+*********8000");
+        assert_eq!(
+            Phone::try_from("1234567").expect("phone").masked(),
+            "***4567"
+        );
     }
 }

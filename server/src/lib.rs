@@ -4,6 +4,7 @@ mod origin;
 mod page_cache;
 mod refusals;
 mod rest;
+mod safety;
 mod screen;
 mod serve;
 mod settings;

@@ -32,7 +32,7 @@ pub async fn refusal_status(req: Request, next: Next) -> Response {
     if let Ok(error) = serde_json::from_slice::<AppError>(&bytes) {
         parts.status =
             StatusCode::from_u16(error.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        if matches!(error, AppError::Unavailable) {
+        if matches!(error, AppError::Unavailable | AppError::CodeNotSent) {
             parts
                 .headers
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("2"));

@@ -20,6 +20,9 @@ pub struct Settings {
     /// `https://shop.example`): requests that change something from any other are refused.
     /// Empty: the listening address (see [`crate::origin::SiteOrigins`]).
     pub public_origins: Vec<String>,
+    /// Dev login on an address other than loopback is meant (`SECKILL_DEV_LOGIN_PUBLIC`): a
+    /// shared staging machine, never a shop.
+    pub dev_login_public: bool,
 }
 
 /// What one HTTP connection or request may take.
@@ -55,6 +58,7 @@ impl Settings {
             },
             page_ttl: millis(&get, "SECKILL_PAGE_CACHE_MS", 1_000)?,
             public_origins: origins(get("SECKILL_PUBLIC_ORIGIN").as_deref())?,
+            dev_login_public: typed(&get, "SECKILL_DEV_LOGIN_PUBLIC", "false")?,
         })
     }
 }

@@ -18,7 +18,7 @@ use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 use crate::{
     origin::{self, SiteOrigins},
-    page_cache, refusals, rest,
+    page_cache, refusals, rest, safety,
     screen::{self, BodyLimit},
     serve,
     settings::Settings,
@@ -46,6 +46,7 @@ impl Application {
     /// Like [`Application::build`] on an existing [`Core`] (tests bring their own database).
     pub async fn build_with(core: Core, settings: Settings) -> anyhow::Result<Self> {
         let addr = settings.site_addr;
+        safety::check(&core.config, &settings)?;
         prepare_stores(&core).await?;
         let listener = TcpListener::bind(addr)
             .await

@@ -56,6 +56,9 @@ pub enum AppError {
     InvalidPhone,
     #[error("The code is wrong or has expired.")]
     InvalidCode,
+    /// The SMS gateway did not take the code: asking again is allowed at once.
+    #[error("The sign-in code could not be sent just now; please try again in a moment.")]
+    CodeNotSent,
     #[error("Some fields need attention.")]
     Invalid(FieldErrors),
     #[error("The request was malformed: {0}")]
@@ -95,6 +98,7 @@ impl AppError {
             Self::PaymentDeclined(_) => "payment_declined",
             Self::InvalidPhone => "invalid_phone",
             Self::InvalidCode => "invalid_code",
+            Self::CodeNotSent => "code_not_sent",
             Self::Invalid(_) => "invalid",
             Self::BadRequest(_) => "bad_request",
             Self::MethodNotAllowed => "method_not_allowed",
@@ -125,7 +129,7 @@ impl AppError {
             Self::MethodNotAllowed => 405,
             Self::Timeout => 408,
             Self::TooLarge => 413,
-            Self::Unavailable => 503,
+            Self::Unavailable | Self::CodeNotSent => 503,
             Self::Internal(_) | Self::Transport(_) => 500,
         }
     }

@@ -104,6 +104,8 @@ impl From<LoginError> for AppError {
             LoginError::InvalidPhone(_) => Self::InvalidPhone,
             LoginError::ResendIn(secs) => Self::CodeResendWait(secs),
             LoginError::InvalidCode => Self::InvalidCode,
+            // Logged (the phone masked) where delivery failed.
+            LoginError::NotDelivered(_) => Self::CodeNotSent,
             LoginError::Backend(e) => fault(e),
         }
     }

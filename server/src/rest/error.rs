@@ -34,7 +34,7 @@ impl IntoResponse for ApiError {
         let mut res = (status, Json(body)).into_response();
         match self.0 {
             // A store is out of reach: the same request may succeed shortly.
-            AppError::Unavailable => {
+            AppError::Unavailable | AppError::CodeNotSent => {
                 res.headers_mut()
                     .insert(header::RETRY_AFTER, HeaderValue::from_static("2"));
             }

@@ -3,6 +3,7 @@
 //! module per subject.
 
 mod api;
+mod code_delivery;
 mod cross_site;
 mod events;
 mod hostile;

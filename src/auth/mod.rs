@@ -1,9 +1,11 @@
 //! Sign-in by phone and one-time code, and sessions.
 //!
-//! There is no SMS provider: with `SECKILL_DEV_LOGIN=true` the code is returned to the caller.
-//! Sessions are random 256-bit tokens kept in Redis with a TTL; the user ID of every request
+//! Codes reach the phone through the operator's SMS gateway webhook, or, in dev mode
+//! (`SECKILL_DEV_LOGIN=true`), come back in the answer ([`delivery`]). Sessions are random 256-bit tokens kept in Redis with a TTL; the user ID of every request
 //! comes from the session, never from a request body (I7). Admins are the phones listed in
 //! `SECKILL_ADMIN_PHONES`, checked on every request so that a config change takes effect at once.
+
+pub mod delivery;
 
 use rand::Rng;
 use redis::AsyncCommands;
@@ -58,6 +60,9 @@ pub enum LoginError {
     ResendIn(u64),
     #[error("the code is wrong or has expired")]
     InvalidCode,
+    /// The SMS gateway did not take the code; the shopper may ask again at once.
+    #[error("the code could not be sent: {0}")]
+    NotDelivered(#[source] delivery::DeliveryError),
     #[error(transparent)]
     Backend(#[from] Backend),
 }
@@ -68,6 +73,8 @@ impl Unavailable for LoginError {
     fn is_unavailable(&self) -> bool {
         match self {
             Self::Backend(e) => e.is_unavailable(),
+            // The gateway, not a store: answered as unavailable by the adapters all the same.
+            Self::NotDelivered(_) => true,
             Self::InvalidPhone(_) | Self::ResendIn(_) | Self::InvalidCode => false,
         }
     }
@@ -123,7 +130,17 @@ pub async fn request_code(core: &Core, phone: &str) -> Result<CodeIssued, LoginE
         .pexpire(&key, millis(cfg.code_ttl) as i64)
         .query_async(&mut redis)
         .await?;
-    tracing::info!(phone = %phone, "sign-in code issued");
+    if let Some(hook) = &cfg.webhook {
+        if let Err(e) = hook.send(&core.http, &phone, &code, cfg.code_ttl).await {
+            tracing::warn!(phone = %phone.masked(), error = %e, "sign-in code not delivered");
+            // Never delivered: forget it and the resend throttle, so the shopper may ask again
+            // at once (two commands: the keys live in different slots on a cluster).
+            let _: () = redis.del(&key).await?;
+            let _: () = redis.del(core.keys.login_throttle(&phone)).await?;
+            return Err(LoginError::NotDelivered(e));
+        }
+    }
+    tracing::info!(phone = %phone.masked(), "sign-in code issued");
     Ok(CodeIssued {
         dev_code: core.config.dev_login.then_some(code),
     })

@@ -1,0 +1,121 @@
+//! Start-ups that would be unsafe on the internet are refused, before the listener binds, and
+//! development conveniences are loud (design.md §8, decision 25):
+//!
+//! - no way to sign in (dev login off and no SMS gateway webhook): refused, naming the settings;
+//! - dev login (anyone can sign in as anyone) on an address other than loopback: refused unless
+//!   `SECKILL_DEV_LOGIN_PUBLIC=true` says it is meant;
+//! - dev login and dev payments (every payment approved) each log a WARN banner at start, and
+//!   every page shows a "Development mode" strip.
+
+use anyhow::bail;
+use seckill::Config;
+
+use crate::settings::Settings;
+
+/// Refuses an unsafe start-up; warns about the dev conveniences that are on.
+pub fn check(config: &Config, settings: &Settings) -> anyhow::Result<()> {
+    if !config.dev_login && config.auth.webhook.is_none() {
+        bail!(
+            "sign-in codes would go nowhere: set SECKILL_SMS_WEBHOOK_URL and SECKILL_SMS_WEBHOOK_SECRET \
+             (the SMS gateway's webhook; README, Security), or SECKILL_DEV_LOGIN=true on a development machine"
+        );
+    }
+    let public = !settings.site_addr.ip().is_loopback();
+    if config.dev_login && public && !settings.dev_login_public {
+        bail!(
+            "SECKILL_DEV_LOGIN=true lets anyone sign in as anyone, admins included, and {} is not a loopback \
+             address: turn dev login off, listen on 127.0.0.1, or set SECKILL_DEV_LOGIN_PUBLIC=true if this \
+             is really meant",
+            settings.site_addr
+        );
+    }
+    if config.dev_login {
+        tracing::warn!(
+            "DEVELOPMENT MODE: SECKILL_DEV_LOGIN=true shows every sign-in code to whoever asks; \
+             anyone can sign in as anyone, admins included. Never on a shop's public address."
+        );
+    }
+    if config.payments.dev_provider {
+        tracing::warn!(
+            "DEVELOPMENT MODE: SECKILL_DEV_PAYMENTS=true approves every payment without charging anyone."
+        );
+    }
+    if config.admin_phones.is_empty() {
+        tracing::warn!(
+            "no admins: SECKILL_ADMIN_PHONES names none, so nobody can manage the vouchers"
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn start(vars: &[(&str, &str)]) -> anyhow::Result<()> {
+        let get = |k: &str| {
+            vars.iter()
+                .find(|(name, _)| *name == k)
+                .map(|(_, v)| (*v).to_owned())
+        };
+        let config = Config::from_lookup(get)?;
+        let settings = Settings::from_lookup(get)?;
+        check(&config, &settings)
+    }
+
+    const WEBHOOK: [(&str, &str); 2] = [
+        ("SECKILL_SMS_WEBHOOK_URL", "http://127.0.0.1:9/sms"),
+        ("SECKILL_SMS_WEBHOOK_SECRET", "0123456789abcdef0123"),
+    ];
+
+    #[test]
+    fn a_shop_without_a_way_to_sign_in_does_not_start() {
+        let err = start(&[]).expect_err("no sender");
+        assert!(err.to_string().contains("SECKILL_SMS_WEBHOOK_URL"), "{err}");
+        start(&WEBHOOK).expect("the webhook is a way");
+        start(&[("SECKILL_DEV_LOGIN", "true")]).expect("dev login on loopback");
+    }
+
+    #[test]
+    fn dev_login_on_a_public_address_needs_saying_so() {
+        let public = [
+            ("SECKILL_DEV_LOGIN", "true"),
+            ("LEPTOS_SITE_ADDR", "0.0.0.0:3000"),
+        ];
+        let err = start(&public).expect_err("public dev login");
+        assert!(
+            err.to_string().contains("SECKILL_DEV_LOGIN_PUBLIC"),
+            "{err}"
+        );
+        let meant = [
+            ("SECKILL_DEV_LOGIN", "true"),
+            ("LEPTOS_SITE_ADDR", "0.0.0.0:3000"),
+            ("SECKILL_DEV_LOGIN_PUBLIC", "true"),
+        ];
+        start(&meant).expect("said so");
+        let production = [WEBHOOK[0], WEBHOOK[1], ("LEPTOS_SITE_ADDR", "0.0.0.0:3000")];
+        start(&production).expect("no dev login: any address");
+    }
+
+    #[test]
+    fn admins_are_the_listed_phones_and_the_default_only_in_dev_mode() {
+        let admins = |vars: &[(&str, &str)]| {
+            let get = |k: &str| {
+                vars.iter()
+                    .find(|(name, _)| *name == k)
+                    .map(|(_, v)| (*v).to_owned())
+            };
+            Config::from_lookup(get).expect("config").admin_phones.len()
+        };
+        assert_eq!(
+            admins(&[("SECKILL_DEV_LOGIN", "true")]),
+            1,
+            "the default, in dev mode"
+        );
+        assert_eq!(admins(&WEBHOOK), 0, "no default admin outside dev mode");
+        let empty = [("SECKILL_DEV_LOGIN", "true"), ("SECKILL_ADMIN_PHONES", "")];
+        assert_eq!(admins(&empty), 0, "set but empty: no admins");
+        let two = [("SECKILL_ADMIN_PHONES", "13800000001, +8613800000002")];
+        assert_eq!(admins(&two), 2);
+    }
+}
