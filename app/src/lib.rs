@@ -49,6 +49,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 pub fn App() -> impl IntoView {
     provide_meta_context();
     let session = session::Session::provide();
+    let mode = session::Mode::provide();
     // Effects run only in the browser: this attribute tells tests the wasm is live.
     let (hydrated, set_hydrated) = signal(false);
     Effect::new(move |_| set_hydrated.set(true));
@@ -56,6 +57,13 @@ pub fn App() -> impl IntoView {
         // Every page names itself (`<Title text=…/>`); this puts the shop's name after it.
         <Title formatter=|text: String| format!("{text} — Seckill") text="Flash sales"/>
         <Router>
+            <Transition fallback=|| ()>
+                {move || Suspend::new(async move {
+                    mode.0.await.ok().and_then(|m| m.warning()).map(|words| view! {
+                        <p class="dev-strip" role="note" data-testid="dev-mode">{words}</p>
+                    })
+                })}
+            </Transition>
             <header class="site-header" data-testid="site-header" data-hydrated=move || hydrated.get().to_string()>
                 <A href="/" attr:class="brand">"秒杀 Seckill"</A>
                 <nav aria-label="Main">

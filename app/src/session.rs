@@ -4,11 +4,11 @@ use leptos::prelude::*;
 use leptos_router::{components::Redirect, hooks::use_location};
 
 use crate::{
-    api::auth::whoami,
+    api::{auth::whoami, catalog::shop_mode},
     components::{set_page_status, Loaded},
     error::AppError,
     url::sign_in_path,
-    wire::Me,
+    wire::{Me, SiteMode},
 };
 
 /// Who is signed in, shared by the header and the guarded pages. `changed` is bumped after a
@@ -36,6 +36,23 @@ impl Session {
     /// Reloads `me` (after signing in or out).
     pub fn reload(self) {
         self.changed.update(|n| *n += 1);
+    }
+}
+
+/// The shop's development conveniences, loaded once per page (the strip, the sign-in page).
+#[derive(Clone, Copy)]
+pub struct Mode(pub Resource<Result<SiteMode, AppError>>);
+
+impl Mode {
+    /// Creates it for the app (once, in `App`).
+    pub fn provide() -> Self {
+        let mode = Self(Resource::new(|| (), |_| shop_mode()));
+        provide_context(mode);
+        mode
+    }
+
+    pub fn get() -> Self {
+        expect_context::<Self>()
     }
 }
 

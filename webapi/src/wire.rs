@@ -142,6 +142,28 @@ pub struct Me {
     pub is_admin: bool,
 }
 
+/// Which development conveniences the shop runs with: every page says so in a strip, and the
+/// sign-in page shows a code only under dev login.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SiteMode {
+    /// Codes are shown to whoever asks (`SECKILL_DEV_LOGIN`).
+    pub dev_login: bool,
+    /// Payments are approved without charging (`SECKILL_DEV_PAYMENTS`).
+    pub dev_payments: bool,
+}
+
+impl SiteMode {
+    /// The strip's words, when any convenience is on.
+    pub fn warning(self) -> Option<&'static str> {
+        match (self.dev_login, self.dev_payments) {
+            (true, true) => Some("Development mode: sign-in codes are shown on the page and payments are not charged."),
+            (true, false) => Some("Development mode: sign-in codes are shown on the page."),
+            (false, true) => Some("Development mode: payments are not charged."),
+            (false, false) => None,
+        }
+    }
+}
+
 /// Formats integer cents as money.
 pub fn format_price(cents: i64) -> String {
     format!("¥{}.{:02}", cents / 100, (cents % 100).abs())

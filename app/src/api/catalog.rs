@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use crate::{
     error::AppError,
-    wire::{StockNow, VoucherDetail, VoucherView},
+    wire::{SiteMode, StockNow, VoucherDetail, VoucherView},
 };
 
 /// Every voucher, newest first, with what is left.
@@ -41,5 +41,15 @@ pub async fn voucher_stock(id: i64) -> Result<StockNow, AppError> {
         remaining: live.map(|l| l.remaining),
         ends_at: live.map(|l| l.ends_at),
         server_time: chrono::Utc::now(),
+    })
+}
+
+/// The development conveniences this shop runs with (the strip on every page).
+#[server(prefix = "/sf", endpoint = "shop_mode")]
+pub async fn shop_mode() -> Result<SiteMode, AppError> {
+    let core = crate::ssr::core()?;
+    Ok(SiteMode {
+        dev_login: core.config.dev_login,
+        dev_payments: core.config.payments.dev_provider,
     })
 }

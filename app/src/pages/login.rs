@@ -11,7 +11,8 @@ use leptos_router::hooks::{use_navigate, use_query_map};
 
 use crate::{
     api::auth::{RequestCode, SignIn},
-    session::Session,
+    error::AppError,
+    session::{Mode, Session},
     url::safe_next,
 };
 
@@ -49,21 +50,16 @@ pub fn LoginPage() -> impl IntoView {
         }
         version
     });
+    // What to say about the code: a code on the page only under dev login (a `dev_code` in a
+    // crafted link says nothing on a real shop).
+    let mode = Mode::get();
     let sent_note = move || {
-        match send.value().get() {
-        Some(Ok(Some(code))) => Some(dev_code_note(code)),
-        Some(Ok(None)) => Some(view! { <p class="notice">"A code is on its way."</p> }.into_any()),
-        Some(Err(e)) => Some(
-            view! { <p class="error" role="alert" data-testid="code-error" data-code=e.code()>{e.to_string()}</p> }
-                .into_any(),
-        ),
-        // Nothing sent from this page yet: what a plain form's round trip brought back.
-        None => match (&plain_code, plain_sent) {
-            (Some(code), _) => Some(dev_code_note(code.clone())),
-            (None, true) => Some(view! { <p class="notice">"A code is on its way."</p> }.into_any()),
-            (None, false) => None,
-        },
-    }
+        let sent = send.value().get();
+        let plain = (plain_code.clone(), plain_sent);
+        Suspend::new(async move {
+            let dev_login = matches!(mode.0.await, Ok(m) if m.dev_login);
+            code_note(sent, plain, dev_login)
+        })
     };
     view! {
         <leptos_meta::Title text="Sign in"/>
@@ -82,7 +78,7 @@ pub fn LoginPage() -> impl IntoView {
                     <button type="submit" data-testid="send-code">"Send code"</button>
                 </div>
             </ActionForm>
-            {sent_note}
+            <Transition fallback=|| ()>{sent_note}</Transition>
             <ActionForm action=sign_in>
                 <input type="hidden" name="phone" value=phone.get_untracked() prop:value=move || phone.get()/>
                 <input type="hidden" name="next" value=next_sign.clone()/>
@@ -95,6 +91,29 @@ pub fn LoginPage() -> impl IntoView {
                 <p class="error" role="alert" data-testid="sign-in-error">{e.to_string()}</p>
             })}
         </section>
+    }
+}
+
+/// The note under "Send code": the answer of this page's request, else what a plain form's
+/// round trip brought back (`plain`: its dev code and whether a code was sent).
+fn code_note(
+    sent: Option<Result<Option<String>, AppError>>,
+    plain: (Option<String>, bool),
+    dev_login: bool,
+) -> Option<AnyView> {
+    let on_its_way = || view! { <p class="notice">"A code is on its way."</p> }.into_any();
+    match sent {
+        Some(Ok(Some(code))) if dev_login => Some(dev_code_note(code)),
+        Some(Ok(_)) => Some(on_its_way()),
+        Some(Err(e)) => Some(
+            view! { <p class="error" role="alert" data-testid="code-error" data-code=e.code()>{e.to_string()}</p> }
+                .into_any(),
+        ),
+        None => match plain {
+            (Some(code), _) if dev_login => Some(dev_code_note(code)),
+            (_, true) => Some(on_its_way()),
+            (_, false) => None,
+        },
     }
 }
 

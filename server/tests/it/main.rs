@@ -11,4 +11,5 @@ mod lifecycle;
 mod outage;
 mod pages;
 mod scaleout;
+mod sign_in_next;
 mod support;
