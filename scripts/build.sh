@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Builds the site (wasm bundle + CSS into target/site) and the server binary.
-#   scripts/build.sh [--release]
+#   scripts/build.sh [--release | --for-tests]
+# --for-tests (the test command): the browser bundle exactly as --release makes it (wasm-opt,
+# precompressed, hashed names: the journeys weigh and check it), and the server and the bench
+# from the debug profile the Rust tests have just built, so the test command compiles the
+# native tree once (design.md §8, decision 23). Benchmarks and the run command use --release.
 # Uses cargo-leptos when version $CARGO_LEPTOS_VERSION is installed; otherwise the same steps
 # by hand (cargo → wasm-bindgen → wasm-opt → CSS → server), and says so. A release build then
 # writes each static file's brotli (-q 11) and gzip (-9) copy beside it, which the server sends
@@ -12,7 +16,13 @@ source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 
 release=false
-[ "${1:-}" = "--release" ] && release=true
+native_release=false
+case "${1:-}" in
+  --release) release=true native_release=true ;;
+  --for-tests) release=true ;;
+  "") ;;
+  *) die "unknown option $1 (use --release or --for-tests)" ;;
+esac
 SITE="$ROOT/target/site"
 
 # Hashed names (release builds): the JS, the wasm and the CSS, and their compressed copies, also
@@ -50,7 +60,7 @@ precompress() {
   log "precompressed: $(cd "$SITE/pkg" && du -bc *.wasm *.js *.css | tail -1 | cut -f1) bytes raw, $(cd "$SITE/pkg" && du -bc *.br 2>/dev/null | tail -1 | cut -f1) brotli"
 }
 
-if have_cargo_leptos && command -v wasm-opt >/dev/null; then
+if $native_release && have_cargo_leptos && command -v wasm-opt >/dev/null; then
   log "building with cargo-leptos ($($release && echo release || echo debug))"
   if $release; then cargo leptos build --release; else cargo leptos build; fi
   precompress
@@ -59,7 +69,8 @@ fi
 
 log "cargo-leptos $CARGO_LEPTOS_VERSION is not installed: building with plain cargo + wasm-bindgen"
 log "(install it with: scripts/setup.sh --cargo-leptos)"
-if $release; then wasm_profile=wasm-release; server_flags=(--release); else wasm_profile=dev; server_flags=(); fi
+if $release; then wasm_profile=wasm-release; else wasm_profile=dev; fi
+if $native_release; then server_flags=(--release); native_dir=release; else server_flags=(); native_dir=debug; fi
 cargo build -p frontend --lib --target wasm32-unknown-unknown --profile "$wasm_profile"
 profile_dir=$([ "$wasm_profile" = dev ] && echo debug || echo "$wasm_profile")
 mkdir -p "$SITE/pkg"
@@ -77,5 +88,5 @@ hash_names
 # The server and the bench in one selection (see NATIVE in lib.sh): one compile of each dependency.
 cargo build "${NATIVE[@]}" "${server_flags[@]}"
 # Leptos reads the hashes beside the server binary (the server checks the files exist).
-if $release; then mv -f "$SITE/pkg/.hashes" "$CARGO_TARGET_DIR/release/hash.txt"; fi
-log "site in $SITE, server in $CARGO_TARGET_DIR/$($release && echo release || echo debug)/server"
+if $release; then mv -f "$SITE/pkg/.hashes" "$CARGO_TARGET_DIR/$native_dir/hash.txt"; else rm -f "$CARGO_TARGET_DIR/debug/hash.txt"; fi
+log "site in $SITE, server in $CARGO_TARGET_DIR/$native_dir/server"

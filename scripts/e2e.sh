@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The browser journeys alone: release build, the server on its own port and key prefix, then
+# The browser journeys alone: release build (the test command: see build.sh --for-tests), the
+# server on its own port and key prefix, then
 # Playwright in Debian's Chromium. Arguments go to Playwright, e.g.
 #   scripts/e2e.sh tests/countdown.spec.ts
 # Expects the tools and services to be there (scripts/setup.sh, scripts/services.sh start).
@@ -8,7 +9,10 @@ source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 start_services
 
-"$ROOT/scripts/build.sh" --release
+# The test command passes --for-tests (the debug server it already built); alone, the release.
+build=${SECKILL_E2E_BUILD:---release}
+"$ROOT/scripts/build.sh" "$build"
+server_dir=$([ "$build" = --release ] && echo release || echo debug)
 port=${SECKILL_E2E_PORT:-3917}
 export LEPTOS_SITE_ADDR="127.0.0.1:$port" LEPTOS_SITE_ROOT="$ROOT/target/site" LEPTOS_SITE_PKG_DIR=pkg
 export SECKILL_DEV_LOGIN=true SECKILL_KEY_PREFIX="e2e-$port:" SECKILL_INSTANCE_ID="e2e-$port"
@@ -16,8 +20,8 @@ export SECKILL_ADMIN_PHONES=13800000000 SECKILL_BUYS_PER_SECOND=50 SECKILL_CODE_
 # Payments approved at once; unpaid orders cancelled after 20 s, swept every second (the
 # deadline journey waits for it; the other journeys finish well within it).
 export SECKILL_DEV_PAYMENTS=true SECKILL_PAY_WITHIN_MS=20000 SECKILL_SWEEP_MS=1000
-log "starting the release server on $LEPTOS_SITE_ADDR for the browser tests"
-"$CARGO_TARGET_DIR/release/server" serve > "$ROOT/target/e2e-server.log" 2>&1 &
+log "starting the $server_dir server on $LEPTOS_SITE_ADDR for the browser tests"
+"$CARGO_TARGET_DIR/$server_dir/server" serve > "$ROOT/target/e2e-server.log" 2>&1 &
 server_pid=$!
 trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true' EXIT
 for _ in $(seq 100); do curl -fs "http://$LEPTOS_SITE_ADDR/api/health" >/dev/null 2>&1 && break; sleep 0.2; done

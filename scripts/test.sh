@@ -4,7 +4,8 @@
 #   4. cargo test (unit + integration, real Redis and PostgreSQL), then the integration tests
 #      of the sale flow, order IDs, lock, sweeper, console and HTTP (several instances included)
 #      again on a local 3-master Redis Cluster (scripts/cluster.sh redis-start);
-#   5. release build, server on a free port, Playwright journeys in Debian's Chromium;
+#   5. the browser bundle as released, the debug server on a free port, Playwright journeys
+#      in Debian's Chromium;
 #   6. the benchmarks' smoke run (`bench all --quick`: a small rush over HTTP that still checks
 #      the invariants, the core, the lock, the pages (no request may fail) and 300 open sale
 #      pages (every stream opens, and the server forgets each once it closes)); full benchmarks
@@ -40,13 +41,16 @@ log "integration tests again on a 3-master Redis Cluster ($SECKILL_CLUSTER_URL)"
 REDIS_URL=$SECKILL_CLUSTER_URL cargo test "${NATIVE[@]}" --test it -- --skip redlock \
   sale_flow:: order_ids:: lifecycle:: lock:: sweeper:: console:: api:: scaleout:: hostile::
 
-"$ROOT/scripts/e2e.sh"
+# The journeys and the smoke runs use the debug server and bench of the build above, and the
+# browser bundle as released (build.sh --for-tests): the native tree is compiled once. The
+# benchmarks' figures come from scripts/bench.sh, on release builds.
+SECKILL_E2E_BUILD=--for-tests "$ROOT/scripts/e2e.sh"
 
-log "benchmarks, smoke run (bench all --quick)"
-cargo build --release "${NATIVE[@]}" # built with the server by e2e.sh: nothing to do
-"$CARGO_TARGET_DIR/release/bench" all --quick
+export SECKILL_SERVER_BIN="$CARGO_TARGET_DIR/debug/server"
+log "benchmarks, smoke run (bench all --quick, debug build)"
+"$CARGO_TARGET_DIR/debug/bench" all --quick
 log "scale-out smoke run (bench scaleout --quick): 3 instances, HAProxy, the cluster, a kill -9"
-"$CARGO_TARGET_DIR/release/bench" scaleout --quick
+"$CARGO_TARGET_DIR/debug/bench" scaleout --quick
 log "fault drills (bench drill --quick): kill -9 of the server, PostgreSQL down 30 s, Redis killed"
-"$CARGO_TARGET_DIR/release/bench" drill --quick
+"$CARGO_TARGET_DIR/debug/bench" drill --quick
 log "all checks passed"
