@@ -1,9 +1,11 @@
 //! Sign-in by phone and one-time code, and sessions.
 //!
 //! Codes reach the phone through the operator's SMS gateway webhook, or, in dev mode
-//! (`SECKILL_DEV_LOGIN=true`), come back in the answer ([`delivery`]). Sessions are random 256-bit tokens kept in Redis with a TTL; the user ID of every request
-//! comes from the session, never from a request body (I7). Admins are the phones listed in
-//! `SECKILL_ADMIN_PHONES`, checked on every request so that a config change takes effect at once.
+//! (`SECKILL_DEV_LOGIN=true`), come back in the answer ([`delivery`]). Sessions are random
+//! 256-bit tokens kept in Redis with a TTL; the user ID of every request comes from the
+//! session, never from a request body (I7). Admins are the phones listed in
+//! `SECKILL_ADMIN_PHONES`, checked on every request so that a config change takes effect at
+//! once.
 
 pub mod delivery;
 
