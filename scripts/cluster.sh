@@ -24,6 +24,7 @@ REDIS_BASE=${SECKILL_CLUSTER_REDIS_BASE:-17100}
 APP_BASE=${SECKILL_CLUSTER_APP_BASE:-3100}
 LB_PORT=$APP_BASE
 STATS_PORT=$((APP_BASE + 99))
+LB_CONNS_PER_SOURCE=${SECKILL_LB_CONNS_PER_SOURCE:-200}
 MASTERS=3
 
 redis_ports() {
@@ -98,6 +99,8 @@ start_instance() {
     # instance's own, for a look at one instance by hand).
     export SECKILL_PUBLIC_ORIGIN=${SECKILL_PUBLIC_ORIGIN:-http://127.0.0.1:$APP_BASE,http://localhost:$APP_BASE,http://127.0.0.1:$port}
     export SECKILL_DEV_LOGIN=${SECKILL_DEV_LOGIN:-true} SECKILL_DEV_PAYMENTS=${SECKILL_DEV_PAYMENTS:-true}
+    # HAProxy names each client in X-Forwarded-For; the per-client limits count by it.
+    export SECKILL_TRUSTED_PROXIES=${SECKILL_TRUSTED_PROXIES:-127.0.0.1}
     exec "$CARGO_TARGET_DIR/release/server" serve >>"$DATA/app/instance-$i.log" 2>&1
   ) &
   echo $! >"$DATA/app/instance-$i.pid"
@@ -141,6 +144,13 @@ defaults
   option redispatch
 frontend shop
   bind 127.0.0.1:$LB_PORT
+  # One client address holds at most $LB_CONNS_PER_SOURCE connections: one client cannot take
+  # every connection the instances have (a load test from one machine raises it).
+  stick-table type ip size 200k expire 60s store conn_cur
+  tcp-request connection track-sc0 src
+  tcp-request connection reject if { sc_conn_cur(0) gt $LB_CONNS_PER_SOURCE }
+  # The instances count sign-ins and streams per client by this header (they trust only us).
+  option forwardfor
   default_backend instances
 backend instances
   balance roundrobin

@@ -7,7 +7,7 @@ use std::{fmt, net::SocketAddr, str::FromStr, time::Duration};
 
 use crate::{
     auth::delivery::Webhook,
-    domain::Phone,
+    domain::{CountryCode, Phone},
     infra::{durability::Durability, keys::KeyPrefix},
 };
 
@@ -131,6 +131,19 @@ pub struct AuthConfig {
     /// Minimum time between two codes sent to one phone.
     pub code_resend_after: Duration,
     pub session_ttl: Duration,
+    /// The country of a phone typed without its code (`SECKILL_DEFAULT_COUNTRY_CODE`, 86).
+    pub country: CountryCode,
+    /// Wrong codes one phone may send within `failure_window` (`SECKILL_SIGN_IN_FAILURES`,
+    /// 10) before its sign-in answers 429 until the window ends, the right code included.
+    pub failure_budget: u32,
+    /// `SECKILL_SIGN_IN_FAILURE_WINDOW_MS`, an hour.
+    pub failure_window: Duration,
+    /// Code requests one client address may make a minute (`SECKILL_CODE_REQUESTS_PER_CLIENT`,
+    /// 20), whatever the phones.
+    pub codes_per_client: u32,
+    /// Sign-in attempts one client address may make a minute (`SECKILL_SIGN_INS_PER_CLIENT`,
+    /// 30).
+    pub sign_ins_per_client: u32,
     /// Where codes are sent (`SECKILL_SMS_WEBHOOK_URL`, `…_SECRET`, `…_TIMEOUT_MS`): the
     /// operator's SMS gateway. `None`: nowhere, which only dev login makes usable.
     pub webhook: Option<Webhook>,
@@ -170,11 +183,12 @@ impl Config {
             Ok(get(var).unwrap_or_else(|| default.to_owned()))
         };
         let dev_login: bool = typed(&get, "SECKILL_DEV_LOGIN", "false")?;
+        let country: CountryCode = typed(&get, "SECKILL_DEFAULT_COUNTRY_CODE", "86")?;
         // Read raw: set but empty means no admins. Unset, the published default admin phone
         // only in dev mode (anyone can sign in as anyone there anyway).
         let admin_phones = match lookup("SECKILL_ADMIN_PHONES") {
-            Some(list) => admin_list(&list)?,
-            None if dev_login => admin_list(DEFAULT_ADMIN_PHONE)?,
+            Some(list) => admin_list(&list, country)?,
+            None if dev_login => admin_list(DEFAULT_ADMIN_PHONE, country)?,
             None => Vec::new(),
         };
         let key_prefix =
@@ -221,6 +235,11 @@ impl Config {
                 code_attempts: positive(&get, "SECKILL_CODE_ATTEMPTS", 5)?,
                 code_resend_after: millis(&get, "SECKILL_CODE_RESEND_MS", 30_000)?,
                 session_ttl: millis(&get, "SECKILL_SESSION_TTL_MS", 7 * 24 * 3_600_000)?,
+                country,
+                failure_budget: positive(&get, "SECKILL_SIGN_IN_FAILURES", 10)?,
+                failure_window: millis(&get, "SECKILL_SIGN_IN_FAILURE_WINDOW_MS", 3_600_000)?,
+                codes_per_client: positive(&get, "SECKILL_CODE_REQUESTS_PER_CLIENT", 20)?,
+                sign_ins_per_client: positive(&get, "SECKILL_SIGN_INS_PER_CLIENT", 30)?,
                 webhook: webhook(&get)?,
             },
             limits: RateLimits {
@@ -244,12 +263,12 @@ impl Config {
 }
 
 /// The admins' phones, comma-separated (blank entries skipped).
-fn admin_list(list: &str) -> Result<Vec<Phone>, ConfigError> {
+fn admin_list(list: &str, country: CountryCode) -> Result<Vec<Phone>, ConfigError> {
     list.split(',')
         .map(str::trim)
         .filter(|p| !p.is_empty())
         .map(|p| {
-            Phone::try_from(p).map_err(|e| ConfigError {
+            Phone::parse(p, country).map_err(|e| ConfigError {
                 var: "SECKILL_ADMIN_PHONES",
                 message: e.to_string(),
             })
@@ -409,6 +428,23 @@ mod tests {
         assert!(a.instance_id.ends_with(":3001"), "{}", a.instance_id);
         let named = config(&[("SECKILL_INSTANCE_ID", "eu-1")]).expect("valid");
         assert_eq!(named.instance_id, "eu-1");
+    }
+
+    #[test]
+    fn admin_phones_are_read_in_the_default_country() {
+        let c =
+            config(&[("SECKILL_ADMIN_PHONES", "138 0000 0000, +44 7911 123456")]).expect("valid");
+        let parse = |p: &str| Phone::try_from(p).expect("stored form");
+        assert!(c.is_admin(&parse("+8613800000000")));
+        assert!(c.is_admin(&parse("+447911123456")));
+        let c = config(&[
+            ("SECKILL_DEFAULT_COUNTRY_CODE", "44"),
+            ("SECKILL_ADMIN_PHONES", "07911 123456"),
+        ])
+        .expect("valid");
+        assert!(c.is_admin(&parse("+447911123456")));
+        let err = config(&[("SECKILL_DEFAULT_COUNTRY_CODE", "086")]).expect_err("bad code");
+        assert_eq!(err.var, "SECKILL_DEFAULT_COUNTRY_CODE");
     }
 
     #[test]

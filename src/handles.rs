@@ -30,6 +30,8 @@ pub enum ConnectError {
     Redis(#[source] redis::RedisError),
     #[error("cannot apply migrations: {0}")]
     Migrate(#[source] sqlx::migrate::MigrateError),
+    #[error("cannot rewrite stored phones in E.164 form: {0}")]
+    LegacyPhones(#[source] sqlx::Error),
     #[error("cannot make the HTTP client: {0}")]
     Http(#[source] reqwest::Error),
 }
@@ -159,11 +161,25 @@ impl Core {
         crate::infra::durability::ensure(self).await
     }
 
-    /// Applies the embedded migrations.
+    /// Applies the embedded migrations, then rewrites phones stored as typed into E.164.
     pub async fn migrate(&self) -> Result<(), ConnectError> {
         store::migrate(&self.db)
             .await
-            .map_err(ConnectError::Migrate)
+            .map_err(ConnectError::Migrate)?;
+        let (rewritten, left) =
+            store::users::rewrite_legacy_phones(&self.db, self.config.auth.country)
+                .await
+                .map_err(ConnectError::LegacyPhones)?;
+        if rewritten > 0 {
+            tracing::info!(rewritten, "phones rewritten in E.164 form");
+        }
+        if left > 0 {
+            tracing::warn!(
+                left,
+                "accounts whose phone has a newer E.164 account were left as they were"
+            );
+        }
+        Ok(())
     }
 
     /// A dedicated connection whose replies may take up to `timeout`: for blocking reads and

@@ -30,6 +30,15 @@ pub async fn signed_in_admin(core: &Core) -> Result<auth::Admin, AppError> {
     signed_in(core).await?.as_admin().ok_or(AppError::Forbidden)
 }
 
+/// Inside a server function: the address the request came from (the server's accept loop
+/// puts it in every request).
+pub fn client() -> Result<std::net::IpAddr, AppError> {
+    use_context::<http::request::Parts>()
+        .and_then(|p| p.extensions.get::<webapi::http::ClientAddr>().copied())
+        .map(|webapi::http::ClientAddr(ip)| ip)
+        .ok_or_else(|| internal("the request has no client address"))
+}
+
 /// Inside a server function: the request's session token, if it sent one.
 pub fn request_session_token() -> Option<String> {
     use_context::<http::request::Parts>().and_then(|p| session_token(&p.headers).map(str::to_owned))

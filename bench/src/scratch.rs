@@ -80,7 +80,7 @@ impl Scratch {
     pub async fn users(&self, n: usize) -> anyhow::Result<Vec<(UserId, Phone)>> {
         let mut out = Vec::with_capacity(n);
         let phones: Vec<Phone> = (0..n)
-            .map(|i| Phone::try_from(format!("17{i:09}").as_str()))
+            .map(|i| Phone::try_from(format!("+8617{i:09}").as_str()))
             .collect::<Result<_, _>>()?;
         for chunk in phones.chunks(20_000) {
             let ids = store::users::upsert_many(&self.core.db, chunk).await?;
@@ -107,7 +107,10 @@ impl Scratch {
     }
 
     pub async fn admin(&self) -> anyhow::Result<Admin> {
-        let phone = Phone::try_from("13800000000")?;
+        let phone = Phone::parse(
+            seckill::config::DEFAULT_ADMIN_PHONE,
+            self.core.config.auth.country,
+        )?;
         let user = store::users::upsert_by_phone(&self.core.db, &phone).await?;
         Principal {
             user,

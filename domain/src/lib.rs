@@ -23,7 +23,7 @@ pub use order::{
     Canceller, CancellerError, IdempotencyKey, IdempotencyKeyError, OrderId, OrderIdError,
     OrderStatus, ORDER_EPOCH_UNIX,
 };
-pub use phone::{Phone, PhoneError};
+pub use phone::{CountryCode, Phone, PhoneError, MIN_NATIONAL_DIGITS};
 pub use shard::{Shard, SHARD_COUNT, SHARD_SEQUENCE_MAX};
 pub use status::VoucherStatus;
 pub use voucher::{

@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { freshPhone, hydrated, noAxeViolations } from "./support";
+import { e164, freshPhone, hydrated, noAxeViolations } from "./support";
 
 test.describe("without JavaScript", () => {
   test.use({ javaScriptEnabled: false });
@@ -26,7 +26,7 @@ test.describe("without JavaScript", () => {
     await page.getByTestId("code").fill(code);
     await page.getByTestId("sign-in").click();
     await expect(page).toHaveURL(/\/orders$/);
-    await expect(page.getByTestId("signed-in-as")).toHaveText(phone);
+    await expect(page.getByTestId("signed-in-as")).toHaveText(e164(phone));
     await page.screenshot({ path: "test-results/sign-in-nojs.png", fullPage: true });
   });
 });

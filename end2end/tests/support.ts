@@ -3,6 +3,9 @@ import { APIRequestContext, expect, Page } from "@playwright/test";
 
 export const ADMIN_PHONE = "13800000000";
 
+/** How the shop shows a phone typed nationally: E.164, in the default country (86). */
+export const e164 = (phone: string) => "+86" + phone;
+
 let phones = 0;
 
 /** A phone nobody else in this run uses (two in one millisecond differ too). */
@@ -55,7 +58,7 @@ export async function uiSignIn(page: Page, phone: string): Promise<void> {
   expect(code).toMatch(/^\d{6}$/);
   await page.getByTestId("code").fill(code);
   await page.getByTestId("sign-in").click();
-  await expect(page.getByTestId("signed-in-as")).toHaveText(phone);
+  await expect(page.getByTestId("signed-in-as")).toHaveText(e164(phone));
 }
 
 /** Buys through the REST API as the signed-in request context; returns the HTTP status. */

@@ -1,5 +1,7 @@
 //! The server as a library, so integration tests can start it on port 0 (see `Application`).
 
+mod body;
+mod client;
 mod origin;
 mod page_cache;
 mod refusals;
@@ -11,6 +13,8 @@ mod settings;
 mod startup;
 mod state;
 mod static_files;
+mod streams;
+mod write_timeout;
 
 pub use settings::{HttpConfig, Settings};
 pub use startup::Application;

@@ -32,10 +32,10 @@ pub async fn refusal_status(req: Request, next: Next) -> Response {
     if let Ok(error) = serde_json::from_slice::<AppError>(&bytes) {
         parts.status =
             StatusCode::from_u16(error.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        if matches!(error, AppError::Unavailable | AppError::CodeNotSent) {
+        if let Some(secs) = error.retry_after() {
             parts
                 .headers
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("2"));
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
         if parts.status.is_client_error() {
             tracing::debug!(code = error.code(), "server function refused");

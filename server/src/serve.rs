@@ -1,5 +1,7 @@
 //! The accept loop: every connection gets a header-read timeout (a slow or idle client is
-//! closed), the number of connections is capped, and shutdown lets in-flight requests finish.
+//! closed) and a write timeout (a client that stops reading is closed), the number of
+//! connections is capped, every request learns its client's address ([`ClientAddr`]), and
+//! shutdown lets in-flight requests finish.
 //!
 //! `axum::serve` sets none of these; hyper's own connection builder does, given a timer. The
 //! connections are HTTP/1.1 only: hyper-util's HTTP/1-or-2 builder reads for an HTTP/2 preface
@@ -9,7 +11,7 @@
 
 use std::{sync::Arc, time::Duration};
 
-use crate::settings::HttpConfig;
+use crate::{client::TrustedProxies, settings::HttpConfig, write_timeout::WriteTimeout};
 use axum::{body::Body, Router};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
@@ -21,6 +23,7 @@ use hyper_util::{
 use tokio::{net::TcpListener, sync::Semaphore};
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
+use webapi::http::ClientAddr;
 
 /// How long shutdown waits for open connections to finish their requests, and then for the
 /// background jobs to stop.
@@ -31,6 +34,7 @@ pub async fn serve(
     listener: TcpListener,
     router: Router,
     limits: &HttpConfig,
+    trusted: TrustedProxies,
     shutdown: CancellationToken,
 ) {
     let mut builder = http1::Builder::new();
@@ -55,8 +59,8 @@ pub async fn serve(
             () = shutdown.cancelled() => break,
             a = listener.accept() => a,
         };
-        let stream = match accepted {
-            Ok((stream, _)) => stream,
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
             Err(e) => {
                 // Out of file descriptors and the like: pause rather than spin.
                 tracing::warn!(error = %e, "accepting a connection failed");
@@ -65,13 +69,17 @@ pub async fn serve(
             }
         };
         let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(
-            router
-                .clone()
-                .map_request(|req: http::Request<Incoming>| req.map(Body::new)),
-        );
+        let trusted = trusted.clone();
+        let service = TowerToHyperService::new(router.clone().map_request(
+            move |mut req: http::Request<Incoming>| {
+                let client = trusted.client_of(peer.ip(), req.headers());
+                req.extensions_mut().insert(ClientAddr(client));
+                req.map(Body::new)
+            },
+        ));
         let builder = builder.clone();
-        let conn = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
+        let io = TokioIo::new(WriteTimeout::new(stream, limits.write_timeout));
+        let conn = graceful.watch(builder.serve_connection(io, service));
         tokio::spawn(async move {
             if let Err(e) = conn.await {
                 tracing::debug!(error = %e, "connection ended with an error");

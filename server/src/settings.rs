@@ -3,7 +3,10 @@
 //! [`Config`](seckill::Config), with the same rules (a blank variable counts as unset; an
 //! unusable value stops start-up naming its variable).
 
-use std::{net::SocketAddr, time::Duration};
+use std::{
+    net::{IpAddr, SocketAddr},
+    time::Duration,
+};
 
 use seckill::config::{millis, non_blank, positive, typed, ConfigError, DEFAULT_SITE_ADDR};
 
@@ -20,6 +23,9 @@ pub struct Settings {
     /// `https://shop.example`): requests that change something from any other are refused.
     /// Empty: the listening address (see [`crate::origin::SiteOrigins`]).
     pub public_origins: Vec<String>,
+    /// Proxies whose `X-Forwarded-For` names the client (`SECKILL_TRUSTED_PROXIES`,
+    /// comma-separated addresses, e.g. HAProxy's): see [`crate::client`].
+    pub trusted_proxies: Vec<IpAddr>,
     /// Dev login on an address other than loopback is meant (`SECKILL_DEV_LOGIN_PUBLIC`): a
     /// shared staging machine, never a shop.
     pub dev_login_public: bool,
@@ -35,8 +41,12 @@ pub struct HttpConfig {
     /// A connection that does not send a whole request head within this long (a slow client, or
     /// an idle keep-alive connection) is closed.
     pub header_timeout: Duration,
-    /// A request whose body does not arrive within this long is refused (408).
+    /// A request whose whole body has not arrived this long after its head is refused (408).
     pub body_timeout: Duration,
+    /// A connection whose client reads nothing of its answer for this long is closed.
+    pub write_timeout: Duration,
+    /// Sale streams one client address may hold open on this instance (429 past it).
+    pub streams_per_client: usize,
 }
 
 impl Settings {
@@ -55,12 +65,30 @@ impl Settings {
                 max_connections: positive(&get, "SECKILL_MAX_CONNECTIONS", 10_000)?,
                 header_timeout: millis(&get, "SECKILL_HEADER_TIMEOUT_MS", 15_000)?,
                 body_timeout: millis(&get, "SECKILL_BODY_TIMEOUT_MS", 15_000)?,
+                write_timeout: millis(&get, "SECKILL_WRITE_TIMEOUT_MS", 30_000)?,
+                streams_per_client: positive(&get, "SECKILL_STREAMS_PER_CLIENT", 32)?,
             },
             page_ttl: millis(&get, "SECKILL_PAGE_CACHE_MS", 1_000)?,
             public_origins: origins(get("SECKILL_PUBLIC_ORIGIN").as_deref())?,
+            trusted_proxies: addresses(get("SECKILL_TRUSTED_PROXIES").as_deref())?,
             dev_login_public: typed(&get, "SECKILL_DEV_LOGIN_PUBLIC", "false")?,
         })
     }
+}
+
+/// Comma-separated IP addresses.
+fn addresses(raw: Option<&str>) -> Result<Vec<IpAddr>, ConfigError> {
+    raw.unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+        .map(|a| {
+            a.parse().map_err(|_| ConfigError {
+                var: "SECKILL_TRUSTED_PROXIES",
+                message: format!("{a:?} is not an IP address"),
+            })
+        })
+        .collect()
 }
 
 /// Comma-separated origins, each `http://` or `https://` with a host and no path.
@@ -123,6 +151,10 @@ mod tests {
             let err = settings(&[("SECKILL_PUBLIC_ORIGIN", bad)]).expect_err(bad);
             assert_eq!(err.var, "SECKILL_PUBLIC_ORIGIN");
         }
+        let err = settings(&[("SECKILL_TRUSTED_PROXIES", "127.0.0.1, haproxy")]).expect_err("name");
+        assert_eq!(err.var, "SECKILL_TRUSTED_PROXIES");
+        let s = settings(&[("SECKILL_TRUSTED_PROXIES", "127.0.0.1, ::1")]).expect("two");
+        assert_eq!(s.trusted_proxies.len(), 2);
         let s = settings(&[(
             "SECKILL_PUBLIC_ORIGIN",
             "https://a.example, http://b.example:8080",

@@ -17,6 +17,8 @@ use tokio::net::TcpListener;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 use crate::{
+    body::{self, BodyRules},
+    client::TrustedProxies,
     origin::{self, SiteOrigins},
     page_cache, refusals, rest, safety,
     screen::{self, BodyLimit},
@@ -24,6 +26,7 @@ use crate::{
     settings::Settings,
     state::AppState,
     static_files,
+    streams::StreamSlots,
 };
 
 /// A built application, bound to its port and ready to serve.
@@ -97,6 +100,7 @@ impl Application {
             self.listener,
             self.router,
             &self.settings.http,
+            TrustedProxies::new(self.settings.trusted_proxies.clone()),
             shutdown.clone(),
         )
         .await;
@@ -150,7 +154,8 @@ fn router(
 ) -> Router {
     // The recorder is process-wide; a second application in one process (tests) shares it.
     let metrics = PrometheusBuilder::new().install_recorder().ok();
-    let state = AppState::new(options.clone(), core.clone(), metrics);
+    let streams = StreamSlots::new(settings.http.streams_per_client);
+    let state = AppState::new(options.clone(), core.clone(), metrics, streams);
     let with_core = {
         let core = core.clone();
         move || provide_context(core.clone())
@@ -194,11 +199,12 @@ fn layers(
     // Not the JSON of the buy path, not streams, not static files (precompressed).
     .layer(page_cache::compression())
     .layer(middleware::from_fn(refusals::refusal_status))
-    .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(
-        http.body_timeout,
-    ))
-    .layer(tower_http::limit::RequestBodyLimitLayer::new(
-        http.max_body_bytes,
+    .layer(middleware::from_fn_with_state(
+        BodyRules {
+            deadline: http.body_timeout,
+            max_bytes: http.max_body_bytes,
+        },
+        body::whole_body,
     ))
     // A 5xx here is a store out of reach (503) or an internal error, which the code that
     // produced it has logged with its cause; one line per request at WARN is enough.

@@ -7,6 +7,8 @@ use leptos::config::LeptosOptions;
 use metrics_exporter_prometheus::PrometheusHandle;
 use seckill::Core;
 
+use crate::streams::StreamSlots;
+
 /// The router's state: Leptos's options, the core handles and the metrics recorder. One shared
 /// allocation: axum clones the state into every request.
 #[derive(Clone)]
@@ -17,6 +19,7 @@ pub struct Parts {
     pub leptos_options: LeptosOptions,
     pub core: Core,
     pub metrics: Option<PrometheusHandle>,
+    pub streams: StreamSlots,
 }
 
 impl AppState {
@@ -24,11 +27,13 @@ impl AppState {
         leptos_options: LeptosOptions,
         core: Core,
         metrics: Option<PrometheusHandle>,
+        streams: StreamSlots,
     ) -> Self {
         Self(Arc::new(Parts {
             leptos_options,
             core,
             metrics,
+            streams,
         }))
     }
 }
@@ -50,5 +55,11 @@ impl FromRef<AppState> for LeptosOptions {
 impl FromRef<AppState> for Core {
     fn from_ref(state: &AppState) -> Self {
         state.core.clone()
+    }
+}
+
+impl FromRef<AppState> for StreamSlots {
+    fn from_ref(state: &AppState) -> Self {
+        state.streams.clone()
     }
 }

@@ -8,6 +8,9 @@
 //! once.
 
 pub mod delivery;
+pub mod limits;
+
+use std::{net::IpAddr, time::Duration};
 
 use rand::Rng;
 use redis::AsyncCommands;
@@ -16,7 +19,7 @@ use crate::{
     domain::{Phone, PhoneError, UserId},
     infra::{
         backend::{backend_error, Backend, Unavailable},
-        scripts::{self, CodeCheck},
+        scripts::{self, CodeCheck, GuessBudget},
         store,
     },
     Core,
@@ -62,6 +65,12 @@ pub enum LoginError {
     ResendIn(u64),
     #[error("the code is wrong or has expired")]
     InvalidCode,
+    /// This phone sent too many wrong codes: sign-in opens again in this many seconds.
+    #[error("too many wrong codes for this phone; try again in {0} s")]
+    PhoneLocked(u64),
+    /// This client asked or tried too often: it may again in this many seconds.
+    #[error("too many attempts from this address; try again in {0} s")]
+    ClientLimited(u64),
     /// The SMS gateway did not take the code; the shopper may ask again at once.
     #[error("the code could not be sent: {0}")]
     NotDelivered(#[source] delivery::DeliveryError),
@@ -77,7 +86,11 @@ impl Unavailable for LoginError {
             Self::Backend(e) => e.is_unavailable(),
             // The gateway, not a store: answered as unavailable by the adapters all the same.
             Self::NotDelivered(_) => true,
-            Self::InvalidPhone(_) | Self::ResendIn(_) | Self::InvalidCode => false,
+            Self::InvalidPhone(_)
+            | Self::ResendIn(_)
+            | Self::InvalidCode
+            | Self::PhoneLocked(_)
+            | Self::ClientLimited(_) => false,
         }
     }
 }
@@ -96,13 +109,23 @@ pub struct SignedIn {
     pub principal: Principal,
 }
 
-/// Issues a 6-digit one-time code for `phone`, at most one per `code_resend_after`.
-pub async fn request_code(core: &Core, phone: &str) -> Result<CodeIssued, LoginError> {
-    let phone = Phone::try_from(phone)?;
+/// Issues a 6-digit one-time code for `phone`, at most one per `code_resend_after`, asked by
+/// `client` (its own limit a minute, whatever the phones).
+pub async fn request_code(
+    core: &Core,
+    client: IpAddr,
+    phone: &str,
+) -> Result<CodeIssued, LoginError> {
+    let phone = Phone::parse(phone, core.config.auth.country)?;
+    if let Some(wait) = limits::count(core, client, limits::Action::CodeRequest).await? {
+        tracing::info!(%client, "code requests limited");
+        return Err(LoginError::ClientLimited(whole_secs(wait)));
+    }
     let cfg = &core.config.auth;
+    let keys = core.keys.login(&phone);
     let mut redis = core.redis.clone();
     let throttled: bool = redis::cmd("SET")
-        .arg(core.keys.login_throttle(&phone))
+        .arg(&keys.throttle)
         .arg(1)
         .arg("NX")
         .arg("PX")
@@ -112,54 +135,98 @@ pub async fn request_code(core: &Core, phone: &str) -> Result<CodeIssued, LoginE
         .is_none();
     if throttled {
         let left_ms: i64 = redis::cmd("PTTL")
-            .arg(core.keys.login_throttle(&phone))
+            .arg(&keys.throttle)
             .query_async(&mut redis)
             .await?;
-        // Rounded up, and at least a second: "in 0 s" would invite a refused retry.
-        let secs = u64::try_from(left_ms).unwrap_or(0).div_ceil(1_000).max(1);
-        return Err(LoginError::ResendIn(secs));
+        return Err(LoginError::ResendIn(whole_secs(Duration::from_millis(
+            u64::try_from(left_ms).unwrap_or(0),
+        ))));
     }
     let code = format!(
         "{:0width$}",
         rand::rng().random_range(0..10_u32.pow(CODE_DIGITS as u32)),
         width = CODE_DIGITS
     );
-    let key = core.keys.login_code(&phone);
     let _: () = redis::pipe()
         .atomic()
-        .del(&key)
-        .hset_multiple(&key, &[("code", code.as_str()), ("attempts", "0")])
-        .pexpire(&key, millis(cfg.code_ttl) as i64)
+        .del(&keys.code)
+        .hset_multiple(&keys.code, &[("code", code.as_str()), ("attempts", "0")])
+        .pexpire(&keys.code, millis(cfg.code_ttl) as i64)
         .query_async(&mut redis)
         .await?;
     if let Some(hook) = &cfg.webhook {
         if let Err(e) = hook.send(&core.http, &phone, &code, cfg.code_ttl).await {
             tracing::warn!(phone = %phone.masked(), error = %e, "sign-in code not delivered");
             // Never delivered: forget it and the resend throttle, so the shopper may ask again
-            // at once (two commands: the keys live in different slots on a cluster).
-            let _: () = redis.del(&key).await?;
-            let _: () = redis.del(core.keys.login_throttle(&phone)).await?;
+            // at once.
+            let _: () = redis.del(&[&keys.code, &keys.throttle]).await?;
             return Err(LoginError::NotDelivered(e));
         }
     }
-    tracing::info!(phone = %phone.masked(), "sign-in code issued");
+    tracing::info!(phone = %phone.masked(), %client, "sign-in code issued");
     Ok(CodeIssued {
         dev_code: core.config.dev_login.then_some(code),
     })
 }
 
-/// Checks the code and opens a session; creates the user on first sign-in.
-pub async fn sign_in(core: &Core, phone: &str, code: &str) -> Result<SignedIn, LoginError> {
-    let phone = Phone::try_from(phone).map_err(|_| LoginError::InvalidCode)?;
+/// Checks the code and opens a session; creates the user on first sign-in. Each attempt counts
+/// against `client`'s limit, each wrong code against the phone's budget; every outcome leaves
+/// an audit line.
+pub async fn sign_in(
+    core: &Core,
+    client: IpAddr,
+    phone: &str,
+    code: &str,
+) -> Result<SignedIn, LoginError> {
+    let result = check_code(core, client, phone, code).await;
+    match &result {
+        Ok(signed) => tracing::info!(
+            target: "audit",
+            actor = %signed.principal.user,
+            phone = %signed.principal.phone.masked(),
+            %client,
+            admin = signed.principal.is_admin,
+            "signed in"
+        ),
+        Err(e) if !e.is_unavailable() => tracing::info!(
+            target: "audit",
+            %client,
+            phone = %Phone::parse(phone, core.config.auth.country)
+                .map(|p| p.masked())
+                .unwrap_or_default(),
+            refusal = %e,
+            "sign-in refused"
+        ),
+        Err(_) => {}
+    }
+    result
+}
+
+async fn check_code(
+    core: &Core,
+    client: IpAddr,
+    phone: &str,
+    code: &str,
+) -> Result<SignedIn, LoginError> {
+    if let Some(wait) = limits::count(core, client, limits::Action::SignIn).await? {
+        return Err(LoginError::ClientLimited(whole_secs(wait)));
+    }
+    let cfg = &core.config.auth;
+    let phone = Phone::parse(phone, cfg.country).map_err(|_| LoginError::InvalidCode)?;
     let code = code.trim();
     if code.len() != CODE_DIGITS || !code.bytes().all(|b| b.is_ascii_digit()) {
         return Err(LoginError::InvalidCode);
     }
+    let budget = GuessBudget {
+        per_code: cfg.code_attempts,
+        per_phone: cfg.failure_budget,
+        window: cfg.failure_window,
+    };
     let mut redis = core.redis.clone();
-    let key = core.keys.login_code(&phone);
-    match scripts::verify_code(&mut redis, &key, code, core.config.auth.code_attempts).await? {
+    match scripts::verify_code(&mut redis, &core.keys.login(&phone), code, budget).await? {
         CodeCheck::Accepted => {}
         CodeCheck::Wrong | CodeCheck::NoCode => return Err(LoginError::InvalidCode),
+        CodeCheck::Locked(wait) => return Err(LoginError::PhoneLocked(whole_secs(wait))),
     }
     let user = store::users::upsert_by_phone(&core.db, &phone).await?;
     Ok(open_session(core, user, phone).await?)
@@ -197,7 +264,8 @@ pub async fn session(core: &Core, token: &str) -> Result<Option<Principal>, Back
     let found = value.and_then(|v| {
         let (user, phone) = v.split_once(':')?;
         let user = user.parse::<UserId>().ok()?;
-        let phone = Phone::try_from(phone).ok()?;
+        // Sessions opened before phones were stored in E.164 (decision 26) carry them as typed.
+        let phone = Phone::parse(phone, core.config.auth.country).ok()?;
         Some(principal(core, user, phone))
     });
     if let Some(p) = &found {
@@ -227,6 +295,14 @@ fn new_token() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn millis(d: std::time::Duration) -> u64 {
+/// Whole seconds to wait, rounded up and at least one: "in 0 s" would invite a refused retry.
+fn whole_secs(d: Duration) -> u64 {
+    u64::try_from(d.as_millis())
+        .unwrap_or(u64::MAX)
+        .div_ceil(1_000)
+        .max(1)
+}
+
+fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }

@@ -73,6 +73,17 @@ pub struct LockKeys {
     pub channel: String,
 }
 
+/// The sign-in keys of one phone, in one slot (the phone is their hash tag).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoginKeys {
+    /// Hash `code`, `attempts` of the code last sent.
+    pub code: String,
+    /// Present while the phone may not be sent another code.
+    pub throttle: String,
+    /// Wrong codes sent for the phone in the current window.
+    pub failures: String,
+}
+
 /// Builds key names under one prefix.
 #[derive(Debug, Clone, Default)]
 pub struct Keys {
@@ -133,14 +144,18 @@ impl Keys {
         format!("{}session:{token}", self.prefix.0)
     }
 
-    /// Hash `code`, `attempts` of a sign-in code sent to `phone`.
-    pub fn login_code(&self, phone: &Phone) -> String {
-        format!("{}login:{phone}:code", self.prefix.0)
+    pub fn login(&self, phone: &Phone) -> LoginKeys {
+        let base = format!("{}login:{{{phone}}}", self.prefix.0);
+        LoginKeys {
+            code: format!("{base}:code"),
+            throttle: format!("{base}:throttle"),
+            failures: format!("{base}:failures"),
+        }
     }
 
-    /// Present while `phone` may not be sent another code.
-    pub fn login_throttle(&self, phone: &Phone) -> String {
-        format!("{}login:{phone}:throttle", self.prefix.0)
+    /// A fixed-window counter of `what` (`codes`, `sign-ins`) from one client address.
+    pub fn client_limit(&self, client: std::net::IpAddr, what: &str) -> String {
+        format!("{}limit:{{{client}}}:{what}", self.prefix.0)
     }
 
     pub fn lock(&self, name: &str) -> LockKeys {
@@ -196,6 +211,16 @@ mod tests {
             Keys::default().order_counter(Shard::new(7), day),
             "icr:{s7}:order:2026:03:09"
         );
+    }
+
+    #[test]
+    fn a_phones_sign_in_keys_share_its_tag() {
+        let keys = Keys::new(KeyPrefix::try_from("t:").expect("prefix"));
+        let phone = Phone::try_from("+8613800000000").expect("phone");
+        let login = keys.login(&phone);
+        for k in [&login.code, &login.throttle, &login.failures] {
+            assert_eq!(slot_tag(k), "+8613800000000", "{k}");
+        }
     }
 
     #[test]

@@ -34,10 +34,15 @@ pub async fn core(db: PgPool, extra: &[(&str, &str)]) -> Core {
     Core::with_pool(config, db).await.expect("connect")
 }
 
+/// The address sign-ins in these tests come from.
+pub fn loopback() -> std::net::IpAddr {
+    std::net::IpAddr::from([127, 0, 0, 1])
+}
+
 /// `n` users, created directly (set-up, not under test).
 pub async fn users(core: &Core, n: usize) -> Vec<UserId> {
     let phones: Vec<Phone> = (0..n)
-        .map(|i| Phone::try_from(format!("1500000{i:04}").as_str()).expect("phone"))
+        .map(|i| Phone::try_from(format!("+861500000{i:04}").as_str()).expect("phone"))
         .collect();
     store::users::upsert_many(&core.db, &phones)
         .await
@@ -45,7 +50,11 @@ pub async fn users(core: &Core, n: usize) -> Vec<UserId> {
 }
 
 pub async fn admin(core: &Core) -> seckill::auth::Admin {
-    let phone = Phone::try_from("13800000000").expect("phone");
+    let phone = Phone::parse(
+        seckill::config::DEFAULT_ADMIN_PHONE,
+        core.config.auth.country,
+    )
+    .expect("phone");
     let user = store::users::upsert_by_phone(&core.db, &phone)
         .await
         .expect("admin user");

@@ -9,5 +9,6 @@ mod lifecycle;
 mod lock;
 mod memo;
 mod order_ids;
+mod phones;
 mod sale_flow;
 mod sweeper;

@@ -99,12 +99,17 @@ async fn a_unit_coming_back_clears_the_refusal_on_every_instance_by_pub_sub(db: 
 async fn a_session_is_trusted_for_its_moment_and_a_sign_out_here_is_at_once(db: PgPool) {
     let core = core(db, &[("SECKILL_SESSION_CACHE_MS", "300")]).await;
     let other = sibling(&core, &[("SECKILL_SESSION_CACHE_MS", "300")]).await;
-    let issued = auth::request_code(&core, "13900001234")
+    let issued = auth::request_code(&core, loopback(), "13900001234")
         .await
         .expect("code");
-    let signed = auth::sign_in(&core, "13900001234", &issued.dev_code.expect("dev code"))
-        .await
-        .expect("signed in");
+    let signed = auth::sign_in(
+        &core,
+        loopback(),
+        "13900001234",
+        &issued.dev_code.expect("dev code"),
+    )
+    .await
+    .expect("signed in");
     assert!(auth::session(&core, &signed.token)
         .await
         .expect("read")

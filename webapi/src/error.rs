@@ -40,6 +40,13 @@ pub enum AppError {
     /// A sign-in code was sent moments ago: another may be asked for in this many seconds.
     #[error("A code was sent moments ago; you can ask for another in {0} s.")]
     CodeResendWait(u64),
+    /// Too many sign-in attempts or code requests (from this address, or wrong codes for this
+    /// phone): allowed again in this many seconds.
+    #[error("Too many attempts; try again in {0} s.")]
+    TryAgainIn(u64),
+    /// This client holds as many sale streams open as it may.
+    #[error("Too many live pages are open from your address; close some and reload.")]
+    TooManyStreams,
     #[error("Your order is still being written; try again in a moment.")]
     OrderQueued,
     #[error("This order failed; there is nothing to pay or cancel.")]
@@ -52,7 +59,7 @@ pub enum AppError {
     AlreadyPaid,
     #[error("The payment was declined: {0}")]
     PaymentDeclined(String),
-    #[error("Enter a phone number of 7 to 15 digits, optionally starting with +.")]
+    #[error("Enter your phone number, or + and its country code and number.")]
     InvalidPhone,
     #[error("The code is wrong or has expired.")]
     InvalidCode,
@@ -89,7 +96,10 @@ impl AppError {
             Self::AlreadyBought(_) => "already_bought",
             Self::NotStarted => "not_started",
             Self::Ended => "ended",
-            Self::RateLimited | Self::CodeResendWait(_) => "rate_limited",
+            Self::RateLimited
+            | Self::CodeResendWait(_)
+            | Self::TryAgainIn(_)
+            | Self::TooManyStreams => "rate_limited",
             Self::OrderQueued => "order_queued",
             Self::OrderFailed => "order_failed",
             Self::OrderCancelled => "order_cancelled",
@@ -124,13 +134,26 @@ impl AppError {
             | Self::PaymentExpired
             | Self::AlreadyPaid => 409,
             Self::PaymentDeclined(_) => 402,
-            Self::RateLimited | Self::CodeResendWait(_) => 429,
+            Self::RateLimited
+            | Self::CodeResendWait(_)
+            | Self::TryAgainIn(_)
+            | Self::TooManyStreams => 429,
             Self::InvalidPhone | Self::InvalidCode | Self::Invalid(_) | Self::BadRequest(_) => 400,
             Self::MethodNotAllowed => 405,
             Self::Timeout => 408,
             Self::TooLarge => 413,
             Self::Unavailable | Self::CodeNotSent => 503,
             Self::Internal(_) | Self::Transport(_) => 500,
+        }
+    }
+
+    /// The seconds after which the same request may succeed (`Retry-After`), where known.
+    pub fn retry_after(&self) -> Option<u64> {
+        match self {
+            // A store out of reach, or the SMS gateway: moments.
+            Self::Unavailable | Self::CodeNotSent => Some(2),
+            Self::CodeResendWait(secs) | Self::TryAgainIn(secs) => Some(*secs),
+            _ => None,
         }
     }
 

@@ -14,6 +14,11 @@ use seckill::{
 
 use crate::error::AppError;
 
+/// The address a request came from: the peer's, or the client named by a trusted proxy in
+/// `X-Forwarded-For` (the server's accept loop puts it in every request's extensions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientAddr(pub std::net::IpAddr);
+
 /// The session cookie's name.
 pub const SESSION_COOKIE: &str = "seckill_session";
 
@@ -104,6 +109,9 @@ impl From<LoginError> for AppError {
             LoginError::InvalidPhone(_) => Self::InvalidPhone,
             LoginError::ResendIn(secs) => Self::CodeResendWait(secs),
             LoginError::InvalidCode => Self::InvalidCode,
+            LoginError::PhoneLocked(secs) | LoginError::ClientLimited(secs) => {
+                Self::TryAgainIn(secs)
+            }
             // Logged (the phone masked) where delivery failed.
             LoginError::NotDelivered(_) => Self::CodeNotSent,
             LoginError::Backend(e) => fault(e),

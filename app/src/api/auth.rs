@@ -29,7 +29,7 @@ pub async fn request_code(
 ) -> Result<Option<String>, AppError> {
     use crate::url::encode_query;
     let core = crate::ssr::core()?;
-    let issued = seckill::auth::request_code(&core, &phone).await?;
+    let issued = seckill::auth::request_code(&core, crate::ssr::client()?, &phone).await?;
     let dev = issued
         .dev_code
         .as_deref()
@@ -52,7 +52,7 @@ pub async fn sign_in(
     #[server(default)] next: String,
 ) -> Result<Me, AppError> {
     let core = crate::ssr::core()?;
-    let signed = seckill::auth::sign_in(&core, &phone, &code).await?;
+    let signed = seckill::auth::sign_in(&core, crate::ssr::client()?, &phone, &code).await?;
     let response = expect_context::<leptos_axum::ResponseOptions>();
     response.insert_header(
         http::header::SET_COOKIE,

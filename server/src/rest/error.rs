@@ -32,18 +32,9 @@ impl IntoResponse for ApiError {
                 .collect();
         }
         let mut res = (status, Json(body)).into_response();
-        match self.0 {
-            // A store is out of reach: the same request may succeed shortly.
-            AppError::Unavailable | AppError::CodeNotSent => {
-                res.headers_mut()
-                    .insert(header::RETRY_AFTER, HeaderValue::from_static("2"));
-            }
-            // Another sign-in code may be asked for after this many seconds.
-            AppError::CodeResendWait(secs) => {
-                res.headers_mut()
-                    .insert(header::RETRY_AFTER, HeaderValue::from(secs));
-            }
-            _ => {}
+        if let Some(secs) = self.0.retry_after() {
+            res.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
         res
     }

@@ -7,7 +7,7 @@
 use std::{convert::Infallible, time::Duration};
 
 use axum::{
-    extract::State,
+    extract::{Extension, State},
     response::{
         sse::{Event, KeepAlive, Sse},
         IntoResponse, Response,
@@ -15,29 +15,38 @@ use axum::{
 };
 use futures::Stream;
 use seckill::{catalog, domain::VoucherId, sale::SaleFeed, Core};
-use webapi::{error::AppError, wire::StockNow};
+use webapi::{error::AppError, http::ClientAddr, wire::StockNow};
+
+use crate::streams::{StreamSlot, StreamSlots};
 
 use super::{error::ApiResult, extract::ApiPath};
 
 /// How often a quiet stream sends a comment (below HAProxy's 30 s client timeout).
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
-pub async fn sale_events(State(core): State<Core>, ApiPath(id): ApiPath) -> ApiResult<Response> {
+pub async fn sale_events(
+    State(core): State<Core>,
+    State(slots): State<StreamSlots>,
+    Extension(ClientAddr(client)): Extension<ClientAddr>,
+    ApiPath(id): ApiPath,
+) -> ApiResult<Response> {
     let id: VoucherId = id.parse().map_err(|_| AppError::NotFound)?;
+    let slot = slots.take(client).ok_or(AppError::TooManyStreams)?;
     let now = catalog::live(&core, id).await?;
     // A sale not in Redis (upcoming and not yet preloaded, or over) may still be a voucher.
     if now.is_none() && catalog::get(&core, id).await?.is_none() {
         return Err(AppError::NotFound.into());
     }
     let feed = core.live.watch(id, now);
-    Ok(Sse::new(events(feed))
+    Ok(Sse::new(events(feed, slot))
         .keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
         .into_response())
 }
 
-/// The figures now, then each change, until the feed closes (shutdown).
-fn events(feed: SaleFeed) -> impl Stream<Item = Result<Event, Infallible>> {
-    futures::stream::unfold((feed, true), |(mut feed, first)| async move {
+/// The figures now, then each change, until the feed closes (shutdown); the client's slot is
+/// held as long as the stream.
+fn events(feed: SaleFeed, slot: StreamSlot) -> impl Stream<Item = Result<Event, Infallible>> {
+    futures::stream::unfold((feed, slot, true), |(mut feed, slot, first)| async move {
         if !first && feed.changed().await.is_err() {
             return None;
         }
@@ -50,7 +59,7 @@ fn events(feed: SaleFeed) -> impl Stream<Item = Result<Event, Infallible>> {
         let data = serde_json::to_string(&figures).unwrap_or_default();
         Some((
             Ok(Event::default().event("stock").data(data)),
-            (feed, false),
+            (feed, slot, false),
         ))
     })
 }

@@ -7,7 +7,7 @@ mod extract;
 mod voucher_json;
 
 use axum::{
-    extract::State,
+    extract::{Extension, State},
     http::{header, HeaderMap, StatusCode},
     response::{IntoResponse, Response},
     routing::{get, post},
@@ -22,7 +22,11 @@ use seckill::{
 };
 use serde::Deserialize;
 use serde_json::{json, Value};
-use webapi::{convert, error::AppError, http as glue};
+use webapi::{
+    convert,
+    error::AppError,
+    http::{self as glue, ClientAddr},
+};
 
 pub use self::error::ApiError;
 use self::{
@@ -106,9 +110,10 @@ struct PhoneBody {
 
 async fn login_code(
     State(core): State<Core>,
+    Extension(ClientAddr(client)): Extension<ClientAddr>,
     ApiJson(b): ApiJson<PhoneBody>,
 ) -> ApiResult<Json<Value>> {
-    let issued = auth::request_code(&core, &b.phone).await?;
+    let issued = auth::request_code(&core, client, &b.phone).await?;
     Ok(Json(match issued.dev_code {
         Some(code) => json!({ "code": code }),
         None => json!({}),
@@ -121,8 +126,12 @@ struct LoginBody {
     code: String,
 }
 
-async fn login(State(core): State<Core>, ApiJson(b): ApiJson<LoginBody>) -> ApiResult<Response> {
-    let signed = auth::sign_in(&core, &b.phone, &b.code).await?;
+async fn login(
+    State(core): State<Core>,
+    Extension(ClientAddr(client)): Extension<ClientAddr>,
+    ApiJson(b): ApiJson<LoginBody>,
+) -> ApiResult<Response> {
+    let signed = auth::sign_in(&core, client, &b.phone, &b.code).await?;
     let cookie = glue::session_cookie(&signed.token, core.config.auth.session_ttl.as_secs());
     let body = Json(json!({ "user_id": signed.principal.user.get() }));
     Ok(([(header::SET_COOKIE, cookie)], body).into_response())

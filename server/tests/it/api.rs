@@ -350,7 +350,7 @@ async fn pages_work_as_plain_html(db: PgPool) {
     );
 
     // An order still queued (planted in the queued hash, off the stream, so it stays there).
-    let user: i64 = sqlx::query_scalar("SELECT id FROM users WHERE phone = '13900000005'")
+    let user: i64 = sqlx::query_scalar("SELECT id FROM users WHERE phone = '+8613900000005'")
         .fetch_one(&app.core.db)
         .await
         .expect("user");

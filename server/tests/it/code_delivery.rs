@@ -98,7 +98,7 @@ async fn the_code_reaches_the_gateway_signed_and_never_the_caller(db: PgPool) {
         "signed with the shared secret"
     );
     let sent: Value = serde_json::from_str(&body).expect("json body");
-    assert_eq!(sent["phone"], "13900000010");
+    assert_eq!(sent["phone"], "+8613900000010", "in E.164");
     assert_eq!(sent["expires_in_s"], 300);
     let code = sent["code"].as_str().expect("code");
     assert!(

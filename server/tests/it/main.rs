@@ -2,6 +2,7 @@
 //! a Redis Cluster) and a real PostgreSQL (a fresh database per test). One test binary, a
 //! module per subject.
 
+mod abuse;
 mod api;
 mod code_delivery;
 mod cross_site;

@@ -30,7 +30,7 @@ pub use preload::{preload, PreloadInput, PreloadOutcome};
 pub use raise_counter::raise_counter;
 pub use retire::{retire, Retirement};
 pub use settle::{settle, SettleEntry};
-pub use verify_code::{verify_code, CodeCheck};
+pub use verify_code::{verify_code, CodeCheck, GuessBudget};
 
 use crate::{domain::OrderId, infra::backend::Backend};
 
