@@ -5,7 +5,7 @@
 use http::header;
 use leptos::prelude::*;
 use seckill::{auth, auth::Principal, Core};
-use webapi::http::{internal, principal, session_token};
+use webapi::http::{internal, principal, SessionCookie};
 pub use webapi::http::{order_id, voucher_id};
 
 use crate::error::AppError;
@@ -19,7 +19,7 @@ pub fn core() -> Result<Core, AppError> {
 pub async fn signed_in(core: &Core) -> Result<Principal, AppError> {
     let parts =
         use_context::<http::request::Parts>().ok_or_else(|| internal("no request parts"))?;
-    principal(core, &parts.headers)
+    principal(core, session_cookie(), &parts.headers)
         .await?
         .ok_or(AppError::Unauthenticated)
 }
@@ -41,7 +41,14 @@ pub fn client() -> Result<std::net::IpAddr, AppError> {
 
 /// Inside a server function: the request's session token, if it sent one.
 pub fn request_session_token() -> Option<String> {
-    use_context::<http::request::Parts>().and_then(|p| session_token(&p.headers).map(str::to_owned))
+    use_context::<http::request::Parts>()
+        .and_then(|p| session_cookie().token(&p.headers).map(str::to_owned))
+}
+
+/// Inside a server function or a page: the session cookie's form (the server provides it;
+/// plain HTTP if it did not).
+pub fn session_cookie() -> SessionCookie {
+    use_context::<SessionCookie>().unwrap_or(SessionCookie::new(false))
 }
 
 /// Inside a server function: sends a browser that posted a plain HTML form (no JavaScript) to

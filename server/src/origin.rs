@@ -14,7 +14,7 @@ use axum::{
     middleware::Next,
     response::{IntoResponse, Response},
 };
-use webapi::error::AppError;
+use webapi::{error::AppError, http::SessionCookie};
 
 use crate::rest::ApiError;
 
@@ -40,6 +40,12 @@ impl SiteOrigins {
     pub fn contains(&self, origin: &str) -> bool {
         let origin = normalise(origin);
         self.0.contains(&origin)
+    }
+
+    /// The session cookie these origins call for: secure when every one is `https://` (a
+    /// browser would not send a `Secure` cookie to a plain `http://` one).
+    pub fn session_cookie(&self) -> SessionCookie {
+        SessionCookie::new(self.0.iter().all(|o| o.starts_with("https://")))
     }
 
     /// The origins, for the start-up line.
@@ -123,6 +129,15 @@ mod tests {
         assert!(o.contains("https://shop.example"));
         assert!(o.contains("https://www.shop.example"));
         assert!(!o.contains("http://127.0.0.1:3101"));
+        assert_eq!(o.session_cookie().name(), "__Host-seckill_session");
+        let mixed = vec![
+            "https://shop.example".to_owned(),
+            "http://127.0.0.1:3101".to_owned(),
+        ];
+        let mixed = SiteOrigins::new(&mixed, "127.0.0.1:3101".parse().expect("addr"));
+        assert_eq!(mixed.session_cookie().name(), "seckill_session");
+        let plain = SiteOrigins::new(&[], "127.0.0.1:3000".parse().expect("addr"));
+        assert_eq!(plain.session_cookie().name(), "seckill_session");
         assert!(!o.contains("https://sub.shop.example"));
     }
 }

@@ -6,9 +6,10 @@
 //! the last rendering of each for `SECKILL_PAGE_CACHE_MS` (1 s) and answers from it. Every
 //! HTML page gets an `ETag`, and a request whose `If-None-Match` names it gets a 304 without
 //! its body. A shared rendering is gzipped once, when it is made, and that copy goes to every
-//! visitor who takes gzip. Signed-in pages are never shared: they are marked `private` (and
-//! compressed per response by the router's compression layer, which leaves an encoded page
-//! alone).
+//! visitor who takes gzip. Signed-in pages are never shared: they are marked `private,
+//! no-store` (and compressed per response by the router's compression layer, which leaves an
+//! encoded page alone), as is any HTML answer other than a 200 (a 404 page names who is signed
+//! in), with `Vary: Cookie`.
 //!
 //! What a cached page can be behind: up to the cache's time to live, and the page corrects
 //! itself once hydrated (its first stock event, or its first poll, brings the figures and the
@@ -28,6 +29,10 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use seckill::{Core, TtlMap};
+
+/// A page of one visitor: never stored, not even by their own browser (a shared computer's
+/// back button, a disk cache), so it is always asked again.
+const PRIVATE: &str = "private, no-store";
 
 /// Renderings kept at most (distinct voucher pages); past it the oldest go.
 const CAP: usize = 2_000;
@@ -69,7 +74,7 @@ fn shared_page(path: &str) -> bool {
 
 /// Whether the request carries a session cookie (valid or not: its page is its own).
 fn has_session(headers: &HeaderMap) -> bool {
-    webapi::http::session_token(headers).is_some()
+    webapi::http::has_session_cookie(headers)
 }
 
 fn is_html(headers: &HeaderMap) -> bool {
@@ -95,8 +100,15 @@ pub async fn pages(State(cache): State<PageCache>, req: Request, next: Next) -> 
         metrics::counter!("seckill_page_cache_total", "outcome" => "hit").increment(1);
         return answer(&page, if_none_match.as_ref(), true, gzip_ok);
     }
-    let response = next.run(req).await;
-    if response.status() != StatusCode::OK || !is_html(response.headers()) {
+    let mut response = next.run(req).await;
+    if !is_html(response.headers()) {
+        return response;
+    }
+    if response.status() != StatusCode::OK {
+        // A 404 page and the like: it may name who is signed in, so it is nobody else's.
+        let headers = response.headers_mut();
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static(PRIVATE));
+        headers.insert(header::VARY, HeaderValue::from_static("Cookie"));
         return response;
     }
     // An HTML page: read it whole (rendered pages are small) to tag it.
@@ -148,11 +160,7 @@ fn answer(
     shared: bool,
     gzip_ok: bool,
 ) -> Response {
-    let cache_control = if shared {
-        "public, no-cache"
-    } else {
-        "private, no-cache"
-    };
+    let cache_control = if shared { "public, no-cache" } else { PRIVATE };
     let (body, etag, encoded) = match &page.gzip {
         Some((gz, etag)) if gzip_ok => (gz, etag, true),
         _ => (&page.body, &page.etag, false),
@@ -270,6 +278,11 @@ mod tests {
             HeaderValue::from_static("a=1; seckill_session=x"),
         );
         assert!(has_session(&h));
+        h.insert(
+            header::COOKIE,
+            HeaderValue::from_static("__Host-seckill_session=x"),
+        );
+        assert!(has_session(&h), "the secure form too");
         h.insert(header::COOKIE, HeaderValue::from_static("a=1; b=2"));
         assert!(!has_session(&h));
         // Another cookie whose name starts like the session's is not the session.

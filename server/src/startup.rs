@@ -155,10 +155,14 @@ fn router(
     // The recorder is process-wide; a second application in one process (tests) shares it.
     let metrics = PrometheusBuilder::new().install_recorder().ok();
     let streams = StreamSlots::new(settings.http.streams_per_client);
-    let state = AppState::new(options.clone(), core.clone(), metrics, streams);
+    let cookie = origins.session_cookie();
+    let state = AppState::new(options.clone(), core.clone(), metrics, streams, cookie);
     let with_core = {
         let core = core.clone();
-        move || provide_context(core.clone())
+        move || {
+            provide_context(core.clone());
+            provide_context(cookie);
+        }
     };
     let app = Router::new()
         .route("/metrics", get(rest::metrics))

@@ -7,6 +7,8 @@ use leptos::config::LeptosOptions;
 use metrics_exporter_prometheus::PrometheusHandle;
 use seckill::Core;
 
+use webapi::http::SessionCookie;
+
 use crate::streams::StreamSlots;
 
 /// The router's state: Leptos's options, the core handles and the metrics recorder. One shared
@@ -20,6 +22,8 @@ pub struct Parts {
     pub core: Core,
     pub metrics: Option<PrometheusHandle>,
     pub streams: StreamSlots,
+    /// The session cookie's form (secure when the shop is served over HTTPS only).
+    pub cookie: SessionCookie,
 }
 
 impl AppState {
@@ -28,12 +32,14 @@ impl AppState {
         core: Core,
         metrics: Option<PrometheusHandle>,
         streams: StreamSlots,
+        cookie: SessionCookie,
     ) -> Self {
         Self(Arc::new(Parts {
             leptos_options,
             core,
             metrics,
             streams,
+            cookie,
         }))
     }
 }
@@ -61,5 +67,11 @@ impl FromRef<AppState> for Core {
 impl FromRef<AppState> for StreamSlots {
     fn from_ref(state: &AppState) -> Self {
         state.streams.clone()
+    }
+}
+
+impl FromRef<AppState> for SessionCookie {
+    fn from_ref(state: &AppState) -> Self {
+        state.cookie
     }
 }

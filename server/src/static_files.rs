@@ -36,10 +36,14 @@ pub fn service(
         .service(ServeDir::new(dir).precompressed_br().precompressed_gzip())
 }
 
-/// `Cache-Control` by name (hashed: immutable; plain: revalidate) and `Vary`.
+/// `Cache-Control` by name (hashed: immutable; plain: revalidate) and `Vary`. Only a file that
+/// exists is immutable: a hashed name that is missing now (a page from a newer build reached an
+/// older instance) may exist after the next deploy, so its 404 is asked again.
 async fn cache_headers(req: Request, next: Next) -> Response {
     let hashed = is_hashed_name(req.uri().path().rsplit('/').next().unwrap_or_default());
     let mut response = next.run(req).await;
+    let found = response.status().is_success() || response.status().is_redirection();
+    let hashed = hashed && found;
     let headers = response.headers_mut();
     headers.insert(
         header::CACHE_CONTROL,
@@ -100,6 +104,41 @@ pub fn hashed_bundle(options: &leptos::config::LeptosOptions) -> Option<String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tower::ServiceExt;
+
+    #[tokio::test]
+    async fn only_a_hashed_file_that_exists_is_immutable() {
+        let dir = std::env::temp_dir().join(format!("seckill-static-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        std::fs::write(dir.join("seckill.0123456789abcdef.js"), "x").expect("file");
+        let control = |name: &str| {
+            let svc = ServiceBuilder::new()
+                .layer(middleware::from_fn(cache_headers))
+                .service(ServeDir::new(&dir));
+            let req = Request::builder()
+                .uri(format!("/{name}"))
+                .body(axum::body::Body::empty())
+                .expect("request");
+            async move {
+                let res = svc.oneshot(req).await.expect("infallible");
+                (
+                    res.status().as_u16(),
+                    res.headers()[header::CACHE_CONTROL].clone(),
+                )
+            }
+        };
+        let (status, found) = control("seckill.0123456789abcdef.js").await;
+        assert_eq!(
+            (status, found.to_str().expect("ascii")),
+            (200, "public, max-age=31536000, immutable")
+        );
+        let (status, missing) = control("seckill.fedcba9876543210.js").await;
+        assert_eq!(
+            (status, missing.to_str().expect("ascii")),
+            (404, "no-cache")
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn only_names_with_a_sixteen_digit_hash_are_hashed() {

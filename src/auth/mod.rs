@@ -7,6 +7,7 @@
 //! `SECKILL_ADMIN_PHONES`, checked on every request so that a config change takes effect at
 //! once.
 
+pub mod audit;
 pub mod delivery;
 pub mod limits;
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 
 use crate::{
-    auth::Admin,
+    auth::{audit, Admin},
     domain::{FieldErrors, IdempotencyKey, Stock, VoucherId, MAX_STOCK},
     infra::{
         backend::{backend_error, Backend, Unavailable},
@@ -84,9 +84,15 @@ async fn lock(core: &Core, voucher: VoucherId) -> Result<LockGuard, SaleAdminErr
 /// nothing. Returns the sale's end. Shoppers buying afterwards are refused as `ended`.
 pub async fn end_sale(
     core: &Core,
-    _admin: &Admin,
+    admin: &Admin,
     voucher: VoucherId,
 ) -> Result<DateTime<Utc>, SaleAdminError> {
+    let ended = end_checked(core, voucher).await;
+    audit::admin_action(admin.user(), "end sale", voucher, &ended);
+    ended
+}
+
+async fn end_checked(core: &Core, voucher: VoucherId) -> Result<DateTime<Utc>, SaleAdminError> {
     let guard = lock(core, voucher).await?;
     let result = end_locked(core, voucher, guard.fence()).await;
     guard.finish("an admin's change to a sale").await;
@@ -125,7 +131,19 @@ async fn end_locked(
 /// the same key on another sale is that sale's own top-up). A sale that has ended is refused.
 pub async fn add_stock(
     core: &Core,
-    _admin: &Admin,
+    admin: &Admin,
+    voucher: VoucherId,
+    add: Stock,
+    key: Option<&IdempotencyKey>,
+) -> Result<StockAdded, SaleAdminError> {
+    let added = add_checked(core, voucher, add, key).await;
+    let target = format!("{voucher} +{}", add.get());
+    audit::admin_action(admin.user(), "add stock", target, &added);
+    added
+}
+
+async fn add_checked(
+    core: &Core,
     voucher: VoucherId,
     add: Stock,
     key: Option<&IdempotencyKey>,

@@ -80,6 +80,22 @@ pub async fn create_voucher(
     draft: &VoucherDraft,
     now: DateTime<Utc>,
 ) -> Result<VoucherId, CreateVoucherError> {
+    let created = create_checked(core, admin, draft, now).await;
+    // A refused draft's title as typed, quoted and cut short: it may hold anything.
+    let target = created.as_ref().map_or_else(
+        |_| format!("{:?}", draft.title.chars().take(60).collect::<String>()),
+        ToString::to_string,
+    );
+    crate::auth::audit::admin_action(admin.user(), "create voucher", target, &created);
+    created
+}
+
+async fn create_checked(
+    core: &Core,
+    admin: &Admin,
+    draft: &VoucherDraft,
+    now: DateTime<Utc>,
+) -> Result<VoucherId, CreateVoucherError> {
     let new = NewVoucher::parse(draft, now)?;
     let mut tx = core.db.begin().await?;
     let id = store::vouchers::insert(&mut tx, &new, admin.user()).await?;

@@ -3,6 +3,7 @@
 //! one link of the whole stack instead of one per file.
 
 mod admissions;
+mod audit;
 mod common;
 mod console;
 mod lifecycle;

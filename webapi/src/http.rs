@@ -19,37 +19,78 @@ use crate::error::AppError;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClientAddr(pub std::net::IpAddr);
 
-/// The session cookie's name.
-pub const SESSION_COOKIE: &str = "seckill_session";
+/// The session cookie: `__Host-seckill_session`, `Secure`, when the shop is served over HTTPS
+/// only (every `SECKILL_PUBLIC_ORIGIN` is `https://`), so it never travels in clear and no
+/// subdomain can set or shadow it; `seckill_session` otherwise (plain HTTP on loopback). Both are
+/// HttpOnly, SameSite=Lax, for the whole site.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionCookie {
+    secure: bool,
+}
 
-/// The session token in a request's `Cookie` headers: the value of the cookie named exactly
-/// [`SESSION_COOKIE`] (the one cookie parser of the server; the page cache asks it too).
-pub fn session_token(headers: &HeaderMap) -> Option<&str> {
+impl SessionCookie {
+    const PLAIN_NAME: &'static str = "seckill_session";
+    const SECURE_NAME: &'static str = "__Host-seckill_session";
+
+    pub fn new(secure: bool) -> Self {
+        Self { secure }
+    }
+
+    pub fn name(self) -> &'static str {
+        if self.secure {
+            Self::SECURE_NAME
+        } else {
+            Self::PLAIN_NAME
+        }
+    }
+
+    /// The session token in a request's `Cookie` headers: the value of the cookie named exactly
+    /// [`Self::name`] (the one cookie parser of the server).
+    pub fn token(self, headers: &HeaderMap) -> Option<&str> {
+        cookie(headers, self.name())
+    }
+
+    /// `Set-Cookie` opening a session.
+    pub fn set(self, token: &str, max_age_secs: u64) -> HeaderValue {
+        let secure = if self.secure { "; Secure" } else { "" };
+        let v = format!(
+            "{}={token}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age_secs}{secure}",
+            self.name()
+        );
+        HeaderValue::from_str(&v).unwrap_or_else(|_| HeaderValue::from_static(""))
+    }
+
+    /// `Set-Cookie` ending the session.
+    pub fn clear(self) -> HeaderValue {
+        self.set("", 0)
+    }
+}
+
+/// Whether a request carries a session cookie of either name (valid or not): the page cache
+/// keeps such a page to its visitor.
+pub fn has_session_cookie(headers: &HeaderMap) -> bool {
+    SessionCookie::new(false).token(headers).is_some()
+        || SessionCookie::new(true).token(headers).is_some()
+}
+
+fn cookie<'h>(headers: &'h HeaderMap, wanted: &str) -> Option<&'h str> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == SESSION_COOKIE)
+        .find(|(name, _)| *name == wanted)
         .map(|(_, value)| value)
 }
 
-/// `Set-Cookie` opening a session: HttpOnly, SameSite=Lax, whole site.
-pub fn session_cookie(token: &str, max_age_secs: u64) -> HeaderValue {
-    let v =
-        format!("{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age_secs}");
-    HeaderValue::from_str(&v).unwrap_or_else(|_| HeaderValue::from_static(""))
-}
-
-/// `Set-Cookie` ending the session.
-pub fn clear_session_cookie() -> HeaderValue {
-    session_cookie("", 0)
-}
-
 /// The principal of a request, if signed in.
-pub async fn principal(core: &Core, headers: &HeaderMap) -> Result<Option<Principal>, AppError> {
-    match session_token(headers) {
+pub async fn principal(
+    core: &Core,
+    cookie: SessionCookie,
+    headers: &HeaderMap,
+) -> Result<Option<Principal>, AppError> {
+    match cookie.token(headers) {
         Some(token) => auth::session(core, token).await.map_err(fault),
         None => Ok(None),
     }
@@ -164,5 +205,43 @@ impl From<SaleAdminError> for AppError {
 impl From<Backend> for AppError {
     fn from(e: Backend) -> Self {
         fault(e)
+    }
+}
+
+#[cfg(test)]
+mod cookie_tests {
+    use super::*;
+
+    fn with_cookie(v: &'static str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(header::COOKIE, HeaderValue::from_static(v));
+        h
+    }
+
+    #[test]
+    fn over_https_the_cookie_is_secure_and_host_only() {
+        let secure = SessionCookie::new(true).set("ab", 60);
+        let secure = secure.to_str().expect("ascii");
+        assert!(
+            secure.starts_with("__Host-seckill_session=ab; Path=/;"),
+            "{secure}"
+        );
+        assert!(
+            secure.contains("; Secure") && !secure.contains("Domain"),
+            "{secure}"
+        );
+        let plain = SessionCookie::new(false).set("ab", 60);
+        assert!(!plain.to_str().expect("ascii").contains("Secure"));
+    }
+
+    #[test]
+    fn each_mode_reads_its_own_cookie_only() {
+        let h = with_cookie("a=1; seckill_session=plain; __Host-seckill_session=secure");
+        assert_eq!(SessionCookie::new(false).token(&h), Some("plain"));
+        assert_eq!(SessionCookie::new(true).token(&h), Some("secure"));
+        // A name that only starts like the session's is not it.
+        let h = with_cookie("seckill_session2=x; seckill_sessionx=y");
+        assert!(!has_session_cookie(&h));
+        assert!(has_session_cookie(&with_cookie("__Host-seckill_session=x")));
     }
 }

@@ -56,7 +56,7 @@ pub async fn sign_in(
     let response = expect_context::<leptos_axum::ResponseOptions>();
     response.insert_header(
         http::header::SET_COOKIE,
-        webapi::http::session_cookie(&signed.token, core.config.auth.session_ttl.as_secs()),
+        crate::ssr::session_cookie().set(&signed.token, core.config.auth.session_ttl.as_secs()),
     );
     crate::ssr::redirect_plain_form(&crate::url::safe_next(Some(next)));
     Ok(Me {
@@ -76,7 +76,7 @@ pub async fn sign_out() -> Result<(), AppError> {
     let response = expect_context::<leptos_axum::ResponseOptions>();
     response.insert_header(
         http::header::SET_COOKIE,
-        webapi::http::clear_session_cookie(),
+        crate::ssr::session_cookie().clear(),
     );
     crate::ssr::redirect_plain_form("/");
     Ok(())

@@ -19,7 +19,7 @@ impl FromRequestParts<AppState> for Shopper {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        glue::principal(&state.core, &parts.headers)
+        glue::principal(&state.core, state.cookie, &parts.headers)
             .await?
             .map(Self)
             .ok_or(ApiError(AppError::Unauthenticated))

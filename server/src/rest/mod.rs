@@ -25,7 +25,7 @@ use serde_json::{json, Value};
 use webapi::{
     convert,
     error::AppError,
-    http::{self as glue, ClientAddr},
+    http::{self as glue, ClientAddr, SessionCookie},
 };
 
 pub use self::error::ApiError;
@@ -64,8 +64,10 @@ pub async fn not_found() -> ApiError {
 /// Liveness, for a load balancer: this process serves requests. It does not ask the stores: a
 /// shared Redis or PostgreSQL that is down would take every instance out of rotation at once,
 /// and shoppers would get the balancer's bare 503 instead of the instances' JSON answers.
-async fn live(State(core): State<Core>) -> Json<serde_json::Value> {
-    Json(json!({ "live": true, "instance": core.config.instance_id }))
+/// Liveness, for the load balancer: the process serves. It names no host or instance (anyone
+/// may ask).
+async fn live() -> Json<serde_json::Value> {
+    Json(json!({ "live": true }))
 }
 
 /// Readiness, for operators: both stores answer and orders are being written (the oldest queued
@@ -128,22 +130,27 @@ struct LoginBody {
 
 async fn login(
     State(core): State<Core>,
+    State(cookie): State<SessionCookie>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,
     ApiJson(b): ApiJson<LoginBody>,
 ) -> ApiResult<Response> {
     let signed = auth::sign_in(&core, client, &b.phone, &b.code).await?;
-    let cookie = glue::session_cookie(&signed.token, core.config.auth.session_ttl.as_secs());
+    let cookie = cookie.set(&signed.token, core.config.auth.session_ttl.as_secs());
     let body = Json(json!({ "user_id": signed.principal.user.get() }));
     Ok(([(header::SET_COOKIE, cookie)], body).into_response())
 }
 
-async fn logout(State(core): State<Core>, headers: HeaderMap) -> ApiResult<Response> {
-    if let Some(token) = glue::session_token(&headers) {
+async fn logout(
+    State(core): State<Core>,
+    State(cookie): State<SessionCookie>,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
+    if let Some(token) = cookie.token(&headers) {
         auth::sign_out(&core, token).await.map_err(glue::fault)?;
     }
     Ok((
         StatusCode::NO_CONTENT,
-        [(header::SET_COOKIE, glue::clear_session_cookie())],
+        [(header::SET_COOKIE, cookie.clear())],
     )
         .into_response())
 }

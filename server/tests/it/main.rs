@@ -12,5 +12,6 @@ mod lifecycle;
 mod outage;
 mod pages;
 mod scaleout;
+mod session_cookie;
 mod sign_in_next;
 mod support;

@@ -68,7 +68,20 @@ async fn a_signed_in_page_is_private_and_never_shared(db: sqlx::PgPool) {
         .await
         .expect("send");
     assert_eq!(r.status(), StatusCode::OK);
-    assert_eq!(r.headers()[header::CACHE_CONTROL], "private, no-cache");
+    assert_eq!(r.headers()[header::CACHE_CONTROL], "private, no-store");
+    assert!(r.text().await.expect("body").contains("13900000002"));
+    // A 404 page names the shopper too: never stored, and it varies with the cookie.
+    let r = shopper
+        .get(format!("{}/no-such-page", app.base))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), StatusCode::NOT_FOUND);
+    assert_eq!(r.headers()[header::CACHE_CONTROL], "private, no-store");
+    assert!(r.headers()[header::VARY]
+        .to_str()
+        .expect("vary")
+        .contains("Cookie"));
     assert!(r.text().await.expect("body").contains("13900000002"));
     let (_, _, control, body) = visit(&format!("{}/", app.base), None).await;
     assert_eq!(control, "public, no-cache");

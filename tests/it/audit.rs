@@ -1,0 +1,92 @@
+//! The audit trail (#23 point 8): every admin action and every sign-in, refused or not, leaves
+//! one line under the `audit` target naming the actor, the action and the target; a phone only
+//! masked, a code never.
+
+use std::{
+    io::Write,
+    sync::{Arc, Mutex},
+};
+
+use crate::common::*;
+use seckill::{auth, catalog};
+use sqlx::PgPool;
+
+/// The lines written under the `audit` target while the test runs on this thread.
+#[derive(Clone, Default)]
+struct Lines(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Lines {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("lines").extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Lines {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().expect("lines")).into_owned()
+    }
+}
+
+#[sqlx::test]
+async fn admin_actions_and_sign_ins_leave_an_audit_line(db: PgPool) {
+    let lines = Lines::default();
+    let writer = lines.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_env_filter("audit=info")
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let core = core(db, &[]).await;
+    let admin = admin(&core).await;
+    let v = voucher(&core, 5, 5, 600).await;
+    catalog::admin::end_sale(&core, &admin, v)
+        .await
+        .expect("ended");
+    let issued = auth::request_code(&core, loopback(), "13900000051")
+        .await
+        .expect("code");
+    let code = issued.dev_code.expect("dev code");
+    let _ = auth::sign_in(&core, loopback(), "13900000051", "000000").await;
+    let signed = auth::sign_in(&core, loopback(), "13900000051", &code)
+        .await
+        .expect("in");
+
+    let text = lines.text();
+    let line = |needle: &str| {
+        text.lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{text}"))
+            .to_owned()
+    };
+    let created = line("action=\"create voucher\"");
+    assert!(
+        created.contains(&format!("actor={}", admin.user()))
+            && created.contains(&format!("target={v}")),
+        "{created}"
+    );
+    let ended = line("action=\"end sale\"");
+    assert!(
+        ended.contains(&format!("target={v}")) && ended.contains("done"),
+        "{ended}"
+    );
+    let refused = line("sign-in refused");
+    assert!(
+        refused.contains("+*********0051") && refused.contains("client=127.0.0.1"),
+        "{refused}"
+    );
+    let signed_in = line("signed in");
+    assert!(
+        signed_in.contains(&format!("actor={}", signed.principal.user)),
+        "{signed_in}"
+    );
+    assert!(
+        !text.contains("13900000051") && !text.contains(&code),
+        "no phone or code in clear:\n{text}"
+    );
+}
