@@ -83,6 +83,8 @@ pub struct CoreParts {
     pub sessions: Arc<TtlMap<String, Principal>>,
     /// Sales that refused every buyer a moment ago (`SECKILL_SOLD_OUT_TTL_MS`).
     pub refusals: Arc<Refusals>,
+    /// The largest voucher ID known: a buy past it is refused before any lane or query.
+    pub known: crate::sale::known::KnownVouchers,
     /// Buys gathered into batched admission calls, per voucher (`SECKILL_ADMIT_*`).
     pub admissions: Arc<Admissions>,
     /// Outgoing HTTP (the SMS gateway's webhook).
@@ -126,6 +128,7 @@ impl Core {
             payments: crate::orders::payment::from_config(&config.payments),
             sessions: Arc::new(TtlMap::new(config.memo.session_ttl, MEMO_CAP)),
             refusals: Arc::new(TtlMap::new(config.memo.refusal_ttl, MEMO_CAP)),
+            known: crate::sale::known::KnownVouchers::default(),
             admissions: Admissions::new(
                 redis,
                 keys.clone(),

@@ -104,6 +104,7 @@ async fn create_checked(
         .await?
         .ok_or(sqlx::Error::RowNotFound)?;
     core.catalog_changed();
+    core.known.created(id);
     preload(core, &voucher)
         .await
         .map_err(|e| CreateVoucherError::Preload(id, e))?;

@@ -66,6 +66,10 @@ pub async fn buy(core: &Core, shopper: UserId, voucher: VoucherId) -> Result<Ord
     if let Some(refusal) = core.refusals.get(&voucher) {
         return refused_from_memory(core, shopper, voucher, refusal).await;
     }
+    if !core.known.may_exist(&core.db, voucher).await? {
+        metrics::counter!("seckill_admissions_total", "outcome" => "not_found").increment(1);
+        return Err(BuyError::NotFound);
+    }
     let mut outcome = core.admissions.admit(voucher, shopper).await?;
     if outcome == AdmissionOutcome::NotLoaded {
         // Never preloaded, or Redis lost it: restore from PostgreSQL once, then decide again.

@@ -11,6 +11,7 @@
 
 pub mod admissions;
 mod buy;
+pub mod known;
 pub mod live;
 pub mod order_id;
 pub mod refusals;

@@ -7,7 +7,7 @@ use std::{collections::HashMap, time::Duration};
 use crate::common::*;
 use futures::StreamExt;
 use seckill::{
-    domain::OrderId,
+    domain::{OrderId, VoucherId},
     sale::{self, BuyError},
     testing::scripts::{self, AdmissionOutcome},
 };
@@ -125,4 +125,33 @@ async fn an_idle_lane_closes_and_the_next_buy_opens_another(db: PgPool) {
         .await
         .expect("admitted by a new lane");
     assert_eq!(core.admissions.open_lanes(), 1);
+}
+
+#[sqlx::test]
+async fn a_buy_of_a_voucher_that_does_not_exist_opens_no_lane(db: PgPool) {
+    let core = core(db, &[]).await;
+    let v = voucher(&core, 3, 5, 600).await;
+    let users = users(&core, 1).await;
+    // A flood of made-up IDs past the largest: refused, with no lane and no script call.
+    for made_up in 1..=500 {
+        let id = VoucherId::try_from(v.get() + made_up).expect("id");
+        assert!(matches!(
+            sale::buy(&core, users[0], id).await,
+            Err(BuyError::NotFound)
+        ));
+    }
+    assert_eq!(
+        core.admissions.open_lanes(),
+        0,
+        "no lane for a voucher that does not exist"
+    );
+    assert_eq!(core.admissions.calls(), 0, "no admission script call");
+    // A voucher created on another instance a moment ago is found once the check is due.
+    let other = sibling(&core, &[]).await;
+    let newer = voucher(&other, 3, 5, 600).await;
+    tokio::time::sleep(seckill::sale::known::RECHECK).await;
+    assert!(
+        sale::buy(&core, users[0], newer).await.is_ok(),
+        "found after the recheck"
+    );
 }

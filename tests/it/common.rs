@@ -34,6 +34,15 @@ pub async fn core(db: PgPool, extra: &[(&str, &str)]) -> Core {
     Core::with_pool(config, db).await.expect("connect")
 }
 
+/// A second instance of the deployment `core` belongs to (same keys, same database), with its
+/// own memory and its own subscription.
+pub async fn sibling(core: &Core, extra: &[(&str, &str)]) -> Core {
+    let prefix = core.keys.prefix().as_str().to_owned();
+    let mut vars = vec![("SECKILL_KEY_PREFIX", prefix.as_str())];
+    vars.extend_from_slice(extra);
+    self::core(core.db.clone(), &vars).await
+}
+
 /// The address sign-ins in these tests come from.
 pub fn loopback() -> std::net::IpAddr {
     std::net::IpAddr::from([127, 0, 0, 1])

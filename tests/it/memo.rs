@@ -16,15 +16,6 @@ use seckill::{
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 
-/// A second instance of the deployment `core` belongs to (same keys, same database), with its
-/// own memory and its own subscription.
-async fn sibling(core: &Core, extra: &[(&str, &str)]) -> Core {
-    let prefix = core.keys.prefix().as_str().to_owned();
-    let mut vars = vec![("SECKILL_KEY_PREFIX", prefix.as_str())];
-    vars.extend_from_slice(extra);
-    crate::common::core(core.db.clone(), &vars).await
-}
-
 #[sqlx::test]
 async fn a_refusal_is_answered_from_memory_no_longer_than_its_ttl(db: PgPool) {
     let core = core(db, &[("SECKILL_SOLD_OUT_TTL_MS", "400")]).await;

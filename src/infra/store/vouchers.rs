@@ -67,6 +67,14 @@ pub async fn insert(
 }
 
 /// One voucher, if it exists.
+/// The largest voucher ID given out so far (0 before the first voucher).
+pub async fn largest_id(db: &PgPool) -> Result<i64, sqlx::Error> {
+    let largest: Option<i64> = sqlx::query_scalar("SELECT max(id) FROM vouchers")
+        .fetch_one(db)
+        .await?;
+    Ok(largest.unwrap_or(0))
+}
+
 pub async fn get(db: &PgPool, id: VoucherId) -> Result<Option<Voucher>, sqlx::Error> {
     sqlx::query_as::<_, Row>(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM vouchers WHERE id = $1"
