@@ -96,6 +96,34 @@ async fn find_queued(core: &Core, order: OrderId) -> Result<Option<(VoucherId, U
         .find_map(|(v, owner)| Some((v, UserId::try_from(owner?).ok()?))))
 }
 
+/// `shopper`'s orders still queued: on each preloaded sale, the order the buyers hash gives
+/// them, if the queued hash still holds it. Two small reads per sale, all in flight at once
+/// (one sale's keys are one slot), whatever the size of the sales' queues.
+async fn queued_for(core: &Core, shopper: UserId) -> Result<Vec<OrderView>, Backend> {
+    let held = futures::future::try_join_all(preloaded(core).await?.into_iter().map(|voucher| {
+        let mut redis = core.redis.clone();
+        let keys = core.keys.voucher(voucher);
+        async move {
+            let hex: Option<String> = redis.hget(&keys.buyers, shopper.get()).await?;
+            let Some(hex) = hex else {
+                return Ok::<_, Backend>(None);
+            };
+            let queued: bool = redis.hexists(&keys.queued, &hex).await?;
+            Ok(queued
+                .then(|| OrderId::from_redis_hex(&hex).ok())
+                .flatten()
+                .map(|order| OrderView {
+                    order,
+                    voucher,
+                    status: OrderStatus::Queued,
+                    created_at: order.issued_at(),
+                }))
+        }
+    }))
+    .await?;
+    Ok(held.into_iter().flatten().collect())
+}
+
 /// The vouchers preloaded into Redis (the registry), skipping anything that is not an ID.
 async fn preloaded(core: &Core) -> Result<Vec<VoucherId>, Backend> {
     let mut redis = core.redis.clone();
@@ -112,20 +140,7 @@ pub async fn my_orders(
     shopper: UserId,
     limit: i64,
 ) -> Result<Vec<OrderView>, Backend> {
-    let mut redis = core.redis.clone();
-    let mut views = Vec::new();
-    for voucher in preloaded(core).await? {
-        let queued: Vec<(String, i64)> = redis.hgetall(core.keys.voucher(voucher).queued).await?;
-        views.extend(queued.into_iter().filter_map(|(hex, user)| {
-            let order = OrderId::from_redis_hex(&hex).ok()?;
-            (user == shopper.get()).then(|| OrderView {
-                order,
-                voucher,
-                status: OrderStatus::Queued,
-                created_at: order.issued_at(),
-            })
-        }));
-    }
+    let mut views = queued_for(core, shopper).await?;
     let stored = store::orders::list_for_user(&core.db, shopper, limit).await?;
     let queued: std::collections::HashSet<OrderId> = views.iter().map(|v| v.order).collect();
     views.extend(

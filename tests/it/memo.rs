@@ -11,7 +11,6 @@ use seckill::{
     jobs::stock_back,
     orders::checkout,
     sale::{self, BuyError},
-    Core,
 };
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;

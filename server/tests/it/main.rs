@@ -9,6 +9,7 @@ mod cross_site;
 mod events;
 mod hostile;
 mod lifecycle;
+mod my_orders;
 mod outage;
 mod pages;
 mod scaleout;

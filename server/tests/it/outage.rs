@@ -2,45 +2,13 @@
 //! `Retry-After`), never a 500, whether the buy left alone or in a batch with others. A Redis of
 //! this test's own is killed (`kill -9`), so the other tests keep theirs.
 
-use std::{net::TcpListener, process::Stdio, time::Duration};
+use std::time::Duration;
 
 use futures::future::join_all;
 use reqwest::{Client, StatusCode};
 use sqlx::PgPool;
-use tokio::process::{Child, Command};
 
-use crate::support::{expect_error, spawn_app_with, TestApp};
-
-/// A throwaway Redis on a free loopback port, without persistence.
-async fn own_redis() -> (Child, String) {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .expect("a free port")
-        .local_addr()
-        .expect("addr")
-        .port();
-    let child = Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .args(["--save", "", "--appendonly", "no"])
-        .stdout(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("redis-server (scripts/setup.sh installs it)");
-    let url = format!("redis://127.0.0.1:{port}/");
-    let client = redis::Client::open(url.as_str()).expect("url");
-    for _ in 0..100 {
-        if let Ok(mut c) = client.get_multiplexed_async_connection().await {
-            if redis::cmd("PING")
-                .query_async::<String>(&mut c)
-                .await
-                .is_ok()
-            {
-                return (child, url);
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the test's redis-server did not start on port {port}");
-}
+use crate::support::{expect_error, own_redis, spawn_app_with, TestApp};
 
 /// Shoppers signed in, each with one request made, so the instance holds their sessions in
 /// memory: the buys below reach the admission, not the session read.

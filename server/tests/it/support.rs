@@ -216,3 +216,34 @@ impl TestApp {
             .expect("id")
     }
 }
+
+/// A throwaway Redis on a free loopback port, without persistence.
+pub async fn own_redis() -> (tokio::process::Child, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("a free port")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let child = tokio::process::Command::new("redis-server")
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .args(["--save", "", "--appendonly", "no"])
+        .stdout(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("redis-server (scripts/setup.sh installs it)");
+    let url = format!("redis://127.0.0.1:{port}/");
+    let client = redis::Client::open(url.as_str()).expect("url");
+    for _ in 0..100 {
+        if let Ok(mut c) = client.get_multiplexed_async_connection().await {
+            if redis::cmd("PING")
+                .query_async::<String>(&mut c)
+                .await
+                .is_ok()
+            {
+                return (child, url);
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the test's redis-server did not start on port {port}");
+}
