@@ -13,7 +13,8 @@
 #   scripts/cluster.sh start-instance N     start instance N again
 #
 # --replicas adds one replica per master (six nodes) for failover drills. Ports: Redis
-# 17101-17106 (cluster bus +10000), instances 3101-3103, HAProxy 3100 (stats on 3199).
+# 17101-17106 (cluster bus +10000), instances 3101-3103 (their /metrics on 4101-4103), HAProxy
+# 3100 (stats on 3199).
 # Data and logs under .local/cluster/.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -101,6 +102,8 @@ start_instance() {
     export SECKILL_DEV_LOGIN=${SECKILL_DEV_LOGIN:-true} SECKILL_DEV_PAYMENTS=${SECKILL_DEV_PAYMENTS:-true}
     # HAProxy names each client in X-Forwarded-For; the per-client limits count by it.
     export SECKILL_TRUSTED_PROXIES=${SECKILL_TRUSTED_PROXIES:-127.0.0.1}
+    # Each instance's /metrics on a loopback port of its own (instance port + 1000).
+    export SECKILL_METRICS_ADDR="127.0.0.1:$((port + 1000))"
     exec "$CARGO_TARGET_DIR/release/server" serve >>"$DATA/app/instance-$i.log" 2>&1
   ) &
   echo $! >"$DATA/app/instance-$i.pid"

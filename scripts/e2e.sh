@@ -17,6 +17,8 @@ port=${SECKILL_E2E_PORT:-3917}
 export LEPTOS_SITE_ADDR="127.0.0.1:$port" LEPTOS_SITE_ROOT="$ROOT/target/site" LEPTOS_SITE_PKG_DIR=pkg
 export SECKILL_DEV_LOGIN=true SECKILL_KEY_PREFIX="e2e-$port:" SECKILL_INSTANCE_ID="e2e-$port"
 export SECKILL_ADMIN_PHONES=13800000000 SECKILL_BUYS_PER_SECOND=50 SECKILL_CODE_RESEND_MS=100
+# The journeys read no metrics (and a shop started by scripts/run.sh may hold the default port).
+export SECKILL_METRICS_ADDR=off
 # Every journey signs in from loopback, several a minute.
 export SECKILL_CODE_REQUESTS_PER_CLIENT=10000 SECKILL_SIGN_INS_PER_CLIENT=10000
 # Payments approved at once; unpaid orders cancelled after 20 s, swept every second (the

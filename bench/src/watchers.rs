@@ -52,6 +52,11 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
         (pages * 2 + 100).to_string(),
     ));
     env.push(("SECKILL_PUSH_MS".into(), PUSH_EVERY.as_millis().to_string()));
+    // Every page's stream comes from this one machine.
+    env.push((
+        "SECKILL_STREAMS_PER_CLIENT".into(),
+        (pages + 100).to_string(),
+    ));
     let mut server = Server::start(&env).await?;
     let base = server.base.clone();
     let client = reqwest::Client::builder()
@@ -117,7 +122,7 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
     let moving_events = events.load(Ordering::Relaxed) - moving_before;
     mover.abort();
     streams.shutdown().await;
-    let watchers_left = wait_watchers_gone(&client, &base).await?;
+    let watchers_left = wait_watchers_gone(&client, &server.metrics).await?;
     anyhow::ensure!(
         watchers_left == 0,
         "{watchers_left} watchers still counted after every stream closed"

@@ -10,6 +10,10 @@ use std::{
 
 use seckill::config::{millis, non_blank, positive, typed, ConfigError, DEFAULT_SITE_ADDR};
 
+/// Where `/metrics` is served unless `SECKILL_METRICS_ADDR` says otherwise (Prometheus's
+/// customary exporter port, on loopback).
+pub const DEFAULT_METRICS_ADDR: &str = "127.0.0.1:9464";
+
 /// Settings of the HTTP side of one instance.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -26,6 +30,9 @@ pub struct Settings {
     /// Proxies whose `X-Forwarded-For` names the client (`SECKILL_TRUSTED_PROXIES`,
     /// comma-separated addresses, e.g. HAProxy's): see [`crate::client`].
     pub trusted_proxies: Vec<IpAddr>,
+    /// Where `/metrics` is served (`SECKILL_METRICS_ADDR`, default `127.0.0.1:9464`; `off`:
+    /// nowhere): a listener of its own, never the shop's public one.
+    pub metrics_addr: Option<SocketAddr>,
     /// Dev login on an address other than loopback is meant (`SECKILL_DEV_LOGIN_PUBLIC`): a
     /// shared staging machine, never a shop.
     pub dev_login_public: bool,
@@ -71,6 +78,10 @@ impl Settings {
             page_ttl: millis(&get, "SECKILL_PAGE_CACHE_MS", 1_000)?,
             public_origins: origins(get("SECKILL_PUBLIC_ORIGIN").as_deref())?,
             trusted_proxies: addresses(get("SECKILL_TRUSTED_PROXIES").as_deref())?,
+            metrics_addr: match get("SECKILL_METRICS_ADDR").as_deref().map(str::trim) {
+                Some("off") => None,
+                _ => Some(typed(&get, "SECKILL_METRICS_ADDR", DEFAULT_METRICS_ADDR)?),
+            },
             dev_login_public: typed(&get, "SECKILL_DEV_LOGIN_PUBLIC", "false")?,
         })
     }
@@ -134,6 +145,14 @@ mod tests {
         assert_eq!(s.site_addr.to_string(), "127.0.0.1:3000");
         assert_eq!(s.http.max_body_bytes, 64 * 1024);
         assert_eq!(s.page_ttl, Duration::from_secs(1));
+        assert_eq!(
+            s.metrics_addr.map(|a| a.to_string()).as_deref(),
+            Some(DEFAULT_METRICS_ADDR)
+        );
+        assert!(settings(&[("SECKILL_METRICS_ADDR", "off")])
+            .expect("off")
+            .metrics_addr
+            .is_none());
     }
 
     #[test]

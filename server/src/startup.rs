@@ -11,7 +11,7 @@ use axum::{
 };
 use leptos::{config::LeptosOptions, prelude::provide_context};
 use leptos_axum::{generate_route_list, LeptosRoutes};
-use metrics_exporter_prometheus::PrometheusBuilder;
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use seckill::{catalog, Config, Core};
 use tokio::net::TcpListener;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
@@ -32,6 +32,8 @@ use crate::{
 /// A built application, bound to its port and ready to serve.
 pub struct Application {
     listener: TcpListener,
+    /// `/metrics`, on a listener of its own (`SECKILL_METRICS_ADDR`).
+    metrics: Option<(TcpListener, Router)>,
     router: Router,
     core: Core,
     settings: Settings,
@@ -56,7 +58,22 @@ impl Application {
             .with_context(|| format!("binding {addr}"))?;
         let origins = SiteOrigins::new(&settings.public_origins, listener.local_addr()?);
         tracing::info!(origins = %origins.list(), "requests that change something are taken from these origins only");
-        let router = router(&core, &settings, origins, leptos_options(addr)?);
+        let (router, state) = router(&core, &settings, origins, leptos_options(addr)?);
+        let metrics = match settings.metrics_addr {
+            Some(at) => {
+                let listener = TcpListener::bind(at)
+                    .await
+                    .with_context(|| format!("binding {at} for /metrics (SECKILL_METRICS_ADDR)"))?;
+                if !at.ip().is_loopback() {
+                    tracing::warn!(%at, "/metrics is served on an address other than loopback");
+                }
+                let metrics = Router::new()
+                    .route("/metrics", get(rest::metrics))
+                    .with_state(state);
+                Some((listener, metrics))
+            }
+            None => None,
+        };
         let shutdown = CancellationToken::new();
         let tasks = TaskTracker::new();
         seckill::jobs::spawn_all(&core, &tasks, &shutdown)
@@ -64,6 +81,7 @@ impl Application {
             .context("starting the background jobs")?;
         Ok(Self {
             listener,
+            metrics,
             router,
             core,
             settings,
@@ -77,6 +95,13 @@ impl Application {
         self.listener
             .local_addr()
             .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)))
+    }
+
+    /// Where `/metrics` is served, if anywhere.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics
+            .as_ref()
+            .and_then(|(listener, _)| listener.local_addr().ok())
     }
 
     /// A token that stops the application when cancelled (tests; signals do it in production).
@@ -96,6 +121,22 @@ impl Application {
         println!("seckill is serving on http://{addr}");
         let shutdown = self.shutdown.clone();
         tokio::spawn(signals(shutdown.clone()));
+        if let Some((listener, router)) = self.metrics {
+            if let Ok(at) = listener.local_addr() {
+                tracing::info!("metrics on http://{at}/metrics");
+            }
+            let (limits, shutdown) = (self.settings.http.clone(), shutdown.clone());
+            self.tasks.spawn(async move {
+                serve::serve(
+                    listener,
+                    router,
+                    &limits,
+                    TrustedProxies::default(),
+                    shutdown,
+                )
+                .await;
+            });
+        }
         serve::serve(
             self.listener,
             self.router,
@@ -144,16 +185,16 @@ fn leptos_options(addr: SocketAddr) -> anyhow::Result<LeptosOptions> {
     Ok(options)
 }
 
-/// The whole router: metrics, static files, the REST API, the Leptos pages and their 404 page,
-/// behind the page cache, compression, refusals, body limits, tracing and the request screen.
+/// The whole router: static files, the REST API, the Leptos pages and their 404 page, behind
+/// the page cache, compression, refusals, body limits, tracing and the request screen; and the
+/// state the metrics listener shares.
 fn router(
     core: &Core,
     settings: &Settings,
     origins: SiteOrigins,
     options: LeptosOptions,
-) -> Router {
-    // The recorder is process-wide; a second application in one process (tests) shares it.
-    let metrics = PrometheusBuilder::new().install_recorder().ok();
+) -> (Router, AppState) {
+    let metrics = metrics_handle();
     let streams = StreamSlots::new(settings.http.streams_per_client);
     let cookie = origins.session_cookie();
     let state = AppState::new(options.clone(), core.clone(), metrics, streams, cookie);
@@ -165,7 +206,6 @@ fn router(
         }
     };
     let app = Router::new()
-        .route("/metrics", get(rest::metrics))
         // The site's static files, precompressed, with conditional requests (304s); the
         // fallback below serves anything else under the site root.
         .nest_service(
@@ -184,7 +224,10 @@ fn router(
             AppState,
             _,
         >(with_core, shell));
-    layers(app, core, settings, origins).with_state(state)
+    (
+        layers(app, core, settings, origins).with_state(state.clone()),
+        state,
+    )
 }
 
 /// The layers around every route, innermost first.
@@ -225,6 +268,15 @@ fn layers(
         BodyLimit(http.max_body_bytes),
         screen::screen,
     ))
+}
+
+/// The process's metrics recorder, installed by the first application; every later one in the
+/// same process (tests) renders the same figures.
+fn metrics_handle() -> Option<PrometheusHandle> {
+    static HANDLE: std::sync::OnceLock<Option<PrometheusHandle>> = std::sync::OnceLock::new();
+    HANDLE
+        .get_or_init(|| PrometheusBuilder::new().install_recorder().ok())
+        .clone()
 }
 
 async fn signals(shutdown: CancellationToken) {

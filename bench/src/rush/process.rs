@@ -15,6 +15,8 @@ use crate::report;
 pub struct Server {
     child: Child,
     pub base: String,
+    /// Where its `/metrics` is served (a listener of its own).
+    pub metrics: String,
 }
 
 impl Server {
@@ -38,6 +40,12 @@ impl Server {
             PathBuf::from,
         );
         let addr = format!("127.0.0.1:{port}");
+        let metrics = format!(
+            "127.0.0.1:{}",
+            std::net::TcpListener::bind("127.0.0.1:0")?
+                .local_addr()?
+                .port()
+        );
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -47,6 +55,7 @@ impl Server {
             .arg("serve")
             .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .env("LEPTOS_SITE_ADDR", &addr)
+            .env("SECKILL_METRICS_ADDR", &metrics)
             .env("SECKILL_INSTANCE_ID", format!("bench-{port}"))
             .env("RUST_LOG", "warn")
             .stdout(log.try_clone().context("server log")?)
@@ -61,6 +70,7 @@ impl Server {
         let server = Self {
             child,
             base: format!("http://{addr}"),
+            metrics: format!("http://{metrics}"),
         };
         let client = reqwest::Client::new();
         let deadline = Instant::now() + Duration::from_secs(30);

@@ -317,7 +317,7 @@ async fn written_by(
     let mut written_by = Vec::new();
     for s in servers {
         let metrics = client
-            .get(format!("{}/metrics", s.base))
+            .get(format!("{}/metrics", s.metrics))
             .send()
             .await
             .ok()

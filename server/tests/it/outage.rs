@@ -2,8 +2,6 @@
 //! `Retry-After`), never a 500, whether the buy left alone or in a batch with others. A Redis of
 //! this test's own is killed (`kill -9`), so the other tests keep theirs.
 
-use std::time::Duration;
-
 use futures::future::join_all;
 use reqwest::{Client, StatusCode};
 use sqlx::PgPool;

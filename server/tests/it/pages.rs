@@ -152,3 +152,26 @@ async fn pages_go_out_compressed_to_browsers_that_take_it(db: sqlx::PgPool) {
         .to_str()
         .is_ok_and(|t| t.starts_with("W/")));
 }
+
+#[sqlx::test]
+async fn metrics_are_served_on_their_own_listener_only(db: sqlx::PgPool) {
+    let app = spawn_app(db).await;
+    let public = client()
+        .get(format!("{}/metrics", app.base))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(
+        public.status(),
+        StatusCode::NOT_FOUND,
+        "not on the shop's address"
+    );
+    let own = client()
+        .get(format!("{}/metrics", app.metrics))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(own.status(), StatusCode::OK);
+    let text = own.text().await.expect("text");
+    assert!(text.contains("seckill_"), "{text}");
+}

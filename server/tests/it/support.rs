@@ -11,6 +11,8 @@ use sqlx::PgPool;
 /// fresh PostgreSQL database.
 pub struct TestApp {
     pub base: String,
+    /// Where its `/metrics` is served (`http://…`).
+    pub metrics: String,
     pub core: Core,
     /// Cancelling it stops the instance gracefully (as SIGTERM does).
     pub shutdown: tokio_util::sync::CancellationToken,
@@ -69,6 +71,7 @@ fn instance_vars(prefix: &str) -> HashMap<&'static str, String> {
     HashMap::from([
         ("SECKILL_KEY_PREFIX", prefix),
         ("LEPTOS_SITE_ADDR", "127.0.0.1:0".to_owned()),
+        ("SECKILL_METRICS_ADDR", "127.0.0.1:0".to_owned()),
         ("SECKILL_DEV_LOGIN", "true".to_owned()),
         ("SECKILL_DEV_PAYMENTS", "true".to_owned()),
         ("SECKILL_BUYS_PER_SECOND", "3".to_owned()),
@@ -92,10 +95,12 @@ async fn start(db: PgPool, vars: &HashMap<&str, String>) -> TestApp {
         .await
         .expect("build");
     let base = format!("http://{}", app.local_addr());
+    let metrics = format!("http://{}", app.metrics_addr().expect("a metrics listener"));
     let shutdown = app.shutdown_token();
     let serving = tokio::spawn(app.run_until_stopped());
     TestApp {
         base,
+        metrics,
         core,
         shutdown,
         serving,
