@@ -24,11 +24,35 @@ export SECKILL_CODE_REQUESTS_PER_CLIENT=10000 SECKILL_SIGN_INS_PER_CLIENT=10000
 # Payments approved at once; unpaid orders cancelled after 20 s, swept every second (the
 # deadline journey waits for it; the other journeys finish well within it).
 export SECKILL_DEV_PAYMENTS=true SECKILL_PAY_WITHIN_MS=20000 SECKILL_SWEEP_MS=1000
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done' EXIT
+healthy() { # address, log
+  for _ in $(seq 100); do curl -fs "http://$1/api/health" >/dev/null 2>&1 && return 0; sleep 0.2; done
+  cat "$2"; die "the server on $1 did not become healthy"
+}
 log "starting the $server_dir server on $LEPTOS_SITE_ADDR for the browser tests"
 "$CARGO_TARGET_DIR/$server_dir/server" serve > "$ROOT/target/e2e-server.log" 2>&1 &
-server_pid=$!
-trap 'kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true' EXIT
-for _ in $(seq 100); do curl -fs "http://$LEPTOS_SITE_ADDR/api/health" >/dev/null 2>&1 && break; sleep 0.2; done
-curl -fs "http://$LEPTOS_SITE_ADDR/api/health" >/dev/null || { cat "$ROOT/target/e2e-server.log"; die "server did not become healthy"; }
+pids+=($!)
+healthy "$LEPTOS_SITE_ADDR" "$ROOT/target/e2e-server.log"
+
+# A second shop as one is deployed: dev login and dev payments off, codes through the SMS
+# relay's webhook (end2end/sms-relay.mjs checks the signature and hands the code to the
+# journey, as the shopper's phone would).
+# Its own database and key prefix: a deployment of its own, whose sweeper leaves the first's
+# orders alone.
+relay_port=$((port + 2)) prod_addr="127.0.0.1:$((port + 1))" secret="e2e-relay-secret-$port"
+prod_db="seckill_e2e_$((port + 1))"
+psql "$DATABASE_URL" -qc "DROP DATABASE IF EXISTS $prod_db" -c "CREATE DATABASE $prod_db" >/dev/null
+node "$ROOT/end2end/sms-relay.mjs" "$relay_port" "$secret" > "$ROOT/target/e2e-relay.log" 2>&1 &
+pids+=($!)
+log "starting a production-mode server on $prod_addr (codes through the webhook) for the sign-in journeys"
+DATABASE_URL="${DATABASE_URL%/*}/$prod_db" LEPTOS_SITE_ADDR=$prod_addr SECKILL_KEY_PREFIX="e2e-$((port + 1)):" SECKILL_INSTANCE_ID="e2e-$((port + 1))" \
+  SECKILL_DEV_LOGIN=false SECKILL_DEV_PAYMENTS=false \
+  SECKILL_SMS_WEBHOOK_URL="http://127.0.0.1:$relay_port/sms" SECKILL_SMS_WEBHOOK_SECRET=$secret \
+  "$CARGO_TARGET_DIR/$server_dir/server" serve > "$ROOT/target/e2e-prod-server.log" 2>&1 &
+pids+=($!)
+healthy "$prod_addr" "$ROOT/target/e2e-prod-server.log"
+
 log "Playwright (Debian chromium); screenshots in end2end/test-results/"
-(cd "$ROOT/end2end" && BASE_URL="http://$LEPTOS_SITE_ADDR" npx playwright test "$@")
+(cd "$ROOT/end2end" && BASE_URL="http://$LEPTOS_SITE_ADDR" PROD_BASE_URL="http://$prod_addr" \
+  RELAY_URL="http://127.0.0.1:$relay_port" npx playwright test "$@")

@@ -1,0 +1,68 @@
+import { expect, test, type Page } from "@playwright/test";
+import { e164, freshPhone, hydrated } from "./support";
+
+// A shop as deployed (scripts/e2e.sh's second server): dev login off, sign-in codes through the
+// SMS gateway's webhook. The journey reads the code from the relay, as the shopper would from
+// their phone; the page never shows one.
+const prod = process.env.PROD_BASE_URL ?? "http://127.0.0.1:3918";
+const relay = process.env.RELAY_URL ?? "http://127.0.0.1:3919";
+
+/** The code the relay received for `phone` (typed nationally), once it has one. */
+async function smsFor(phone: string): Promise<string> {
+  let code = "";
+  await expect
+    .poll(async () => {
+      const r = await fetch(`${relay}/codes?phone=${encodeURIComponent(e164(phone))}`);
+      code = r.ok ? await r.text() : "";
+      return code;
+    })
+    .toMatch(/^\d{6}$/);
+  return code;
+}
+
+async function signInThroughSms(page: Page, phone: string): Promise<void> {
+  await page.getByTestId("phone").fill(phone);
+  await page.getByTestId("send-code").click();
+  const code = await smsFor(phone);
+  await expect(page.getByTestId("dev-code")).toHaveCount(0);
+  await page.getByTestId("code").fill(code);
+  await page.getByTestId("sign-in").click();
+  await expect(page).toHaveURL(/\/orders$/);
+  await expect(page.getByTestId("signed-in-as")).toHaveText(e164(phone));
+}
+
+test("a shopper signs in with the code their phone got, in a shop with no development mode", async ({ page }) => {
+  await page.goto(`${prod}/login?next=/orders`);
+  await hydrated(page);
+  await expect(page.getByTestId("dev-mode")).toHaveCount(0);
+  await signInThroughSms(page, freshPhone());
+  await expect(page.getByTestId("dev-mode")).toHaveCount(0);
+  await page.screenshot({ path: "test-results/webhook-sign-in.png", fullPage: true });
+});
+
+test.describe("without JavaScript", () => {
+  test.use({ javaScriptEnabled: false });
+
+  test("the sign-in forms work with the code from the SMS, and no code is in the page's address", async ({ page }) => {
+    const phone = freshPhone();
+    await page.goto(`${prod}/login?next=/orders`);
+    await page.getByTestId("phone").fill(phone);
+    await page.getByTestId("send-code").click();
+    await expect(page).toHaveURL(/\/login\?phone=\d+&sent=1&next=\/orders$/);
+    const code = await smsFor(phone);
+    await expect(page.getByTestId("dev-code")).toHaveCount(0);
+    await page.getByTestId("code").fill(code);
+    await page.getByTestId("sign-in").click();
+    await expect(page).toHaveURL(/\/orders$/);
+    await expect(page.getByTestId("signed-in-as")).toHaveText(e164(phone));
+    await expect(page.getByTestId("dev-mode")).toHaveCount(0);
+  });
+});
+
+test("a shop in development mode says so on every page", async ({ page }) => {
+  for (const path of ["/", "/login"]) {
+    await page.goto(path);
+    await expect(page.getByTestId("dev-mode")).toBeVisible();
+    await expect(page.getByTestId("dev-mode")).toContainText("Development mode");
+  }
+});
