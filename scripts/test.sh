@@ -35,11 +35,13 @@ cargo test "${NATIVE[@]}"
 eval "$("$ROOT/scripts/cluster.sh" redis-start | grep '^export SECKILL_CLUSTER_URL=')"
 log "integration tests again on a 3-master Redis Cluster ($SECKILL_CLUSTER_URL)"
 # The same selection as above, so nothing is compiled again: the core's sale flow, order IDs,
-# lifecycle, lock, sweeper and console modules and the server's API, lifecycle, scale-out,
-# hostile-input and abuse (sign-in keys and per-client counters in their slots) modules. RedLock starts its own five independent masters: nothing to learn from
-# a second pass.
+# lifecycle, lock, sweeper, console and catalog-cache (its pub/sub on a cluster) modules and the
+# server's API, lifecycle, scale-out, hostile-input and abuse (sign-in keys and per-client
+# counters in their slots) modules. RedLock starts its own five independent masters: nothing to
+# learn from a second pass.
 REDIS_URL=$SECKILL_CLUSTER_URL cargo test "${NATIVE[@]}" --test it -- --skip redlock \
-  sale_flow:: order_ids:: lifecycle:: lock:: sweeper:: console:: api:: scaleout:: hostile:: abuse::
+  sale_flow:: order_ids:: lifecycle:: lock:: sweeper:: console:: api:: scaleout:: hostile:: abuse:: \
+  catalog_cache::
 
 # The journeys and the smoke runs use the debug server and bench of the build above, and the
 # browser bundle as released (build.sh --for-tests): the native tree is compiled once. The

@@ -83,6 +83,8 @@ pub struct CoreParts {
     pub sessions: Arc<TtlMap<String, Principal>>,
     /// Sales that refused every buyer a moment ago (`SECKILL_SOLD_OUT_TTL_MS`).
     pub refusals: Arc<Refusals>,
+    /// The catalog's rows read a moment ago (`SECKILL_CATALOG_CACHE_MS`, refreshed on change).
+    pub catalog: crate::catalog::cache::CatalogCache,
     /// The largest voucher ID known: a buy past it is refused before any lane or query.
     pub known: crate::sale::known::KnownVouchers,
     /// Buys gathered into batched admission calls, per voucher (`SECKILL_ADMIT_*`).
@@ -91,8 +93,8 @@ pub struct CoreParts {
     pub(crate) http: reqwest::Client,
     /// The sales open pages watch on this instance (`live::run` pushes their changes).
     pub live: Arc<crate::sale::live::Live>,
-    /// Bumped whenever this instance changes a voucher (created, ended, stock added), so
-    /// renderings kept from before are not answered again (the server's page cache).
+    /// Bumped whenever a voucher changes (created, ended, stock added) here or on another
+    /// instance, so renderings and rows kept from before are not answered again.
     catalog_epoch: std::sync::atomic::AtomicU64,
     deployment: Deployment,
 }
@@ -129,6 +131,7 @@ impl Core {
             sessions: Arc::new(TtlMap::new(config.memo.session_ttl, MEMO_CAP)),
             refusals: Arc::new(TtlMap::new(config.memo.refusal_ttl, MEMO_CAP)),
             known: crate::sale::known::KnownVouchers::default(),
+            catalog: crate::catalog::cache::CatalogCache::new(config.memo.catalog_ttl),
             admissions: Admissions::new(
                 redis,
                 keys.clone(),
@@ -147,13 +150,15 @@ impl Core {
         })))
     }
 
-    /// Notes that a voucher changed on this instance (see [`Core::catalog_epoch`]).
+    /// Notes that a voucher changed, here or (announced by pub/sub) on another instance: see
+    /// [`Core::catalog_epoch`].
     pub fn catalog_changed(&self) {
         self.catalog_epoch
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// How many times this instance changed a voucher: what a rendering was made under.
+    /// How many voucher changes this instance has heard of: what a rendering or a catalog row
+    /// was made under.
     pub fn catalog_epoch(&self) -> u64 {
         self.catalog_epoch
             .load(std::sync::atomic::Ordering::Relaxed)

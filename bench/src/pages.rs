@@ -1,8 +1,10 @@
-//! The read path over HTTP (design.md §8, decision 21): requests per second and latency of the
-//! home page and a voucher's page (anonymous, from the shared rendering; signed in, rendered
-//! for the shopper), the JSON API's voucher and a static file, each from the same number of
-//! kept-alive connections in a closed loop, one after the other in one run; and a cold visit's
-//! weight over the wire (the page, then its CSS, JS and wasm as a browser asks for them).
+//! The read path over HTTP (design.md §8, decisions 21 and 28): requests per second and latency
+//! of the server's most trivial answer (`GET /api/live`, the ceiling every other figure is a
+//! ratio of), the JSON API's voucher and list, the home page and a voucher's page (anonymous,
+//! from the shared rendering; signed in, rendered for the shopper) and a static file, each from
+//! the same number of kept-alive connections in a closed loop, one after the other in one run;
+//! and a cold visit's weight over the wire (the page, then its CSS, JS and wasm as a browser
+//! asks for them).
 
 use std::{
     sync::{
@@ -69,9 +71,17 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
         encoding,
     };
     let targets = [
+        // The ceiling: the server's most trivial answer, through the same stack.
+        target("GET /api/live (the ceiling)", "/api/live", false, None),
         target(
             "GET /api/vouchers/{id} (JSON)",
             &format!("/api/vouchers/{voucher}"),
+            false,
+            None,
+        ),
+        target(
+            "GET /api/vouchers (JSON list)",
+            "/api/vouchers",
             false,
             None,
         ),
@@ -96,7 +106,7 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
         anyhow::ensure!(m.errors == 0, "{}: {} requests failed", t.label, m.errors);
     }
 
-    let api = measured[0].rate;
+    let ceiling = measured[0].rate;
     let mut rows = vec![(
         "scenario".to_owned(),
         format!(
@@ -109,9 +119,9 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
         rows.push((
             t.label.to_owned(),
             format!(
-                "{:.0}/s ({:.2}× the API) · p50 {:.2} / p99 {:.2} ms{}",
+                "{:.0}/s ({:.2}× the ceiling) · p50 {:.2} / p99 {:.2} ms{}",
                 m.rate,
-                m.rate / api,
+                m.rate / ceiling,
                 report::ms(m.latency.value_at_quantile(0.5)),
                 report::ms(m.latency.value_at_quantile(0.99)),
                 if m.errors > 0 {
@@ -124,7 +134,7 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
         json.push(serde_json::json!({
             "target": t.label,
             "per_sec": m.rate,
-            "ratio_to_api": m.rate / api,
+            "ratio_to_ceiling": m.rate / ceiling,
             "latency": report::latency_json(&m.latency),
             "errors": m.errors,
         }));
@@ -139,15 +149,17 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
         format!("{:.1} KB: {}", total as f64 / 1024.0, parts.join(", ")),
     ));
     let verdict = |ok: bool| if ok { "met" } else { "missed" };
-    let page_ok = |i: usize| measured[i].rate >= 0.8 * api;
+    let at_least = |i: usize, ratio: f64| measured[i].rate >= ratio * ceiling;
     let p99_ok = |i: usize| report::ms(measured[i].latency.value_at_quantile(0.99)) <= 20.0;
     rows.push((
         "targets".into(),
         format!(
-            "anonymous home ≥ 0.8× API: {}; anonymous voucher page ≥ 0.8× API: {}; their p99 ≤ 20 ms: {}; cold weight ≤ 400 KB: {}",
-            verdict(page_ok(1)),
-            verdict(page_ok(3)),
-            verdict(p99_ok(1) && p99_ok(3)),
+            "API voucher and list ≥ 0.8× the ceiling: {}; anonymous home and voucher page ≥ 0.8×: {}; \
+             signed-in home and voucher page ≥ 0.5×: {}; p99 ≤ 20 ms on every page: {}; cold weight ≤ 400 KB: {}",
+            verdict(at_least(1, 0.8) && at_least(2, 0.8)),
+            verdict(at_least(3, 0.8) && at_least(5, 0.8)),
+            verdict(at_least(4, 0.5) && at_least(6, 0.5)),
+            verdict((3..=6).all(p99_ok)),
             verdict(total <= 400 * 1024),
         ),
     ));

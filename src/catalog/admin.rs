@@ -96,7 +96,7 @@ async fn end_checked(core: &Core, voucher: VoucherId) -> Result<DateTime<Utc>, S
     let guard = lock(core, voucher).await?;
     let result = end_locked(core, voucher, guard.fence()).await;
     guard.finish("an admin's change to a sale").await;
-    core.catalog_changed();
+    super::changed(core, voucher).await;
     let ends_at = result?;
     tracing::info!(%voucher, %ends_at, "sale ended by an admin");
     Ok(ends_at)
@@ -162,7 +162,7 @@ async fn add_checked(
     let guard = lock(core, voucher).await?;
     let result = add_locked(core, voucher, &asked, guard.fence()).await;
     guard.finish("an admin's change to a sale").await;
-    core.catalog_changed();
+    super::changed(core, voucher).await;
     let (added, recorded) = result?;
     let fresh = recorded.is_none();
     // After the lock is released: a sale Redis lost is restored under that same lock. A

@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use redis::AsyncCommands;
 
 pub mod admin;
+pub mod cache;
 pub mod console;
 
 use crate::{
@@ -103,13 +104,27 @@ async fn create_checked(
     let voucher = store::vouchers::get(&core.db, id)
         .await?
         .ok_or(sqlx::Error::RowNotFound)?;
-    core.catalog_changed();
     core.known.created(id);
+    changed(core, id).await;
     preload(core, &voucher)
         .await
         .map_err(|e| CreateVoucherError::Preload(id, e))?;
     tracing::info!(voucher = %id, stock = new.stock.get(), "voucher created and preloaded");
     Ok(id)
+}
+
+/// After a voucher changed here (created, ended, topped up): renderings and rows this instance
+/// kept are old at once, and every other instance hears of it by pub/sub (best effort: their
+/// memory expires within `SECKILL_CATALOG_CACHE_MS` if the message is lost).
+pub async fn changed(core: &Core, voucher: VoucherId) {
+    core.catalog_changed();
+    let mut redis = core.redis.clone();
+    let sent: Result<i64, _> = redis
+        .publish(core.keys.catalog_channel(), voucher.get())
+        .await;
+    if let Err(e) = sent {
+        tracing::warn!(%voucher, error = %e, "the catalog change was not announced");
+    }
 }
 
 /// Loads `voucher`'s sale into Redis, or restores it after Redis lost it (see
@@ -204,13 +219,16 @@ pub struct VoucherState {
 
 /// Newest vouchers first, with what is left of each.
 pub async fn list(core: &Core, limit: i64) -> Result<Vec<VoucherState>, Backend> {
-    let vouchers = store::vouchers::list(&core.db, limit).await?;
-    with_live_counts(core, vouchers).await
+    let vouchers = core.catalog.list(core, limit).await?;
+    with_live_counts(core, vouchers.iter().cloned().collect()).await
 }
 
 /// One voucher with what is left of it.
 pub async fn get(core: &Core, id: VoucherId) -> Result<Option<VoucherState>, Backend> {
-    let Some(v) = store::vouchers::get(&core.db, id).await? else {
+    if !core.known.may_exist(&core.db, id).await? {
+        return Ok(None);
+    }
+    let Some(v) = core.catalog.get(core, id).await? else {
         return Ok(None);
     };
     Ok(with_live_counts(core, vec![v]).await?.pop())

@@ -140,6 +140,11 @@ impl Keys {
         format!("{}seckill:stock-back", self.prefix.0)
     }
 
+    /// Pub/sub channel: a voucher changed (created, ended, topped up); payload its ID.
+    pub fn catalog_channel(&self) -> String {
+        format!("{}seckill:catalog", self.prefix.0)
+    }
+
     pub fn session(&self, token: &str) -> String {
         format!("{}session:{token}", self.prefix.0)
     }

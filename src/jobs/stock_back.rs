@@ -1,8 +1,11 @@
-//! The stock-back subscription: units coming back on sale (a cancellation's or a top-up's move, a
-//! failed write's unit, a sale rebuilt from PostgreSQL) are announced by a `PUBLISH` of the
-//! voucher's ID on one channel ([`crate::sale::announce_stock_back`]); each instance keeps one
-//! subscription (classic pub/sub on a seed node, which hears a `PUBLISH` made on any master of a
-//! cluster) and forgets that sale's refusal (design.md §8, decision 17).
+//! The instance's subscription, to two channels (classic pub/sub on a seed node, which hears a
+//! `PUBLISH` made on any master of a cluster):
+//! - stock back: units coming back on sale (a cancellation's or a top-up's move, a failed
+//!   write's unit, a sale rebuilt from PostgreSQL), announced with the voucher's ID
+//!   ([`crate::sale::announce_stock_back`]): that sale's refusal is forgotten (decision 17);
+//! - catalog: a voucher created, ended or topped up on another instance
+//!   ([`crate::catalog::changed`]): the catalog epoch moves on, so the rows and renderings kept
+//!   from before are not answered again (decision 28).
 
 use std::time::Duration;
 
@@ -12,15 +15,18 @@ use tokio_util::sync::CancellationToken;
 use crate::{domain::VoucherId, infra::redis_conn::CONNECT_TIMEOUT, Core};
 
 /// Keeps this instance's subscription until `shutdown`, reconnecting after a drop. Every
-/// (re)subscription forgets every refusal: messages may have been missed meanwhile.
+/// (re)subscription forgets every refusal and every catalog row, and a resubscription moves the
+/// catalog epoch on (renderings too): messages may have been missed meanwhile.
 pub async fn listen(core: Core, shutdown: CancellationToken) {
     let channel = core.keys.stock_back_channel();
+    let catalog = core.keys.catalog_channel();
+    let mut first = true;
     loop {
         let mut subscribed = None;
         for client in core.redis_deployment().seed_clients() {
             let opened = tokio::time::timeout(CONNECT_TIMEOUT, client.get_async_pubsub()).await;
             if let Ok(Ok(mut pubsub)) = opened {
-                if pubsub.subscribe(&channel).await.is_ok() {
+                if pubsub.subscribe(&[&channel, &catalog]).await.is_ok() {
                     subscribed = Some(pubsub);
                     break;
                 }
@@ -28,11 +34,17 @@ pub async fn listen(core: Core, shutdown: CancellationToken) {
         }
         if let Some(pubsub) = subscribed {
             core.refusals.clear();
+            core.catalog.clear();
+            if !first {
+                core.catalog_changed();
+            }
+            first = false;
             let mut messages = pubsub.into_on_message();
             loop {
                 tokio::select! {
                     () = shutdown.cancelled() => return,
                     next = messages.next() => match next {
+                        Some(m) if m.get_channel_name() == catalog => core.catalog_changed(),
                         Some(m) => {
                             let id = m.get_payload::<i64>().ok().and_then(|id| VoucherId::try_from(id).ok());
                             if let Some(v) = id {
@@ -43,7 +55,7 @@ pub async fn listen(core: Core, shutdown: CancellationToken) {
                     },
                 }
             }
-            tracing::warn!("stock-back subscription dropped; resubscribing");
+            tracing::warn!("stock-back and catalog subscription dropped; resubscribing");
         }
         tokio::select! {
             () = shutdown.cancelled() => return,

@@ -1,7 +1,7 @@
 //! The HTTP surface over real HTTP, against the real Redis and PostgreSQL: every error code of
 //! design.md §5 is produced by a real request, and the pages work as plain HTML forms.
 
-use crate::support::{client, expect_error, spawn_app, written};
+use crate::support::{client, expect_error, planted_order_id, spawn_app, user_id, written};
 use reqwest::{Client, StatusCode};
 use serde_json::{json, Value};
 use sqlx::PgPool;
@@ -350,19 +350,9 @@ async fn pages_work_as_plain_html(db: PgPool) {
     );
 
     // An order still queued (planted in the queued hash, off the stream, so it stays there).
-    let user: i64 = sqlx::query_scalar("SELECT id FROM users WHERE phone = '+8613900000005'")
-        .fetch_one(&app.core.db)
-        .await
-        .expect("user");
-    let now_secs = chrono::Utc::now().timestamp() - seckill::domain::ORDER_EPOCH_UNIX;
+    let user = user_id(&app, "+8613900000005").await;
     let voucher = seckill::domain::VoucherId::try_from(v).expect("id");
-    // An ID of the voucher's shard (as every admission draws), far past any drawn today.
-    let sequence = seckill::domain::Shard::of_voucher(voucher)
-        .sequence(16_000_000)
-        .expect("in range");
-    let queued =
-        seckill::domain::OrderId::from_parts(u32::try_from(now_secs).expect("secs"), sequence)
-            .expect("id");
+    let queued = planted_order_id(v);
     let mut redis = app.core.redis.clone();
     let _: () = redis::cmd("HSET")
         .arg(app.core.keys.voucher(voucher).queued)

@@ -5,7 +5,7 @@
 use reqwest::StatusCode;
 use sqlx::PgPool;
 
-use crate::support::{buy_order, own_redis, spawn_app_with, written};
+use crate::support::{buy_order, own_redis, planted_order_id, spawn_app_with, user_id, written};
 
 async fn hgetall_calls(url: &str) -> u64 {
     let client = redis::Client::open(url).expect("url");
@@ -41,17 +41,8 @@ async fn my_orders_never_reads_a_sales_whole_queue(db: PgPool) {
     // An order of the shopper still queued on the other sale (planted off the stream, so the
     // worker leaves it there): in the buyers hash and the queued hash, as an admission leaves it.
     let voucher = seckill::domain::VoucherId::try_from(other).expect("id");
-    let now_secs = chrono::Utc::now().timestamp() - seckill::domain::ORDER_EPOCH_UNIX;
-    let sequence = seckill::domain::Shard::of_voucher(voucher)
-        .sequence(16_000_000)
-        .expect("in range");
-    let queued =
-        seckill::domain::OrderId::from_parts(u32::try_from(now_secs).expect("secs"), sequence)
-            .expect("id");
-    let user: i64 = sqlx::query_scalar("SELECT id FROM users WHERE phone = '+8613900000061'")
-        .fetch_one(&app.core.db)
-        .await
-        .expect("user");
+    let queued = planted_order_id(other);
+    let user = user_id(&app, "+8613900000061").await;
     let keys = app.core.keys.voucher(voucher);
     let mut redis = app.core.redis.clone();
     let _: () = redis::pipe()

@@ -252,3 +252,24 @@ pub async fn own_redis() -> (tokio::process::Child, String) {
     }
     panic!("the test's redis-server did not start on port {port}");
 }
+
+/// An order ID of voucher `v`'s shard issued now, far past any an admission draws today: for
+/// orders planted in Redis off the stream, which the worker then leaves where they are.
+pub fn planted_order_id(v: i64) -> seckill::domain::OrderId {
+    let now_secs = chrono::Utc::now().timestamp() - seckill::domain::ORDER_EPOCH_UNIX;
+    let voucher = seckill::domain::VoucherId::try_from(v).expect("id");
+    let sequence = seckill::domain::Shard::of_voucher(voucher)
+        .sequence(16_000_000)
+        .expect("in range");
+    seckill::domain::OrderId::from_parts(u32::try_from(now_secs).expect("secs"), sequence)
+        .expect("id")
+}
+
+/// The user ID of `phone` (as stored: E.164).
+pub async fn user_id(app: &TestApp, phone: &str) -> i64 {
+    sqlx::query_scalar("SELECT id FROM users WHERE phone = $1")
+        .bind(phone)
+        .fetch_one(&app.core.db)
+        .await
+        .expect("user")
+}

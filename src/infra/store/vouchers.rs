@@ -66,7 +66,6 @@ pub async fn insert(
     Ok(VoucherId::from_db(id))
 }
 
-/// One voucher, if it exists.
 /// The largest voucher ID given out so far (0 before the first voucher).
 pub async fn largest_id(db: &PgPool) -> Result<i64, sqlx::Error> {
     let largest: Option<i64> = sqlx::query_scalar("SELECT max(id) FROM vouchers")
@@ -75,6 +74,7 @@ pub async fn largest_id(db: &PgPool) -> Result<i64, sqlx::Error> {
     Ok(largest.unwrap_or(0))
 }
 
+/// One voucher, if it exists.
 pub async fn get(db: &PgPool, id: VoucherId) -> Result<Option<Voucher>, sqlx::Error> {
     sqlx::query_as::<_, Row>(sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM vouchers WHERE id = $1"

@@ -1,0 +1,84 @@
+//! The catalog read from memory (#25 point 3, decision 28): a voucher's row is read from
+//! PostgreSQL once per change, not per request; a change made on this instance is seen at once,
+//! one made on another instance as soon as its pub/sub message arrives, and a lost message costs
+//! at most `SECKILL_CATALOG_CACHE_MS`.
+
+use std::time::Duration;
+
+use crate::common::*;
+use seckill::{catalog, jobs::stock_back};
+use sqlx::PgPool;
+use tokio_util::sync::CancellationToken;
+
+async fn retitle(db: &PgPool, v: seckill::domain::VoucherId, title: &str) {
+    sqlx::query("UPDATE vouchers SET title = $2 WHERE id = $1")
+        .bind(v.get())
+        .bind(title)
+        .execute(db)
+        .await
+        .expect("retitle");
+}
+
+async fn title(core: &seckill::Core, v: seckill::domain::VoucherId) -> String {
+    catalog::get(core, v)
+        .await
+        .expect("read")
+        .expect("voucher")
+        .voucher
+        .title
+}
+
+#[sqlx::test]
+async fn rows_come_from_memory_until_a_change_is_announced(db: PgPool) {
+    let long = [("SECKILL_CATALOG_CACHE_MS", "60000")];
+    let a = core(db.clone(), &long).await;
+    let b = sibling(&a, &long).await;
+    let stop = CancellationToken::new();
+    tokio::spawn(stock_back::listen(a.clone(), stop.clone()));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let v = voucher(&a, 5, 5, 600).await;
+    assert_eq!(title(&a, v).await, "Test voucher");
+    let listed = catalog::list(&a, 50).await.expect("list");
+    assert_eq!(listed[0].voucher.title, "Test voucher");
+    // Behind the shop's back: PostgreSQL is not asked again, the list neither.
+    retitle(&db, v, "Changed in the database").await;
+    assert_eq!(title(&a, v).await, "Test voucher", "from memory");
+    assert_eq!(
+        catalog::list(&a, 50).await.expect("list")[0].voucher.title,
+        "Test voucher"
+    );
+    // A change on the other instance is announced: this one reads the row again.
+    let admin = admin(&b).await;
+    catalog::admin::end_sale(&b, &admin, v)
+        .await
+        .expect("ended");
+    let mut seen = String::new();
+    for _ in 0..50 {
+        seen = title(&a, v).await;
+        if seen != "Test voucher" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        seen, "Changed in the database",
+        "read again after the announcement"
+    );
+    assert_eq!(
+        catalog::list(&a, 50).await.expect("list")[0].voucher.title,
+        "Changed in the database"
+    );
+    stop.cancel();
+}
+
+#[sqlx::test]
+async fn a_lost_announcement_costs_at_most_the_cache_time(db: PgPool) {
+    let a = core(db.clone(), &[("SECKILL_CATALOG_CACHE_MS", "300")]).await;
+    let v = voucher(&a, 5, 5, 600).await;
+    assert_eq!(title(&a, v).await, "Test voucher");
+    retitle(&db, v, "Changed in the database").await;
+    assert_eq!(title(&a, v).await, "Test voucher");
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    assert_eq!(title(&a, v).await, "Changed in the database");
+}
