@@ -11,6 +11,7 @@
 #   scripts/cluster.sh redis-stop           only the Redis Cluster
 #   scripts/cluster.sh kill-instance N      kill -9 instance N (1..3), for drills
 #   scripts/cluster.sh start-instance N     start instance N again
+#   scripts/cluster.sh lb-check             HAProxy's per-source connection limit, tried for real
 #
 # --replicas adds one replica per master (six nodes) for failover drills. Ports: Redis
 # 17101-17106 (cluster bus +10000), instances 3101-3103 (their /metrics on 4101-4103), HAProxy
@@ -225,6 +226,56 @@ status() {
   curl -fs "http://127.0.0.1:$STATS_PORT/stats;csv" 2>/dev/null | awk -F, '$1=="instances" {print "haproxy", $2, $18, "requests:", $8}' || echo "haproxy: down"
 }
 
+# HAProxy's per-source limit, checked for real: this script's own configuration, with a limit
+# of 3 on spare ports and no instance behind it; one source opens 6 connections, a moment apart:
+# the first 3 stay open, the other 3 are refused. The test command runs it.
+lb_check() {
+  command -v haproxy >/dev/null || apt_install haproxy
+  local dir port=$((APP_BASE + 60)); dir=$(mktemp -d)
+  APP_BASE=$port LB_PORT=$port STATS_PORT=$((port + 1)) LB_CONNS_PER_SOURCE=3 \
+    haproxy_config >"$dir/haproxy.cfg"
+  haproxy -c -q -f "$dir/haproxy.cfg" || die "haproxy rejected $dir/haproxy.cfg"
+  haproxy -D -f "$dir/haproxy.cfg" -p "$dir/haproxy.pid"
+  local verdict=0
+  python3 - "$port" <<'PY' || verdict=1
+import socket, sys, time
+port = int(sys.argv[1])
+for _ in range(50):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        break
+    except OSError:
+        time.sleep(0.1)
+time.sleep(0.5)  # the probe's own connection leaves the table
+socks = []
+for _ in range(6):
+    try:
+        socks.append(socket.create_connection(("127.0.0.1", port), timeout=2))
+    except OSError:  # refused before the handshake was over
+        socks.append(None)
+    time.sleep(0.2)
+time.sleep(0.3)
+states = []
+for s in socks:
+    if s is None:
+        states.append("refused")
+        continue
+    s.settimeout(0.3)
+    try:
+        states.append("closed" if s.recv(1) == b"" else "open")
+    except socket.timeout:
+        states.append("open")
+    except OSError:
+        states.append("refused")
+print("haproxy per-source limit 3, six connections:", " ".join(states))
+sys.exit(0 if states[:3] == ["open"] * 3 and all(s != "open" for s in states[3:]) else 1)
+PY
+  kill "$(cat "$dir/haproxy.pid")" 2>/dev/null || true
+  rm -rf "$dir"
+  [ "$verdict" = 0 ] || die "HAProxy's per-source limit did not hold"
+  log "HAProxy's per-source limit holds"
+}
+
 with_cluster_env() {
   export REDIS_URL DATABASE_URL
   REDIS_URL=$(cluster_url)
@@ -239,5 +290,6 @@ case "${1:-}" in
   redis-stop) redis_stop ;;
   kill-instance) kill_instance "${2:?instance number}" ;;
   start-instance) with_cluster_env; start_instance "${2:?instance number}" ;;
-  *) die "usage: $0 start [--replicas]|stop|status|redis-start [--replicas]|redis-stop|kill-instance N|start-instance N" ;;
+  lb-check) lb_check ;;
+  *) die "usage: $0 start [--replicas]|stop|status|redis-start [--replicas]|redis-stop|kill-instance N|start-instance N|lb-check" ;;
 esac

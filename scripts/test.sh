@@ -3,7 +3,8 @@
 #   1. tools and local services;  2. cargo fmt --check;  3. clippy -D warnings (ssr and hydrate);
 #   4. cargo test (unit + integration, real Redis and PostgreSQL), then the integration tests
 #      of the sale flow, order IDs, lock, sweeper, console and HTTP (several instances included)
-#      again on a local 3-master Redis Cluster (scripts/cluster.sh redis-start);
+#      again on a local 3-master Redis Cluster (scripts/cluster.sh redis-start); HAProxy's
+#      per-source connection limit tried for real (scripts/cluster.sh lb-check);
 #   5. the browser bundle as released, the debug server on a free port, Playwright journeys
 #      in Debian's Chromium;
 #   6. the benchmarks' smoke run (`bench all --quick`: a small rush over HTTP that still checks
@@ -42,6 +43,8 @@ log "integration tests again on a 3-master Redis Cluster ($SECKILL_CLUSTER_URL)"
 REDIS_URL=$SECKILL_CLUSTER_URL cargo test "${NATIVE[@]}" --test it -- --skip redlock \
   sale_flow:: order_ids:: lifecycle:: lock:: sweeper:: console:: api:: scaleout:: hostile:: abuse:: \
   catalog_cache::
+log "HAProxy's per-source connection limit (scripts/cluster.sh lb-check)"
+"$ROOT/scripts/cluster.sh" lb-check
 
 # The journeys and the smoke runs use the debug server and bench of the build above, and the
 # browser bundle as released (build.sh --for-tests): the native tree is compiled once. The
