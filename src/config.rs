@@ -121,6 +121,9 @@ pub struct MemoConfig {
     /// How long a sale's "sold out" or "ended" is answered from memory
     /// (`SECKILL_SOLD_OUT_TTL_MS`); a unit coming back clears it sooner, by pub/sub.
     pub refusal_ttl: Duration,
+    /// How long an instance keeps a refused sale's buyers (`SECKILL_SOLD_OUT_BUYERS_MS`): a
+    /// unit coming back forgets them at once, by pub/sub; this bounds a lost message.
+    pub sold_out_buyers_ttl: Duration,
     /// How long an instance answers the catalog's rows (title, price, window, stock) from memory
     /// (`SECKILL_CATALOG_CACHE_MS`): an admin's change is announced by pub/sub; this bounds a
     /// lost message, and the stock PostgreSQL counts down as orders are written (shown only for
@@ -235,6 +238,7 @@ impl Config {
                 session_ttl: millis(&get, "SECKILL_SESSION_CACHE_MS", 2_000)?,
                 refusal_ttl: millis(&get, "SECKILL_SOLD_OUT_TTL_MS", 1_000)?,
                 catalog_ttl: millis(&get, "SECKILL_CATALOG_CACHE_MS", 1_000)?,
+                sold_out_buyers_ttl: millis(&get, "SECKILL_SOLD_OUT_BUYERS_MS", 30_000)?,
             },
             auth: AuthConfig {
                 code_ttl: millis(&get, "SECKILL_CODE_TTL_MS", 300_000)?,

@@ -83,6 +83,9 @@ pub struct CoreParts {
     pub sessions: Arc<TtlMap<String, Principal>>,
     /// Sales that refused every buyer a moment ago (`SECKILL_SOLD_OUT_TTL_MS`).
     pub refusals: Arc<Refusals>,
+    /// The buyers of the sales refused here (`SECKILL_SOLD_OUT_BUYERS_MS`, forgotten when a unit
+    /// comes back).
+    pub sold_out: Arc<crate::sale::sold_out::SoldOutBuyers>,
     /// The catalog's rows read a moment ago (`SECKILL_CATALOG_CACHE_MS`, refreshed on change).
     pub catalog: crate::catalog::cache::CatalogCache,
     /// The largest voucher ID known: a buy past it is refused before any lane or query.
@@ -131,6 +134,9 @@ impl Core {
             sessions: Arc::new(TtlMap::new(config.memo.session_ttl, MEMO_CAP)),
             refusals: Arc::new(TtlMap::new(config.memo.refusal_ttl, MEMO_CAP)),
             known: crate::sale::known::KnownVouchers::default(),
+            sold_out: Arc::new(crate::sale::sold_out::SoldOutBuyers::new(
+                config.memo.sold_out_buyers_ttl,
+            )),
             catalog: crate::catalog::cache::CatalogCache::new(config.memo.catalog_ttl),
             admissions: Admissions::new(
                 redis,

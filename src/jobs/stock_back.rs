@@ -34,6 +34,7 @@ pub async fn listen(core: Core, shutdown: CancellationToken) {
         }
         if let Some(pubsub) = subscribed {
             core.refusals.clear();
+            core.sold_out.forget_all();
             core.catalog.clear();
             if !first {
                 core.catalog_changed();
@@ -49,6 +50,7 @@ pub async fn listen(core: Core, shutdown: CancellationToken) {
                             let id = m.get_payload::<i64>().ok().and_then(|id| VoucherId::try_from(id).ok());
                             if let Some(v) = id {
                                 core.refusals.remove(&v);
+                                core.sold_out.forget(v);
                             }
                         }
                         None => break,

@@ -15,6 +15,7 @@ pub mod known;
 pub mod live;
 pub mod order_id;
 pub mod refusals;
+pub mod sold_out;
 mod status;
 
 pub use buy::{buy, BuyError};

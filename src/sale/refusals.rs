@@ -3,8 +3,9 @@
 //! A sale whose script said sold out or ended is refused from memory for
 //! `SECKILL_SOLD_OUT_TTL_MS`; a unit coming back on sale clears it on this instance at once and
 //! on the others by a pub/sub message ([`announce_stock_back`] here, the subscription in
-//! [`crate::jobs`]). A shopper holding an order still learns it (one `HGET` of the buyer, not the
-//! admission script), so a retried buy keeps its answer.
+//! [`crate::jobs`]). A shopper holding an order still learns it, from the sale's buyers read
+//! once ([`super::sold_out`]) or, until they are, one `HGET` of the buyer (not the admission
+//! script), so a retried buy keeps its answer.
 
 use redis::AsyncCommands;
 
@@ -26,6 +27,7 @@ pub type Refusals = TtlMap<VoucherId, Refusal>;
 /// leaves the refusal to expire on its own.
 pub async fn announce_stock_back(core: &Core, voucher: VoucherId) {
     core.refusals.remove(&voucher);
+    core.sold_out.forget(voucher);
     let mut redis = core.redis.clone();
     let sent: Result<i64, _> = redis
         .publish(core.keys.stock_back_channel(), voucher.get())

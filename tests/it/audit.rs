@@ -4,14 +4,14 @@
 
 use std::{
     io::Write,
-    sync::{Arc, Mutex},
+    sync::{Arc, Mutex, OnceLock},
 };
 
 use crate::common::*;
 use seckill::{auth, catalog};
 use sqlx::PgPool;
 
-/// The lines written under the `audit` target while the test runs on this thread.
+/// Every line written under the `audit` target by this test binary, from any thread.
 #[derive(Clone, Default)]
 struct Lines(Arc<Mutex<Vec<u8>>>);
 
@@ -26,22 +26,46 @@ impl Write for Lines {
 }
 
 impl Lines {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().expect("lines")).into_owned()
+    /// The lines the current thread wrote (each names its thread).
+    fn of_this_thread(&self) -> String {
+        let this = thread_number(&format!("{:?}", std::thread::current().id()));
+        String::from_utf8_lossy(&self.0.lock().expect("lines"))
+            .lines()
+            .filter(|l| this.is_some() && thread_number(l) == this)
+            .map(|l| format!("{l}\n"))
+            .collect()
     }
+}
+
+/// The number in the first `ThreadId(n)` of `text` (the subscriber pads it: `ThreadId(02)`).
+fn thread_number(text: &str) -> Option<u64> {
+    let rest = &text[text.find("ThreadId(")? + "ThreadId(".len()..];
+    rest[..rest.find(')')?].parse().ok()
+}
+
+/// The process-wide subscriber of the audit lines, installed once. A thread-local default
+/// (`set_default`) is not enough: another test's thread may reach a callsite first and tracing
+/// can keep that callsite's interest as "never" (a race seen in the full run).
+fn audit_lines() -> &'static Lines {
+    static LINES: OnceLock<Lines> = OnceLock::new();
+    LINES.get_or_init(|| {
+        let lines = Lines::default();
+        let writer = lines.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_env_filter("audit=info")
+            .with_ansi(false)
+            .with_thread_ids(true)
+            .with_writer(move || writer.clone())
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).expect("the only global subscriber");
+        lines
+    })
 }
 
 #[sqlx::test]
 async fn admin_actions_and_sign_ins_leave_an_audit_line(db: PgPool) {
-    let lines = Lines::default();
-    let writer = lines.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_env_filter("audit=info")
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
-
+    // sqlx::test runs the test on a current-thread runtime: its lines are this thread's.
+    let lines = audit_lines();
     let core = core(db, &[]).await;
     let admin = admin(&core).await;
     let v = voucher(&core, 5, 5, 600).await;
@@ -57,7 +81,7 @@ async fn admin_actions_and_sign_ins_leave_an_audit_line(db: PgPool) {
         .await
         .expect("in");
 
-    let text = lines.text();
+    let text = lines.of_this_thread();
     let line = |needle: &str| {
         text.lines()
             .find(|l| l.contains(needle))

@@ -133,3 +133,49 @@ async fn a_session_is_trusted_for_its_moment_and_a_sign_out_here_is_at_once(db: 
         "past it, the sign-out holds everywhere"
     );
 }
+
+#[sqlx::test]
+async fn a_sold_out_sales_buyers_are_read_once_and_answered_from_memory(db: PgPool) {
+    let core = core(db, &[("SECKILL_SOLD_OUT_TTL_MS", "60000")]).await;
+    let v = voucher(&core, 2, 5, 600).await;
+    let u = users(&core, 4).await;
+    let first = sale::buy(&core, u[0], v).await.expect("admitted");
+    let second = sale::buy(&core, u[1], v).await.expect("admitted");
+    assert!(matches!(
+        sale::buy(&core, u[2], v).await,
+        Err(BuyError::SoldOut)
+    ));
+    // The first refusal from memory starts reading the sale's buyers.
+    assert!(matches!(
+        sale::buy(&core, u[3], v).await,
+        Err(BuyError::SoldOut)
+    ));
+    for _ in 0..100 {
+        if core.sold_out.kept() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(core.sold_out.kept(), 2, "both buyers read once");
+    // Redis's buyers are gone behind the instance's back: the answers now come from memory
+    // alone, each shopper's own.
+    let mut c = core.redis.clone();
+    let _: () = redis::cmd("DEL")
+        .arg(&core.keys.voucher(v).buyers)
+        .query_async(&mut c)
+        .await
+        .expect("DEL");
+    assert!(
+        matches!(sale::buy(&core, u[0], v).await, Err(BuyError::AlreadyBought(o)) if o == first)
+    );
+    assert!(
+        matches!(sale::buy(&core, u[1], v).await, Err(BuyError::AlreadyBought(o)) if o == second)
+    );
+    assert!(matches!(
+        sale::buy(&core, u[2], v).await,
+        Err(BuyError::SoldOut)
+    ));
+    // A unit coming back forgets them: the next answers ask Redis again.
+    sale::announce_stock_back(&core, v).await;
+    assert_eq!(core.sold_out.kept(), 0, "forgotten with the refusal");
+}

@@ -15,4 +15,5 @@ mod pages;
 mod scaleout;
 mod session_cookie;
 mod sign_in_next;
+mod sold_out;
 mod support;
