@@ -152,6 +152,12 @@ pub struct AuthConfig {
     /// Sign-in attempts one client address may make a minute (`SECKILL_SIGN_INS_PER_CLIENT`,
     /// 30).
     pub sign_ins_per_client: u32,
+    /// The keys sessions are signed with (`SECKILL_SESSION_KEYS`, `id:secret,…`, the first
+    /// signs). `None`: one key kept in Redis, made by the first instance (decision 30).
+    pub session_keys: Option<crate::auth::token::SessionKeys>,
+    /// How often each instance reloads the revoked sessions (`SECKILL_REVOCATION_RELOAD_MS`,
+    /// 5 s): the bound for a revocation whose announcement was lost.
+    pub revocation_reload: Duration,
     /// Where codes are sent (`SECKILL_SMS_WEBHOOK_URL`, `…_SECRET`, `…_TIMEOUT_MS`): the
     /// operator's SMS gateway. `None`: nowhere, which only dev login makes usable.
     pub webhook: Option<Webhook>,
@@ -250,6 +256,15 @@ impl Config {
                 failure_window: millis(&get, "SECKILL_SIGN_IN_FAILURE_WINDOW_MS", 3_600_000)?,
                 codes_per_client: positive(&get, "SECKILL_CODE_REQUESTS_PER_CLIENT", 20)?,
                 sign_ins_per_client: positive(&get, "SECKILL_SIGN_INS_PER_CLIENT", 30)?,
+                session_keys: get("SECKILL_SESSION_KEYS")
+                    .filter(|v| !v.trim().is_empty())
+                    .map(|v| crate::auth::token::SessionKeys::parse(&v))
+                    .transpose()
+                    .map_err(|e| ConfigError {
+                        var: "SECKILL_SESSION_KEYS",
+                        message: e.to_string(),
+                    })?,
+                revocation_reload: millis(&get, "SECKILL_REVOCATION_RELOAD_MS", 5_000)?,
                 webhook: webhook(&get)?,
             },
             limits: RateLimits {

@@ -32,6 +32,10 @@ pub enum ConnectError {
     Migrate(#[source] sqlx::migrate::MigrateError),
     #[error("cannot rewrite stored phones in E.164 form: {0}")]
     LegacyPhones(#[source] sqlx::Error),
+    #[error("cannot read the session signing key: {0}")]
+    SessionKey(String),
+    #[error("cannot read the revoked sessions: {0}")]
+    Revocations(String),
     #[error("cannot make the HTTP client: {0}")]
     Http(#[source] reqwest::Error),
 }
@@ -79,8 +83,13 @@ pub struct CoreParts {
     pub locks: LockClient,
     /// Charges for orders (`SECKILL_DEV_PAYMENTS`).
     pub payments: Arc<dyn PaymentProvider>,
-    /// Sessions read from Redis a moment ago (`SECKILL_SESSION_CACHE_MS`).
+    /// Sessions from before signed tokens, read from Redis a moment ago
+    /// (`SECKILL_SESSION_CACHE_MS`).
     pub sessions: Arc<TtlMap<String, Principal>>,
+    /// What signs and verifies sessions (`SECKILL_SESSION_KEYS`, or the key kept in Redis).
+    pub session_keys: crate::auth::token::SessionKeys,
+    /// Signed sessions revoked before their expiry, as this instance knows them.
+    pub revocations: crate::auth::revocations::Revocations,
     /// Sales that refused every buyer a moment ago (`SECKILL_SOLD_OUT_TTL_MS`).
     pub refusals: Arc<Refusals>,
     /// The buyers of the sales refused here (`SECKILL_SOLD_OUT_BUYERS_MS`, forgotten when a unit
@@ -126,12 +135,20 @@ impl Core {
             .await
             .map_err(ConnectError::Redis)?;
         let keys = Keys::new(config.key_prefix.clone());
-        Ok(Self(Arc::new(CoreParts {
+        let session_keys = match &config.auth.session_keys {
+            Some(configured) => configured.clone(),
+            None => crate::auth::shared_session_key(&mut redis.clone(), &keys)
+                .await
+                .map_err(ConnectError::SessionKey)?,
+        };
+        let core = Self(Arc::new(CoreParts {
             db,
             redis: redis.clone(),
             locks: LockClient::single(deployment.clone(), keys.clone(), LockOptions::default()),
             payments: crate::orders::payment::from_config(&config.payments),
             sessions: Arc::new(TtlMap::new(config.memo.session_ttl, MEMO_CAP)),
+            session_keys,
+            revocations: crate::auth::revocations::Revocations::default(),
             refusals: Arc::new(TtlMap::new(config.memo.refusal_ttl, MEMO_CAP)),
             known: crate::sale::known::KnownVouchers::default(),
             sold_out: Arc::new(crate::sale::sold_out::SoldOutBuyers::new(
@@ -153,7 +170,13 @@ impl Core {
             keys,
             config: Arc::new(config),
             deployment,
-        })))
+        }));
+        // Known before the first request; the subscription and the reload job keep it fresh.
+        core.revocations
+            .reload(&core)
+            .await
+            .map_err(|e| ConnectError::Revocations(e.to_string()))?;
+        Ok(core)
     }
 
     /// Notes that a voucher changed, here or (announced by pub/sub) on another instance: see

@@ -1,15 +1,19 @@
 //! Sign-in by phone and one-time code, and sessions.
 //!
 //! Codes reach the phone through the operator's SMS gateway webhook, or, in dev mode
-//! (`SECKILL_DEV_LOGIN=true`), come back in the answer ([`delivery`]). Sessions are random
-//! 256-bit tokens kept in Redis with a TTL; the user ID of every request comes from the
-//! session, never from a request body (I7). Admins are the phones listed in
-//! `SECKILL_ADMIN_PHONES`, checked on every request so that a config change takes effect at
-//! once.
+//! (`SECKILL_DEV_LOGIN=true`), come back in the answer ([`delivery`]). Sessions are signed
+//! tokens every instance verifies by itself ([`token`]), refused once revoked
+//! ([`revocations`]: a sign-out, a sign-out everywhere) or expired; sessions opened before them
+//! (random tokens kept in Redis) work until they expire (decision 30). The user ID of every
+//! request comes from the session, never from a request body (I7). Admins are the phones listed
+//! in `SECKILL_ADMIN_PHONES`, checked on every request, so removing one takes effect as each
+//! instance restarts with the new list.
 
 pub mod audit;
 pub mod delivery;
 pub mod limits;
+pub mod revocations;
+pub mod token;
 
 use std::{net::IpAddr, time::Duration};
 
@@ -25,11 +29,16 @@ use crate::{
     },
     Core,
 };
+use revocations::Revoked;
+use token::SessionKeys;
 
 /// Digits of a one-time sign-in code.
 const CODE_DIGITS: usize = 6;
-/// Random bytes of a session token (256 bits), sent as twice as many hex digits.
-const TOKEN_BYTES: usize = 32;
+/// Random bytes of a session token from before signed ones (256 bits), as twice as many hex
+/// digits.
+const LEGACY_TOKEN_BYTES: usize = 32;
+/// The name of the signing key kept in Redis (when `SECKILL_SESSION_KEYS` is not set).
+const SHARED_KEY_ID: &str = "redis";
 
 /// A signed-in user.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -233,30 +242,40 @@ async fn check_code(
     Ok(open_session(core, user, phone).await?)
 }
 
-/// Opens a session for a known user (sign-in, and the bench's unmeasured set-up).
+/// Opens a session for a known user (sign-in, and the bench's unmeasured set-up): a signed
+/// token, issued by Redis's clock (the one the cut-offs of a sign-out everywhere use).
 pub async fn open_session(core: &Core, user: UserId, phone: Phone) -> Result<SignedIn, Backend> {
-    let token = new_token();
-    let mut redis = core.redis.clone();
-    let _: () = redis
-        .pset_ex(
-            core.keys.session(&token),
-            format!("{user}:{phone}"),
-            millis(core.config.auth.session_ttl),
-        )
-        .await?;
+    let issued_ms = revocations::now_ms(&mut core.redis.clone()).await?;
+    let expires_ms = issued_ms.saturating_add(millis_i64(core.config.auth.session_ttl));
     Ok(SignedIn {
-        token,
+        token: core.session_keys.sign(user, &phone, issued_ms, expires_ms),
         principal: principal(core, user, phone),
     })
 }
 
-/// The principal of a session token, if the session exists.
+/// The principal of a session token, if the session is alive: a signed one is verified here,
+/// with no store; one from before, read from Redis.
 pub async fn session(core: &Core, token: &str) -> Result<Option<Principal>, Backend> {
-    if token.len() != 2 * TOKEN_BYTES || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if token::is_signed(token) {
+        return Ok(verified(core, token).map(|claims| principal(core, claims.user, claims.phone)));
+    }
+    legacy_session(core, token).await
+}
+
+/// The claims of a signed token this deployment issued, unexpired and not revoked.
+fn verified(core: &Core, token: &str) -> Option<token::Claims> {
+    let claims = core.session_keys.verify(token)?;
+    let now = chrono::Utc::now().timestamp_millis();
+    (claims.expires_ms > now && !core.revocations.refuses(&claims)).then_some(claims)
+}
+
+/// A session from before signed tokens: kept in Redis until it expires.
+async fn legacy_session(core: &Core, token: &str) -> Result<Option<Principal>, Backend> {
+    if token.len() != 2 * LEGACY_TOKEN_BYTES || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Ok(None);
     }
-    // A session read a moment ago is trusted for `SECKILL_SESSION_CACHE_MS` (the buy path then
-    // needs no Redis round trip for it); a missing one is asked again every time.
+    // A session read a moment ago is trusted for `SECKILL_SESSION_CACHE_MS`; a missing one is
+    // asked again every time.
     if let Some(p) = core.sessions.get(token) {
         return Ok(Some(p));
     }
@@ -275,12 +294,62 @@ pub async fn session(core: &Core, token: &str) -> Result<Option<Principal>, Back
     Ok(found)
 }
 
-/// Ends a session (no error if it was already gone).
+/// Ends a session (no error if it was already gone): refused here at once, on every instance
+/// as soon as the announcement arrives, and within `SECKILL_REVOCATION_RELOAD_MS` whatever
+/// happens to it.
 pub async fn sign_out(core: &Core, token: &str) -> Result<(), Backend> {
+    if token::is_signed(token) {
+        if let Some(claims) = verified(core, token) {
+            revocations::revoke(
+                core,
+                Revoked::Session {
+                    id: claims.session,
+                    expires_ms: claims.expires_ms,
+                },
+            )
+            .await?;
+        }
+        return Ok(());
+    }
     core.sessions.remove(token);
     let mut redis = core.redis.clone();
     let _: () = redis.del(core.keys.session(token)).await?;
     Ok(())
+}
+
+/// Ends every session of `user` opened until now, on every device, with the bounds of
+/// [`sign_out`]. (Sessions from before signed tokens are not reached: they expire by
+/// themselves, `SECKILL_SESSION_TTL_MS` after they were opened.)
+pub async fn sign_out_everywhere(core: &Core, user: UserId) -> Result<(), Backend> {
+    let cut_off_ms = revocations::now_ms(&mut core.redis.clone()).await?;
+    revocations::revoke(core, Revoked::User { user, cut_off_ms }).await?;
+    tracing::info!(target: "audit", actor = %user, "signed out everywhere");
+    Ok(())
+}
+
+/// The signing key the instances share when `SECKILL_SESSION_KEYS` is not set: made by the
+/// first instance to start (`SET NX`), read by every other. Whoever can read Redis can then
+/// sign sessions, as whoever could write it could open one before; configure the keys to keep
+/// them apart.
+pub(crate) async fn shared_session_key(
+    redis: &mut crate::infra::redis_conn::Redis,
+    keys: &crate::infra::keys::Keys,
+) -> Result<SessionKeys, String> {
+    let fresh: [u8; 32] = rand::rng().random();
+    let _: Option<String> = redis::cmd("SET")
+        .arg(keys.session_key())
+        .arg(hex::encode(fresh))
+        .arg("NX")
+        .query_async(redis)
+        .await
+        .map_err(|e| e.to_string())?;
+    let secret: String = redis::cmd("GET")
+        .arg(keys.session_key())
+        .query_async(redis)
+        .await
+        .map_err(|e| e.to_string())?;
+    SessionKeys::single(SHARED_KEY_ID, &secret)
+        .map_err(|e| format!("the key kept in Redis at {}: {e}", keys.session_key()))
 }
 
 fn principal(core: &Core, user: UserId, phone: Phone) -> Principal {
@@ -289,11 +358,6 @@ fn principal(core: &Core, user: UserId, phone: Phone) -> Principal {
         is_admin: core.config.is_admin(&phone),
         phone,
     }
-}
-
-fn new_token() -> String {
-    let bytes: [u8; TOKEN_BYTES] = rand::rng().random();
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Whole seconds to wait, rounded up and at least one: "in 0 s" would invite a refused retry.
@@ -306,4 +370,8 @@ fn whole_secs(d: Duration) -> u64 {
 
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn millis_i64(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }

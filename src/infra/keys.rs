@@ -145,8 +145,29 @@ impl Keys {
         format!("{}seckill:catalog", self.prefix.0)
     }
 
+    /// A session from before signed tokens (decision 30): kept until it expires.
     pub fn session(&self, token: &str) -> String {
         format!("{}session:{token}", self.prefix.0)
+    }
+
+    /// Sessions signed out before their expiry: session ID → expiry (ms).
+    pub fn revoked_sessions(&self) -> String {
+        format!("{}sessions:revoked", self.prefix.0)
+    }
+
+    /// Users signed out everywhere: user ID → cut-off (ms).
+    pub fn revoked_users(&self) -> String {
+        format!("{}sessions:cut-offs", self.prefix.0)
+    }
+
+    /// Pub/sub channel: a revocation ([`crate::auth::revocations::Revoked`]'s text).
+    pub fn revocations_channel(&self) -> String {
+        format!("{}seckill:revoked", self.prefix.0)
+    }
+
+    /// The session signing key every instance shares when `SECKILL_SESSION_KEYS` is not set.
+    pub fn session_key(&self) -> String {
+        format!("{}sessions:key", self.prefix.0)
     }
 
     pub fn login(&self, phone: &Phone) -> LoginKeys {

@@ -5,10 +5,12 @@
 //! | `order_writer/` | the durable queue's consumer: orders from Redis Streams into PostgreSQL |
 //! | `sweeper.rs` | housekeeping, one instance at a time: restores, retirements, the payment deadline, pending stock moves |
 //! | `live_push.rs` | the figures of the sales open pages watch, read and pushed |
-//! | `stock_back.rs` | the subscription that clears remembered refusals when a unit comes back |
+//! | `stock_back.rs` | the subscription: units back on sale, catalog changes, revoked sessions |
+//! | `revocations.rs` | the revoked sessions reloaded now and then (a lost announcement's bound) |
 
 pub mod live_push;
 pub mod order_writer;
+pub mod revocations;
 pub mod stock_back;
 pub mod sweeper;
 
@@ -27,6 +29,7 @@ pub async fn spawn_all(
     tasks.spawn(writer.run(shutdown.clone()));
     tasks.spawn(sweeper::run(core.clone(), shutdown.clone()));
     tasks.spawn(stock_back::listen(core.clone(), shutdown.clone()));
+    tasks.spawn(revocations::run(core.clone(), shutdown.clone()));
     tasks.spawn(live_push::run(
         core.clone(),
         core.config.push_every,

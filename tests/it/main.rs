@@ -13,4 +13,5 @@ mod memo;
 mod order_ids;
 mod phones;
 mod sale_flow;
+mod sessions;
 mod sweeper;

@@ -66,12 +66,15 @@ pub async fn sign_in(
     })
 }
 
-/// Ends the session.
+/// Ends the session, or with `everywhere` every session of its shopper on every device.
 #[server(prefix = "/sf", endpoint = "sign_out")]
-pub async fn sign_out() -> Result<(), AppError> {
+pub async fn sign_out(#[server(default)] everywhere: bool) -> Result<(), AppError> {
     let core = crate::ssr::core()?;
     if let Some(token) = crate::ssr::request_session_token() {
-        seckill::auth::sign_out(&core, &token).await?;
+        match seckill::auth::session(&core, &token).await? {
+            Some(p) if everywhere => seckill::auth::sign_out_everywhere(&core, p.user).await?,
+            _ => seckill::auth::sign_out(&core, &token).await?,
+        }
     }
     let response = expect_context::<leptos_axum::ResponseOptions>();
     response.insert_header(

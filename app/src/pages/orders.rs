@@ -11,7 +11,10 @@ use leptos_router::{
 };
 
 use crate::{
-    api::orders::{get_order, my_orders, order_status, CancelOrder, PayOrder},
+    api::{
+        auth::SignOut,
+        orders::{get_order, my_orders, order_status, CancelOrder, PayOrder},
+    },
     components::{ErrorNote, Loaded},
     error::AppError,
     time::{every, When},
@@ -282,6 +285,29 @@ pub fn MyOrdersPage() -> impl IntoView {
         <leptos_meta::Title text="My orders"/>
         <h1>"My orders"</h1>
         <Loaded data=orders loading="Loading your orders…" ok=order_list handle=order_refusal/>
+        <SignOutEverywhere/>
+    }
+}
+
+/// Ends every session of the shopper (a lost phone, a shared computer), this one included.
+#[component]
+fn SignOutEverywhere() -> impl IntoView {
+    let sign_out = ServerAction::<SignOut>::new();
+    let session = crate::session::Session::get();
+    let navigate = leptos_router::hooks::use_navigate();
+    Effect::new(move |_| {
+        if let Some(Ok(())) = sign_out.value().get() {
+            session.reload();
+            navigate("/", Default::default());
+        }
+    });
+    view! {
+        <ActionForm action=sign_out attr:class="sign-out-everywhere">
+            <input type="hidden" name="everywhere" value="true"/>
+            <button type="submit" class="link" data-testid="sign-out-everywhere">
+                "Sign out on every device"
+            </button>
+        </ActionForm>
     }
 }
 

@@ -42,6 +42,7 @@ pub fn router() -> Router<AppState> {
         .route("/login/code", post(login_code))
         .route("/login", post(login))
         .route("/logout", post(logout))
+        .route("/logout/everywhere", post(logout_everywhere))
         .route("/vouchers", get(list_vouchers))
         .route("/vouchers/{id}", get(get_voucher))
         .route("/vouchers/{id}/events", get(events::sale_events))
@@ -148,6 +149,22 @@ async fn logout(
     if let Some(token) = cookie.token(&headers) {
         auth::sign_out(&core, token).await.map_err(glue::fault)?;
     }
+    Ok((
+        StatusCode::NO_CONTENT,
+        [(header::SET_COOKIE, cookie.clear())],
+    )
+        .into_response())
+}
+
+/// Ends every session of the shopper, this one included (`204`, the cookie cleared).
+async fn logout_everywhere(
+    State(core): State<Core>,
+    State(cookie): State<SessionCookie>,
+    Shopper(p): Shopper,
+) -> ApiResult<Response> {
+    auth::sign_out_everywhere(&core, p.user)
+        .await
+        .map_err(glue::fault)?;
     Ok((
         StatusCode::NO_CONTENT,
         [(header::SET_COOKIE, cookie.clear())],

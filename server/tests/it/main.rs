@@ -14,6 +14,7 @@ mod outage;
 mod pages;
 mod scaleout;
 mod session_cookie;
+mod sessions;
 mod sign_in_next;
 mod sold_out;
 mod support;

@@ -1,0 +1,261 @@
+//! Signed sessions revoked before their expiry (design.md decision 30), held in memory by every
+//! instance so that verifying a session needs no store.
+//!
+//! Two lists in Redis, each a sorted set: sessions signed out (session ID → its expiry, ms) and
+//! users signed out everywhere (user ID → the cut-off, ms: a session of theirs issued before it
+//! is refused). A revocation is written there, applied to this instance at once and `PUBLISH`ed
+//! on `seckill:revoked`; every instance's subscription ([`crate::jobs::stock_back`]) applies it
+//! and reloads both lists whenever it (re)subscribes, and [`crate::jobs::revocations`] reloads
+//! them every `SECKILL_REVOCATION_RELOAD_MS`, the bound for a message lost without a
+//! resubscription. Entries leave both lists once no session they could refuse is alive.
+
+use std::{
+    collections::HashMap,
+    sync::{PoisonError, RwLock},
+};
+
+use redis::AsyncCommands;
+
+use crate::{
+    auth::token::Claims,
+    domain::UserId,
+    infra::{backend::Backend, redis_conn::Redis},
+    Core,
+};
+
+/// What this instance knows to be revoked.
+#[derive(Default)]
+pub struct Revocations {
+    sessions: RwLock<HashMap<String, i64>>,
+    cut_offs: RwLock<HashMap<UserId, i64>>,
+}
+
+/// One revocation, as it travels on the channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Revoked {
+    /// A session signed out: its ID, and its expiry (after which it is refused anyway).
+    Session { id: String, expires_ms: i64 },
+    /// Every session of a user issued before `cut_off_ms`.
+    User { user: UserId, cut_off_ms: i64 },
+}
+
+impl Revoked {
+    /// `s <session> <expires>` or `u <user> <cut-off>`.
+    pub fn to_message(&self) -> String {
+        match self {
+            Self::Session { id, expires_ms } => format!("s {id} {expires_ms}"),
+            Self::User { user, cut_off_ms } => format!("u {user} {cut_off_ms}"),
+        }
+    }
+
+    pub fn from_message(text: &str) -> Option<Self> {
+        let mut parts = text.split(' ');
+        let (Some(kind), Some(who), Some(ms), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return None;
+        };
+        let ms = ms.parse().ok()?;
+        match kind {
+            "s" => Some(Self::Session {
+                id: who.to_owned(),
+                expires_ms: ms,
+            }),
+            "u" => Some(Self::User {
+                user: who.parse().ok()?,
+                cut_off_ms: ms,
+            }),
+            _ => None,
+        }
+    }
+}
+
+impl Revocations {
+    /// Whether the session `claims` describe was revoked, as far as this instance knows.
+    pub fn refuses(&self, claims: &Claims) -> bool {
+        let signed_out = self
+            .sessions
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains_key(&claims.session);
+        signed_out
+            || self
+                .cut_offs
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get(&claims.user)
+                .is_some_and(|cut_off| claims.issued_ms < *cut_off)
+    }
+
+    /// Applies one revocation here.
+    pub fn apply(&self, revoked: &Revoked) {
+        match revoked {
+            Revoked::Session { id, expires_ms } => {
+                self.sessions
+                    .write()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(id.clone(), *expires_ms);
+            }
+            Revoked::User { user, cut_off_ms } => {
+                let mut cut_offs = self
+                    .cut_offs
+                    .write()
+                    .unwrap_or_else(PoisonError::into_inner);
+                let kept = cut_offs.entry(*user).or_insert(*cut_off_ms);
+                *kept = (*kept).max(*cut_off_ms);
+            }
+        }
+    }
+
+    /// Replaces what this instance knows with both lists as Redis holds them now, first dropping
+    /// the entries that refuse nothing any more.
+    pub async fn reload(&self, core: &Core) -> Result<(), Backend> {
+        let mut redis = core.redis.clone();
+        let now = now_ms(&mut redis).await?;
+        let oldest_alive = now.saturating_sub(session_ttl_ms(core));
+        let (sessions_key, users_key) = (core.keys.revoked_sessions(), core.keys.revoked_users());
+        let _: () = redis
+            .zrembyscore(&sessions_key, "-inf", format!("({now}"))
+            .await?;
+        let _: () = redis
+            .zrembyscore(&users_key, "-inf", format!("({oldest_alive}"))
+            .await?;
+        let sessions: Vec<(String, i64)> = redis.zrange_withscores(&sessions_key, 0, -1).await?;
+        let users: Vec<(i64, i64)> = redis.zrange_withscores(&users_key, 0, -1).await?;
+        *self
+            .sessions
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = sessions.into_iter().collect();
+        *self
+            .cut_offs
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = users
+            .into_iter()
+            .map(|(user, cut_off)| (UserId::from_db(user), cut_off))
+            .collect();
+        Ok(())
+    }
+
+    /// Revocations known here (tests, health).
+    pub fn len(&self) -> usize {
+        self.sessions
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+            + self
+                .cut_offs
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Records `revoked` in Redis, applies it here and announces it to every instance. The record
+/// is what counts: a lost announcement is made good by the next reload.
+pub async fn revoke(core: &Core, revoked: Revoked) -> Result<(), Backend> {
+    let mut redis = core.redis.clone();
+    match &revoked {
+        Revoked::Session { id, expires_ms } => {
+            let _: () = redis
+                .zadd(core.keys.revoked_sessions(), id, *expires_ms)
+                .await?;
+        }
+        Revoked::User { user, cut_off_ms } => {
+            // GT: a later cut-off only (a repeated message never moves it back).
+            let _: () = redis::cmd("ZADD")
+                .arg(core.keys.revoked_users())
+                .arg("GT")
+                .arg(*cut_off_ms)
+                .arg(user.get())
+                .query_async(&mut redis)
+                .await?;
+        }
+    }
+    core.revocations.apply(&revoked);
+    let sent: Result<i64, _> = redis
+        .publish(core.keys.revocations_channel(), revoked.to_message())
+        .await;
+    if let Err(e) = sent {
+        tracing::warn!(error = %e, "revocation recorded but not announced; other instances reload it");
+    }
+    Ok(())
+}
+
+/// Redis's clock, in ms: one clock for every instance's cut-offs and expiries.
+pub(crate) async fn now_ms(redis: &mut Redis) -> Result<i64, Backend> {
+    let (secs, micros): (i64, i64) = redis::cmd("TIME").query_async(redis).await?;
+    Ok(secs * 1_000 + micros / 1_000)
+}
+
+fn session_ttl_ms(core: &Core) -> i64 {
+    i64::try_from(core.config.auth.session_ttl.as_millis()).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn revocations_travel_as_text_and_back() {
+        for r in [
+            Revoked::Session {
+                id: "0123456789abcdef0123456789abcdef".into(),
+                expires_ms: 42,
+            },
+            Revoked::User {
+                user: UserId::from_db(9),
+                cut_off_ms: 1_700_000_000_000,
+            },
+        ] {
+            assert_eq!(Revoked::from_message(&r.to_message()), Some(r));
+        }
+        for bad in [
+            "",
+            "s",
+            "s x",
+            "x a 1",
+            "u notanumber 1",
+            "s a 1 extra",
+            "s a b",
+        ] {
+            assert_eq!(Revoked::from_message(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_cut_off_refuses_sessions_issued_before_it_only() {
+        let r = Revocations::default();
+        let claims = |user: i64, issued_ms: i64| Claims {
+            session: format!("{user:032x}"),
+            user: UserId::from_db(user),
+            phone: crate::domain::Phone::try_from("+8613900000001").expect("phone"),
+            issued_ms,
+            expires_ms: issued_ms + 1_000,
+        };
+        r.apply(&Revoked::User {
+            user: UserId::from_db(1),
+            cut_off_ms: 100,
+        });
+        assert!(r.refuses(&claims(1, 99)));
+        assert!(
+            !r.refuses(&claims(1, 100)),
+            "issued at the cut-off or later"
+        );
+        assert!(!r.refuses(&claims(2, 99)), "another user");
+        // An older cut-off arriving late never moves it back.
+        r.apply(&Revoked::User {
+            user: UserId::from_db(1),
+            cut_off_ms: 50,
+        });
+        assert!(r.refuses(&claims(1, 99)));
+        r.apply(&Revoked::Session {
+            id: format!("{:032x}", 2),
+            expires_ms: 5_000,
+        });
+        assert!(r.refuses(&claims(2, 99)), "that session signed out");
+    }
+}

@@ -1,0 +1,209 @@
+//! Signed sessions (issue #25 point 1, design.md decision 30): verified by each instance with
+//! no store; a sign-out refused at once where it was made, on other instances as its
+//! announcement arrives, and by their reload if it never does; sign-out everywhere; key
+//! rotation; expiry; sessions from before kept working.
+
+use std::time::Duration;
+
+use crate::common::*;
+use seckill::{
+    auth,
+    domain::Phone,
+    jobs::{revocations, stock_back},
+    Core,
+};
+use sqlx::PgPool;
+use tokio_util::sync::CancellationToken;
+
+const OLD: &str = "old:an-old-secret-of-at-least-thirty-two-chars";
+const NEW: &str = "new:a-new-secret-of-at-least-thirty-two-chars!";
+
+async fn signed_in(core: &Core, phone: &str) -> auth::SignedIn {
+    let issued = auth::request_code(core, loopback(), phone)
+        .await
+        .expect("code");
+    auth::sign_in(core, loopback(), phone, &issued.dev_code.expect("dev code"))
+        .await
+        .expect("signed in")
+}
+
+/// A second session of the same shopper (another device), opened on `core`.
+async fn another_session(core: &Core, of: &auth::SignedIn) -> auth::SignedIn {
+    auth::open_session(core, of.principal.user, of.principal.phone.clone())
+        .await
+        .expect("opened")
+}
+
+async fn alive(core: &Core, token: &str) -> bool {
+    auth::session(core, token).await.expect("read").is_some()
+}
+
+/// Polls `core` until `token` is refused; how long that took, or `None` within `limit`.
+async fn refused_within(core: &Core, token: &str, limit: Duration) -> Option<Duration> {
+    let started = tokio::time::Instant::now();
+    while started.elapsed() < limit {
+        if !alive(core, token).await {
+            return Some(started.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    None
+}
+
+#[sqlx::test]
+async fn a_signed_session_names_its_shopper_on_every_instance(db: PgPool) {
+    let a = core(db, &[]).await;
+    let b = sibling(&a, &[]).await;
+    let signed = signed_in(&a, "13900002001").await;
+    assert!(signed.token.starts_with("s1."), "{}", signed.token);
+    let there = auth::session(&b, &signed.token)
+        .await
+        .expect("read")
+        .expect("verified by the other instance");
+    assert_eq!(there, signed.principal);
+    // Any change to it is refused.
+    let forged = signed.token.replacen(
+        &format!(".{}.", signed.principal.user),
+        &format!(".{}.", signed.principal.user.get() + 1),
+        1,
+    );
+    assert_ne!(forged, signed.token);
+    assert!(!alive(&b, &forged).await);
+}
+
+#[sqlx::test]
+async fn a_sign_out_holds_here_at_once_and_elsewhere_when_announced(db: PgPool) {
+    let a = core(db, &[]).await;
+    let b = sibling(&a, &[]).await;
+    let stop = CancellationToken::new();
+    tokio::spawn(stock_back::listen(b.clone(), stop.clone()));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let signed = signed_in(&a, "13900002002").await;
+    let kept = another_session(&a, &signed).await;
+    assert!(alive(&b, &signed.token).await);
+    auth::sign_out(&a, &signed.token).await.expect("signed out");
+    assert!(!alive(&a, &signed.token).await, "at once where it was made");
+    let took = refused_within(&b, &signed.token, Duration::from_secs(1)).await;
+    assert!(
+        took.is_some(),
+        "the announcement reached instance B within 1 s"
+    );
+    assert!(
+        alive(&b, &kept.token).await,
+        "the shopper's other session stays"
+    );
+    stop.cancel();
+}
+
+#[sqlx::test]
+async fn a_sign_out_whose_announcement_is_lost_holds_after_the_reload(db: PgPool) {
+    let a = core(db, &[]).await;
+    // No subscription on B: only its reload job can learn of the sign-out.
+    let b = sibling(&a, &[("SECKILL_REVOCATION_RELOAD_MS", "300")]).await;
+    let stop = CancellationToken::new();
+    tokio::spawn(revocations::run(b.clone(), stop.clone()));
+    let signed = signed_in(&a, "13900002003").await;
+    assert!(alive(&b, &signed.token).await);
+    auth::sign_out(&a, &signed.token).await.expect("signed out");
+    assert!(
+        alive(&b, &signed.token).await,
+        "B has heard nothing yet (the test is not vacuous)"
+    );
+    let took = refused_within(&b, &signed.token, Duration::from_secs(2)).await;
+    assert!(
+        took.is_some_and(|t| t <= Duration::from_millis(600)),
+        "refused within the reload period: {took:?}"
+    );
+    stop.cancel();
+}
+
+#[sqlx::test]
+async fn signing_out_everywhere_ends_every_earlier_session_only(db: PgPool) {
+    let a = core(db, &[]).await;
+    let b = sibling(&a, &[]).await;
+    let stop = CancellationToken::new();
+    tokio::spawn(stock_back::listen(b.clone(), stop.clone()));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let phone = "13900002004";
+    let laptop = signed_in(&a, phone).await;
+    let phone_app = another_session(&b, &laptop).await;
+    let someone_else = signed_in(&a, "13900002005").await;
+    auth::sign_out_everywhere(&a, laptop.principal.user)
+        .await
+        .expect("signed out everywhere");
+    for (core, name) in [(&a, "A"), (&b, "B")] {
+        for token in [&laptop.token, &phone_app.token] {
+            assert!(
+                refused_within(core, token, Duration::from_secs(1))
+                    .await
+                    .is_some(),
+                "refused on {name}"
+            );
+        }
+        assert!(
+            alive(core, &someone_else.token).await,
+            "another user's stays"
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let again = another_session(&a, &laptop).await;
+    assert!(alive(&b, &again.token).await, "a sign-in afterwards works");
+    stop.cancel();
+}
+
+#[sqlx::test]
+async fn keys_rotate_without_signing_anyone_out(db: PgPool) {
+    let before = core(db, &[("SECKILL_SESSION_KEYS", OLD)]).await;
+    let rotating = format!("{NEW},{OLD}");
+    let during = sibling(&before, &[("SECKILL_SESSION_KEYS", rotating.as_str())]).await;
+    let after = sibling(&before, &[("SECKILL_SESSION_KEYS", NEW)]).await;
+    let old_token = signed_in(&before, "13900002006").await.token;
+    assert!(
+        alive(&during, &old_token).await,
+        "the old key still verifies"
+    );
+    let new_token = signed_in(&during, "13900002007").await.token;
+    assert!(new_token.starts_with("s1.new."));
+    assert!(alive(&after, &new_token).await);
+    assert!(
+        !alive(&after, &old_token).await,
+        "once the old key is dropped, its sessions end"
+    );
+}
+
+#[sqlx::test]
+async fn a_session_ends_at_its_expiry(db: PgPool) {
+    let core = core(db, &[("SECKILL_SESSION_TTL_MS", "300")]).await;
+    let signed = signed_in(&core, "13900002008").await;
+    assert!(alive(&core, &signed.token).await);
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(!alive(&core, &signed.token).await);
+}
+
+#[sqlx::test]
+async fn a_session_from_before_signed_tokens_keeps_working_until_signed_out(db: PgPool) {
+    let core = core(db, &[]).await;
+    let user = users(&core, 1).await[0];
+    // As sign-in left them before decision 30: a random token, the session in Redis.
+    let token = "ab".repeat(32);
+    let mut redis = core.redis.clone();
+    let _: () = redis::cmd("SET")
+        .arg(core.keys.session(&token))
+        .arg(format!("{user}:+8613900002009"))
+        .arg("PX")
+        .arg(60_000)
+        .query_async(&mut redis)
+        .await
+        .expect("plant");
+    let principal = auth::session(&core, &token)
+        .await
+        .expect("read")
+        .expect("a legacy session");
+    assert_eq!(principal.user, user);
+    assert_eq!(
+        principal.phone,
+        Phone::try_from("+8613900002009").expect("phone")
+    );
+    auth::sign_out(&core, &token).await.expect("signed out");
+    assert!(!alive(&core, &token).await);
+}
