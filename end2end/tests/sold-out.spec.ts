@@ -1,4 +1,4 @@
-import { expect, request as newRequest, test } from "@playwright/test";
+import { expect, request as newRequest, Route, test } from "@playwright/test";
 import { ADMIN_PHONE, apiBuy, apiSignIn, createVoucher, freshPhone, hydrated, title, uiSignIn } from "./support";
 
 test("the last unit goes to someone else: the buy is refused as sold out and the page says so", async ({ page, request, baseURL }) => {
@@ -13,6 +13,11 @@ test("the last unit goes to someone else: the buy is refused as sold out and the
   await hydrated(page);
   await expect(page.getByTestId("remaining")).toHaveText("1 of 1 left · 0 sold");
   await expect(page.getByTestId("buy")).toBeEnabled();
+  // Nor its poll (every 2 s): one landing between the rival's buy and the click would turn the
+  // button off first (CI hit it). Polls are held, and sent on after the click.
+  let holding = true;
+  const held: Route[] = [];
+  await page.route("**/sf/voucher_stock**", (route) => (holding ? held.push(route) : route.continue()));
 
   // Another shopper takes the last unit while this page is open.
   const rival = await newRequest.newContext({ baseURL });
@@ -21,6 +26,8 @@ test("the last unit goes to someone else: the buy is refused as sold out and the
   await rival.dispose();
 
   await page.getByTestId("buy").click();
+  holding = false;
+  await Promise.all(held.map((route) => route.continue()));
   await expect(page.getByTestId("buy-error")).toHaveAttribute("data-code", "sold_out");
   await expect(page.getByTestId("buy-error")).toContainText("Sold out");
   // The refusal moves the stock bar, the badge and the button together, at once (without the
