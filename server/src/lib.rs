@@ -10,6 +10,7 @@ mod safety;
 mod screen;
 mod serve;
 mod settings;
+mod signed_in_pages;
 mod startup;
 mod state;
 mod static_files;

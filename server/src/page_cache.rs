@@ -28,7 +28,10 @@ use axum::{
     middleware::Next,
     response::{IntoResponse, Response},
 };
-use seckill::{Core, TtlMap};
+use seckill::{auth::Principal, Core, TtlMap};
+use webapi::http::SessionCookie;
+
+use crate::signed_in_pages::{self, StandIn};
 
 /// A page of one visitor: never stored, not even by their own browser (a shared computer's
 /// back button, a disk cache), so it is always asked again.
@@ -53,13 +56,18 @@ pub struct Page {
 pub struct PageCache {
     pages: Arc<TtlMap<String, Arc<Page>>>,
     core: Core,
+    cookie: SessionCookie,
+    /// Who signed-in templates are rendered for (`None`: signed-in pages rendered per request).
+    stand_in: Option<StandIn>,
 }
 
 impl PageCache {
-    pub fn new(core: Core, ttl: std::time::Duration) -> Self {
+    pub fn new(core: Core, ttl: std::time::Duration, cookie: SessionCookie) -> Self {
         Self {
             pages: Arc::new(TtlMap::new(ttl, CAP)),
+            stand_in: StandIn::new(&core, cookie),
             core,
+            cookie,
         }
     }
 }
@@ -90,8 +98,16 @@ pub async fn pages(State(cache): State<PageCache>, req: Request, next: Next) -> 
     if !matches!(*req.method(), Method::GET | Method::HEAD) {
         return next.run(req).await;
     }
-    let shared =
-        req.uri().query().is_none() && shared_page(req.uri().path()) && !has_session(req.headers());
+    let same_for_all = req.uri().query().is_none() && shared_page(req.uri().path());
+    if same_for_all && has_session(req.headers()) {
+        // Owned, so the request (whose body is not Sync) is not borrowed across the reads.
+        if let Some((token, path)) = template_candidate(&cache, &req) {
+            if let Some(shopper) = signed_in_pages::eligible(&cache.core, &token, &path).await {
+                return signed_in_page(&cache, shopper, req, next).await;
+            }
+        }
+    }
+    let shared = same_for_all && !has_session(req.headers());
     let if_none_match = req.headers().get(header::IF_NONE_MATCH).cloned();
     let gzip_ok = accepts_gzip(req.headers());
     // A voucher changed here (created, ended, topped up) makes every rendering before it old.
@@ -150,6 +166,92 @@ pub async fn pages(State(cache): State<PageCache>, req: Request, next: Next) -> 
         }
     }
     answered
+}
+
+/// The session token and path of `req` when a signed-in template may answer it.
+fn template_candidate(cache: &PageCache, req: &Request) -> Option<(String, String)> {
+    cache.stand_in.as_ref()?;
+    let token = cache.cookie.token(req.headers())?;
+    Some((token.to_owned(), req.uri().path().to_owned()))
+}
+
+/// A signed-in page from the template of its path (rendered for the stand-in on a miss), made
+/// `shopper`'s; rendered for them alone when no template can be made.
+async fn signed_in_page(
+    cache: &PageCache,
+    shopper: Principal,
+    req: Request,
+    next: Next,
+) -> Response {
+    let if_none_match = req.headers().get(header::IF_NONE_MATCH).cloned();
+    let key = format!(
+        "{}:{}:signed-in",
+        cache.core.catalog_epoch(),
+        req.uri().path()
+    );
+    let template = match cache.pages.get(&key) {
+        Some(t) => {
+            metrics::counter!("seckill_page_cache_total", "outcome" => "signed_in_hit")
+                .increment(1);
+            t
+        }
+        None => {
+            let (parts, _) = req.into_parts();
+            let mut for_stand_in = Request::from_parts(parts.clone(), Body::empty());
+            if let Some(stand_in) = &cache.stand_in {
+                for_stand_in
+                    .headers_mut()
+                    .insert(header::COOKIE, stand_in.cookie().clone());
+            }
+            match template_of(next.clone().run(for_stand_in).await).await {
+                Some(t) => {
+                    metrics::counter!("seckill_page_cache_total", "outcome" => "signed_in_miss")
+                        .increment(1);
+                    cache.pages.insert(key, Arc::clone(&t));
+                    t
+                }
+                // No template (an error page, a cookie set): the page as it is for the shopper.
+                None => return next.run(Request::from_parts(parts, Body::empty())).await,
+            }
+        }
+    };
+    let text = String::from_utf8_lossy(&template.body);
+    let body = Bytes::from(signed_in_pages::fill(&text, &shopper));
+    let etag = etag_of(&body, "");
+    let page = Page {
+        etag: HeaderValue::from_str(&format!("W/{}", etag.to_str().unwrap_or("\"0\"")))
+            .unwrap_or(etag),
+        content_type: template.content_type.clone(),
+        gzip: None,
+        body,
+    };
+    answer(&page, if_none_match.as_ref(), false, false)
+}
+
+/// A stand-in's rendering as a template: a 200 HTML page that names the stand-in and sets no
+/// cookie.
+async fn template_of(response: Response) -> Option<Arc<Page>> {
+    if response.status() != StatusCode::OK
+        || !is_html(response.headers())
+        || response.headers().contains_key(header::SET_COOKIE)
+    {
+        return None;
+    }
+    let (parts, body) = response.into_parts();
+    let body = axum::body::to_bytes(body, MAX_PAGE).await.ok()?;
+    if !signed_in_pages::is_template(std::str::from_utf8(&body).ok()?) {
+        return None;
+    }
+    Some(Arc::new(Page {
+        etag: etag_of(&body, ""),
+        content_type: parts
+            .headers
+            .get(header::CONTENT_TYPE)
+            .cloned()
+            .unwrap_or_else(|| HeaderValue::from_static("text/html; charset=utf-8")),
+        gzip: None,
+        body,
+    }))
 }
 
 /// `page` as a 200 (gzipped when it has a gzipped copy and the client takes gzip; other HTML

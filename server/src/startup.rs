@@ -239,7 +239,7 @@ fn layers(
 ) -> Router<AppState> {
     let http = &settings.http;
     app.layer(middleware::from_fn_with_state(
-        page_cache::PageCache::new(core.clone(), settings.page_ttl),
+        page_cache::PageCache::new(core.clone(), settings.page_ttl, origins.session_cookie()),
         page_cache::pages,
     ))
     // HTML not already encoded (signed-in pages; shared ones come gzipped from the page cache).

@@ -175,3 +175,68 @@ async fn metrics_are_served_on_their_own_listener_only(db: sqlx::PgPool) {
     let text = own.text().await.expect("text");
     assert!(text.contains("seckill_"), "{text}");
 }
+
+/// A signed-in GET of `url` as `c`: status, Cache-Control and body.
+async fn visit_as(c: &reqwest::Client, url: &str) -> (StatusCode, String, String) {
+    let r = c.get(url).send().await.expect("send");
+    let status = r.status();
+    let control = r
+        .headers()
+        .get(header::CACHE_CONTROL)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    (status, control, r.text().await.expect("body"))
+}
+
+#[sqlx::test]
+async fn signed_in_pages_come_from_one_rendering_made_each_shoppers_own(db: sqlx::PgPool) {
+    let app = crate::support::spawn_app_setting(db, &[("SECKILL_PAGE_CACHE_MS", "60000")]).await;
+    let admin = app.sign_in("13800000000").await;
+    let v = app.create(&admin, -5, 3600, 3).await;
+    let url = format!("{}/vouchers/{v}", app.base);
+    let (ann, bob) = (
+        app.sign_in("13900004001").await,
+        app.sign_in("13900004002").await,
+    );
+    let ann_id = crate::support::user_id(&app, "+8613900004001").await;
+    let bob_id = crate::support::user_id(&app, "+8613900004002").await;
+
+    let (status, control, ann_page) = visit_as(&ann, &url).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(control, "private, no-store");
+    let (_, _, bob_page) = visit_as(&bob, &url).await;
+    for (page, mine, theirs) in [
+        (&ann_page, "+8613900004001", "+8613900004002"),
+        (&bob_page, "+8613900004002", "+8613900004001"),
+    ] {
+        assert!(page.contains(mine) && !page.contains(theirs));
+        assert!(!page.contains("+999") && !page.contains("8888888888888"));
+        assert!(page.contains("Buy now"), "signed in, no order yet");
+    }
+    // One rendering (the server's clock in it included), each shopper's own ID and phone.
+    assert_eq!(
+        ann_page
+            .replace("+8613900004001", "+8613900004002")
+            .replace(
+                &format!("user_id\\\":{ann_id},"),
+                &format!("user_id\\\":{bob_id},")
+            ),
+        bob_page
+    );
+    // The hydration data: JSON inside a script's string, its quotes escaped.
+    assert!(
+        ann_page.contains(&format!("user_id\\\":{ann_id},")),
+        "hydration data"
+    );
+
+    // Once Ann holds an order, her page is rendered for her: her order in the buy panel.
+    let order = buy_order(&app, &ann, v).await;
+    let (_, _, ann_page) = visit_as(&ann, &url).await;
+    assert!(ann_page.contains(&order), "her order on the page");
+    let (_, _, bob_again) = visit_as(&bob, &url).await;
+    assert_eq!(bob_again, bob_page, "Bob's still from the template");
+    // The admin's page is their own too (the console link).
+    let (_, _, admin_page) = visit_as(&admin, &url).await;
+    assert!(admin_page.contains("/admin") && admin_page.contains("+8613800000000"));
+}
