@@ -73,6 +73,52 @@ pub async fn fire_all(
     Ok(all)
 }
 
+/// The same shape against the server's trivial endpoint (`GET /api/live`): one request per
+/// shopper with their cookie, `conns` connections each taking the next; requests per second.
+/// What this stack costs per request on this machine: the ceiling a buy is measured against.
+pub async fn live_ceiling(
+    client: &reqwest::Client,
+    base: &str,
+    tokens: &Arc<Vec<String>>,
+    conns: usize,
+) -> anyhow::Result<f64> {
+    let next = Arc::new(AtomicUsize::new(0));
+    let url = Arc::new(format!("{base}/api/live"));
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..conns)
+        .map(|_| {
+            let (client, tokens, next, url) =
+                (client.clone(), tokens.clone(), next.clone(), url.clone());
+            tokio::spawn(async move {
+                let mut failed = 0_usize;
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(token) = tokens.get(i) else {
+                        return failed;
+                    };
+                    let answer = client
+                        .get(url.as_str())
+                        .header(reqwest::header::COOKIE, format!("seckill_session={token}"))
+                        .send()
+                        .await;
+                    let ok = match answer {
+                        Ok(r) => r.status().is_success() && r.bytes().await.is_ok(),
+                        Err(_) => false,
+                    };
+                    failed += usize::from(!ok);
+                }
+            })
+        })
+        .collect();
+    let mut failed = 0;
+    for t in tasks {
+        failed += t.await?;
+    }
+    let rate = tokens.len() as f64 / started.elapsed().as_secs_f64();
+    anyhow::ensure!(failed == 0, "{failed} GET /api/live requests failed");
+    Ok(rate)
+}
+
 /// Open loop (wrk2's way): shopper i's buy is due at `start + i / rate`; `conns` kept-alive
 /// connections share the schedule (connection c sends shoppers c, c + conns, …), each sending
 /// its next buy at its due time or, when the previous answer came late, at once. Latency counts

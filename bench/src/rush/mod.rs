@@ -102,6 +102,11 @@ async fn rush(options: &Options, sc: &Scenario, scratch: &Scratch) -> anyhow::Re
     .await?;
     let poll_elapsed = poll_start.elapsed();
     let profile = stage.stop_profiler()?;
+    // The stack's own ceiling, same server, connections and shoppers (closed loop only).
+    let live = match sc.rate {
+        None => Some(fire::live_ceiling(&stage.client, &base, &stage.tokens, sc.conns).await?),
+        Some(_) => None,
+    };
     let peak_rss_mb = stage.server.peak_rss_mb();
     stage.server.stop();
 
@@ -135,6 +140,7 @@ async fn rush(options: &Options, sc: &Scenario, scratch: &Scratch) -> anyhow::Re
         violations,
         evalsha,
         insert,
+        live,
         profile,
         send_lag,
     }

@@ -27,6 +27,8 @@ pub struct Figures<'a> {
     /// Ceilings: EVALSHA calls per second, raw inserted rows per second.
     pub evalsha: f64,
     pub insert: f64,
+    /// Ceiling: `GET /api/live` per second with the rush's shape (closed loop only).
+    pub live: Option<f64>,
     /// The top of `perf report`, when profiled.
     pub profile: Vec<String>,
     /// Open loop: how far behind its schedule the latest buy was sent (the client's own lag).
@@ -64,6 +66,12 @@ impl Figures<'_> {
             (
                 "ceiling: same script by EVALSHA (redis-benchmark)".into(),
                 format!("{:.0}/s → ratio {ratio_buys:.2}", f.evalsha),
+            ),
+            (
+                "ceiling: GET /api/live, same connections, one request per shopper with their cookie".into(),
+                f.live.map_or("n/a (open loop)".into(), |live| {
+                    format!("{live:.0}/s → ratio {:.2}", f.buys_per_sec / live)
+                }),
             ),
             ("buy latency".into(), report::latency_row(&f.latency)),
             (
@@ -113,6 +121,10 @@ impl Figures<'_> {
         let targets = [
             ("buys/s ≥ 1.0× EVALSHA ceiling", ratio_buys >= 1.0),
             (
+                "buys/s ≥ 0.8× GET /api/live (closed loop)",
+                f.live.is_some_and(|live| f.buys_per_sec >= 0.8 * live),
+            ),
+            (
                 if f.sc.rate.is_some() {
                     "p99 ≤ 10 ms (open loop)"
                 } else {
@@ -150,6 +162,8 @@ impl Figures<'_> {
             "ceiling_evalsha_per_sec": f.evalsha,
             "ceiling_insert_rows_per_sec": f.insert,
             "ratio_buys_to_evalsha": ratio_buys,
+            "ceiling_live_per_sec": f.live,
+            "ratio_buys_to_live": f.live.map(|live| f.buys_per_sec / live),
             "ratio_drain_to_insert": ratio_drain,
             "invariant_violations": f.violations,
             "targets": targets.iter().map(|(t, ok)| (t.to_string(), *ok)).collect::<BTreeMap<_, _>>(),
