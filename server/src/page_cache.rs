@@ -6,10 +6,12 @@
 //! the last rendering of each for `SECKILL_PAGE_CACHE_MS` (1 s) and answers from it. Every
 //! HTML page gets an `ETag`, and a request whose `If-None-Match` names it gets a 304 without
 //! its body. A shared rendering is gzipped once, when it is made, and that copy goes to every
-//! visitor who takes gzip. Signed-in pages are never shared: they are marked `private,
-//! no-store` (and compressed per response by the router's compression layer, which leaves an
-//! encoded page alone), as is any HTML answer other than a 200 (a 404 page names who is signed
-//! in), with `Vary: Cookie`.
+//! visitor who takes gzip. Signed-in pages are never shared as they are: most are made from a
+//! stand-in's rendering of the same page, kept here too, with the shopper's own ID and phone
+//! put in ([`crate::signed_in_pages`], decision 31), the rest rendered per request; all are
+//! marked `private, no-store` (and compressed per response by the router's compression layer,
+//! which leaves an encoded page alone), as is any HTML answer other than a 200 (a 404 page
+//! names who is signed in), with `Vary: Cookie`.
 //!
 //! What a cached page can be behind: up to the cache's time to live, and the page corrects
 //! itself once hydrated (its first stock event, or its first poll, brings the figures and the
