@@ -53,19 +53,25 @@ pub async fn order_status(
 }
 
 /// The order `shopper` holds on `voucher` (queued, written, or failed but not released), if
-/// any: what the voucher's page shows instead of "Buy now". Redis's buyer → order record
-/// first (one `HGET`), PostgreSQL's written orders for a sale Redis no longer holds.
+/// any: what the voucher's page shows instead of "Buy now". Redis's buyer → order record and
+/// whether Redis holds the sale, in one round trip: a sale Redis holds lists every live order's
+/// shopper among its buyers (a restore puts PostgreSQL's back, design.md §2), so no buyer there is
+/// no order; PostgreSQL's written orders are asked only for a sale Redis no longer holds.
 pub async fn order_for(
     core: &Core,
     shopper: UserId,
     voucher: VoucherId,
 ) -> Result<Option<OrderView>, Backend> {
+    let keys = core.keys.voucher(voucher);
     let mut redis = core.redis.clone();
-    let held: Option<String> = redis
-        .hget(core.keys.voucher(voucher).buyers, shopper.get())
+    let (held, preloaded): (Option<String>, bool) = redis::pipe()
+        .hget(&keys.buyers, shopper.get())
+        .exists(&keys.sale)
+        .query_async(&mut redis)
         .await?;
     let order = match held.and_then(|hex| OrderId::from_redis_hex(&hex).ok()) {
         Some(order) => Some(order),
+        None if preloaded => None,
         None => store::orders::written_for(&core.db, voucher, shopper).await?,
     };
     match order {

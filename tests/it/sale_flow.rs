@@ -611,9 +611,11 @@ async fn a_shoppers_order_on_a_voucher_is_found_queued_written_and_after_redis_f
         found(u[0]).await.map(|(o, s)| (o, s.as_str())),
         Some((order, "created"))
     );
-    // A retired sale: Redis no longer knows the buyer; PostgreSQL does.
+    // A retired sale (`lua/retire.lua` deletes its state, the sale hash with the buyers): Redis
+    // no longer knows the buyer; PostgreSQL does.
     let mut c = core.redis.clone();
     let _: () = redis::cmd("DEL")
+        .arg(&core.keys.voucher(v).sale)
         .arg(&core.keys.voucher(v).buyers)
         .query_async(&mut c)
         .await
