@@ -101,15 +101,7 @@ fn UserNav(me: Option<wire::Me>) -> impl IntoView {
     let Some(me) = me else {
         return view! { <A href="/login">"Sign in"</A> }.into_any();
     };
-    let session = session::Session::get();
-    let sign_out = ServerAction::<api::auth::SignOut>::new();
-    let navigate = leptos_router::hooks::use_navigate();
-    Effect::new(move |_| {
-        if let Some(Ok(())) = sign_out.value().get() {
-            session.reload();
-            navigate("/", Default::default());
-        }
-    });
+    let sign_out = session::use_sign_out();
     view! {
         <A href="/orders">"My orders"</A>
         {me.is_admin.then(|| view! { <A href="/admin">"Console"</A> })}

@@ -4,7 +4,10 @@ use leptos::prelude::*;
 use leptos_router::{components::Redirect, hooks::use_location};
 
 use crate::{
-    api::{auth::whoami, catalog::shop_mode},
+    api::{
+        auth::{whoami, SignOut},
+        catalog::shop_mode,
+    },
     components::{set_page_status, Loaded},
     error::AppError,
     url::sign_in_path,
@@ -37,6 +40,21 @@ impl Session {
     pub fn reload(self) {
         self.changed.update(|n| *n += 1);
     }
+}
+
+/// A sign-out action (one session, or every one with `everywhere`): once it succeeds, the
+/// session is reloaded and the visitor goes home. (Without JavaScript the server redirects.)
+pub fn use_sign_out() -> ServerAction<SignOut> {
+    let sign_out = ServerAction::<SignOut>::new();
+    let session = Session::get();
+    let navigate = leptos_router::hooks::use_navigate();
+    Effect::new(move |_| {
+        if let Some(Ok(())) = sign_out.value().get() {
+            session.reload();
+            navigate("/", Default::default());
+        }
+    });
+    sign_out
 }
 
 /// The shop's development conveniences, loaded once per page (the strip, the sign-in page).

@@ -11,10 +11,7 @@ use leptos_router::{
 };
 
 use crate::{
-    api::{
-        auth::SignOut,
-        orders::{get_order, my_orders, order_status, CancelOrder, PayOrder},
-    },
+    api::orders::{get_order, my_orders, order_status, CancelOrder, PayOrder},
     components::{ErrorNote, Loaded},
     error::AppError,
     time::{every, When},
@@ -292,15 +289,7 @@ pub fn MyOrdersPage() -> impl IntoView {
 /// Ends every session of the shopper (a lost phone, a shared computer), this one included.
 #[component]
 fn SignOutEverywhere() -> impl IntoView {
-    let sign_out = ServerAction::<SignOut>::new();
-    let session = crate::session::Session::get();
-    let navigate = leptos_router::hooks::use_navigate();
-    Effect::new(move |_| {
-        if let Some(Ok(())) = sign_out.value().get() {
-            session.reload();
-            navigate("/", Default::default());
-        }
-    });
+    let sign_out = crate::session::use_sign_out();
     view! {
         <ActionForm action=sign_out attr:class="sign-out-everywhere">
             <input type="hidden" name="everywhere" value="true"/>
