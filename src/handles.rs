@@ -137,9 +137,13 @@ impl Core {
         let keys = Keys::new(config.key_prefix.clone());
         let session_keys = match &config.auth.session_keys {
             Some(configured) => configured.clone(),
-            None => crate::auth::shared_session_key(&mut redis.clone(), &keys)
-                .await
-                .map_err(ConnectError::SessionKey)?,
+            None => once_loaded(|| {
+                let (mut redis, keys) = (redis.clone(), keys.clone());
+                async move { crate::auth::shared_session_key(&mut redis, &keys).await }
+            })
+            .await
+            .map_err(|e| ConnectError::SessionKey(e.to_string()))?
+            .map_err(ConnectError::SessionKey)?,
         };
         let core = Self(Arc::new(CoreParts {
             db,
@@ -172,8 +176,7 @@ impl Core {
             deployment,
         }));
         // Known before the first request; the subscription and the reload job keep it fresh.
-        core.revocations
-            .reload(&core)
+        once_loaded(|| core.revocations.reload(&core))
             .await
             .map_err(|e| ConnectError::Revocations(e.to_string()))?;
         Ok(core)
@@ -278,6 +281,30 @@ impl Core {
             redis,
             oldest_queued,
             stalled: age > self.config.worker.stall_after,
+        }
+    }
+}
+
+/// How long start-up waits for a Redis that is loading its dataset (a restart from its AOF).
+const LOADING_WAIT: Duration = Duration::from_secs(60);
+
+/// Runs `read` until Redis has loaded its dataset: a `LOADING` answer is tried again every
+/// 250 ms for up to [`LOADING_WAIT`]; any other answer, or an error, is returned at once.
+async fn once_loaded<T, F, Fut>(mut read: F) -> Result<T, crate::infra::backend::Backend>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, crate::infra::backend::Backend>>,
+{
+    let since = tokio::time::Instant::now();
+    loop {
+        match read().await {
+            Err(crate::infra::backend::Backend::Redis(e))
+                if e.code() == Some("LOADING") && since.elapsed() < LOADING_WAIT =>
+            {
+                tracing::warn!("Redis is loading its dataset; start-up waits for it");
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            other => return other,
         }
     }
 }

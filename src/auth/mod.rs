@@ -334,22 +334,20 @@ pub async fn sign_out_everywhere(core: &Core, user: UserId) -> Result<(), Backen
 pub(crate) async fn shared_session_key(
     redis: &mut crate::infra::redis_conn::Redis,
     keys: &crate::infra::keys::Keys,
-) -> Result<SessionKeys, String> {
+) -> Result<Result<SessionKeys, String>, Backend> {
     let fresh: [u8; 32] = rand::rng().random();
     let _: Option<String> = redis::cmd("SET")
         .arg(keys.session_key())
         .arg(hex::encode(fresh))
         .arg("NX")
         .query_async(redis)
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
     let secret: String = redis::cmd("GET")
         .arg(keys.session_key())
         .query_async(redis)
-        .await
-        .map_err(|e| e.to_string())?;
-    SessionKeys::single(SHARED_KEY_ID, &secret)
-        .map_err(|e| format!("the key kept in Redis at {}: {e}", keys.session_key()))
+        .await?;
+    Ok(SessionKeys::single(SHARED_KEY_ID, &secret)
+        .map_err(|e| format!("the key kept in Redis at {}: {e}", keys.session_key())))
 }
 
 fn principal(core: &Core, user: UserId, phone: Phone) -> Principal {

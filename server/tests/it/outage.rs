@@ -1,6 +1,7 @@
 //! Redis stopped under a buy: the shopper is told the service is busy (503 `unavailable` with
 //! `Retry-After`), never a 500, whether the buy left alone or in a batch with others. A Redis of
-//! this test's own is killed (`kill -9`), so the other tests keep theirs.
+//! this test's own is killed (`kill -9`), so the other tests keep theirs. And an instance
+//! started while Redis is loading its dataset waits for it instead of failing.
 
 use futures::future::join_all;
 use reqwest::{Client, StatusCode};
@@ -8,8 +9,8 @@ use sqlx::PgPool;
 
 use crate::support::{expect_error, own_redis, spawn_app_with, TestApp};
 
-/// Shoppers signed in, each with one request made, so the instance holds their sessions in
-/// memory: the buys below reach the admission, not the session read.
+/// Shoppers signed in, each with one request made (their sessions are signed: the buys below
+/// reach the admission with no session read).
 async fn shoppers(app: &TestApp, n: usize) -> Vec<Client> {
     let mut clients = Vec::with_capacity(n);
     for i in 0..n {
@@ -52,4 +53,76 @@ async fn a_buy_while_redis_is_down_is_a_503_alone_or_in_a_batch(db: PgPool) {
     // every shopper's.
     join_all(crowd[1..].iter().map(|c| buy(&app, c, v))).await;
     app.shutdown.cancel();
+}
+
+/// A redis-server on `port` keeping its snapshot in `dir`.
+fn redis_in(dir: &std::path::Path, port: u16) -> tokio::process::Child {
+    tokio::process::Command::new("redis-server")
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .args(["--appendonly", "no", "--save", ""])
+        .args(["--enable-debug-command", "yes"])
+        .arg("--dir")
+        .arg(dir)
+        .stdout(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("redis-server (scripts/setup.sh installs it)")
+}
+
+/// The reply to PING once the port accepts connections: `PONG`, or the error's code.
+async fn first_ping(url: &str) -> String {
+    let client = redis::Client::open(url).expect("url");
+    for _ in 0..200 {
+        if let Ok(mut c) = client.get_multiplexed_async_connection().await {
+            return match redis::cmd("PING").query_async::<String>(&mut c).await {
+                Ok(pong) => pong,
+                Err(e) => e.code().unwrap_or("other").to_owned(),
+            };
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("redis-server did not listen at {url}");
+}
+
+#[sqlx::test]
+async fn an_instance_started_while_redis_loads_its_dataset_waits_for_it(db: PgPool) {
+    let dir = std::env::temp_dir().join(format!("seckill-loading-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("a free port")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let url = format!("redis://127.0.0.1:{port}/");
+    // A snapshot that takes a moment to load.
+    let mut redis = redis_in(&dir, port);
+    assert_eq!(first_ping(&url).await, "PONG");
+    // redis-cli: these take longer than a client's response timeout.
+    for command in [&["DEBUG", "POPULATE", "3000000"][..], &["SAVE"][..]] {
+        let done = tokio::process::Command::new("redis-cli")
+            .args(["-p", &port.to_string()])
+            .args(command)
+            .output()
+            .await
+            .expect("redis-cli");
+        assert!(done.status.success(), "{command:?}: {done:?}");
+    }
+    redis.kill().await.expect("stopped");
+
+    let _restarted = redis_in(&dir, port);
+    assert_eq!(
+        first_ping(&url).await,
+        "LOADING",
+        "the instance starts while Redis is still loading (else this test proves nothing)"
+    );
+    let app = spawn_app_with(db, &url, &[]).await;
+    let shopper = app.sign_in("13900005001").await;
+    let r = shopper
+        .post(format!("{}/sf/whoami", app.base))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), StatusCode::OK);
+    app.shutdown.cancel();
+    let _ = std::fs::remove_dir_all(&dir);
 }
