@@ -152,10 +152,12 @@ pub async fn written(app: &TestApp, c: &Client, order: &str) -> Value {
 }
 
 pub fn client() -> Client {
-    // Redirects are asserted, not followed.
+    // Redirects are asserted, not followed. A request that hangs fails its test within a
+    // minute (the longest wait any test makes is 20 s) rather than holding the test command.
     Client::builder()
         .cookie_store(true)
         .redirect(reqwest::redirect::Policy::none())
+        .timeout(std::time::Duration::from_secs(60))
         .build()
         .expect("client")
 }
