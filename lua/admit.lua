@@ -1,5 +1,5 @@
 -- Decides a batch of purchases of one voucher atomically, in one round trip, in the order given
--- (prepended with order_id.lua). A batch of one is a single purchase; the app gathers the buys
+-- (prepended with master.lua and order_id.lua). A batch of one is a single purchase; the app gathers the buys
 -- that arrive for a voucher while its previous call is in flight (src/admissions.rs).
 --
 -- KEYS[1] sale hash (begins_ms, ends_ms)   KEYS[2] stock   KEYS[3] buyers hash (user -> order)
@@ -14,6 +14,8 @@
 --   {8, day}  the Redis clock is on another day than KEYS[6]: name that day's counter, retry
 --             (nothing was written)
 --   {5}       voucher not loaded (nothing was written)
+--   {9}       the sale was not reconciled since this master's ID changed (master.lua): nothing
+--             was written; reconcile, then retry
 --   {0, c1, a1, b1, c2, a2, b2, ...}  one triple per shopper, in order:
 --     {0, seconds, sequence} admitted     {1, 0, 0} sold out
 --     {2, seconds, sequence} already bought: this shopper's order on this sale
@@ -35,9 +37,10 @@ local now_ms = now_sec * 1000 + math.floor(tonumber(now[2]) / 1000)
 local today = day_of(now_sec)
 if today ~= tonumber(ARGV[1]) then return {8, today} end
 
-local window = redis.call('HMGET', KEYS[1], 'begins_ms', 'ends_ms')
+local window = redis.call('HMGET', KEYS[1], 'begins_ms', 'ends_ms', 'master')
 local stock = redis.call('GET', KEYS[2])
 if not window[1] or not window[2] or not stock then return {5} end
+if window[3] ~= master_id() then return {9} end
 stock = tonumber(stock)
 local begins, ends = tonumber(window[1]), tonumber(window[2])
 local voucher, limit, shard = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])

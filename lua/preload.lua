@@ -1,52 +1,86 @@
--- Loads a voucher's sale into Redis, or restores it after Redis lost it. Idempotent.
+-- Loads a voucher's sale into Redis, restores it after Redis lost it, or reconciles it after its
+-- master changed (prepended with master.lua). Idempotent.
 --
 -- KEYS[1] sale hash   KEYS[2] stock   KEYS[3] buyers hash (user -> order)   KEYS[4] queued hash
 -- KEYS[5] applied stock moves (hash: move key -> 1, see apply_move.lua)
 -- ARGV[1] begins_ms   ARGV[2] ends_ms   ARGV[3] stock offered (initial + added)
 -- ARGV[4] units PostgreSQL has not sold (vouchers.stock)
--- ARGV[5] m, then ARGV[6 .. 5+m] the keys of every stock move PostgreSQL holds for the sale
+-- ARGV[5] mode: 'check', 'load' or 'reconcile'
+-- ARGV[6] m, then ARGV[7 .. 6+m] the keys of every stock move PostgreSQL holds for the sale
 -- then pairs: user, order (16-hex) of each live written order
--- (ARGV[4], the moves and the pairs are one PostgreSQL snapshot.)
+-- (ARGV[4], the moves and the pairs are one PostgreSQL snapshot; 'check' sends none.)
 --
--- The window is always (re)written. The stock is written only when absent: a present stock is
--- live state that admissions and the worker own. When absent, it is PostgreSQL's remainder
--- minus the orders still queued here, so it can never exceed what PostgreSQL will accept; the
--- buyers are those of written and of queued orders, and every stock move is marked applied: the
--- rebuilt stock already counts them (PostgreSQL changed its stock in the move's transaction).
--- Returns {1, stock} when the stock was (re)built, {0, stock} when it was already there.
-redis.call('HSET', KEYS[1], 'begins_ms', ARGV[1], 'ends_ms', ARGV[2], 'initial', ARGV[3])
+-- A present stock is live state that admissions and the worker own, checked against
+-- PostgreSQL under this master (master.lua):
+--   'check'     writes nothing: {0, stock} checked, {2} not checked under this master, {3} no
+--               stock in Redis
+--   'load'      (re)writes the window of a checked sale: {0, stock}; {2} for one not checked
+--               (nothing written); an absent stock is rebuilt
+--   'reconcile' rebuilds a sale not checked under this master; {0, stock} when it was
+-- The rebuild: the buyers are those of written orders and of orders still queued here, every
+-- stock move is marked applied (PostgreSQL's remainder already counts it), and the stock is
+-- PostgreSQL's remainder minus the queued orders PostgreSQL does not hold, so it can never
+-- exceed what PostgreSQL will accept. The worker settles no order and no move is applied while
+-- the sale is unchecked (settle.lua, apply_move.lua), so every order written after the snapshot
+-- is still queued here. Returns {1, stock}.
+local mode = ARGV[5]
 local current = redis.call('GET', KEYS[2])
-if current then return {0, tonumber(current)} end
-
--- Records user -> order for the pairs of `list` from index `from`; `user_first` says which of
--- each pair is the user (ARGV: user, order; the queued hash: order, user).
-local function add_buyers(list, from, user_first)
-  local batch = {}
-  for i = from, #list - 1, 2 do
-    local user, order = list[i], list[i + 1]
-    if not user_first then user, order = order, user end
-    batch[#batch + 1] = user
-    batch[#batch + 1] = order
-    if #batch == 1000 then
-      redis.call('HSET', KEYS[3], unpack(batch))
-      batch = {}
+if current then
+  if not reconciled(KEYS[1]) then
+    if mode ~= 'reconcile' then return {2} end
+  else
+    if mode == 'load' then
+      redis.call('HSET', KEYS[1], 'begins_ms', ARGV[1], 'ends_ms', ARGV[2], 'initial', ARGV[3])
     end
+    return {0, tonumber(current)}
   end
-  if #batch > 0 then redis.call('HSET', KEYS[3], unpack(batch)) end
+elseif mode == 'check' then
+  return {3}
 end
 
-local moves = tonumber(ARGV[5])
-for i = 6, 5 + moves, 1000 do
+redis.call('HSET', KEYS[1], 'begins_ms', ARGV[1], 'ends_ms', ARGV[2], 'initial', ARGV[3],
+  'master', master_id())
+redis.call('DEL', KEYS[3], KEYS[5])
+
+local moves = tonumber(ARGV[6])
+for i = 7, 6 + moves, 1000 do
   local batch = {}
-  for j = i, math.min(i + 999, 5 + moves) do
+  for j = i, math.min(i + 999, 6 + moves) do
     batch[#batch + 1] = ARGV[j]
     batch[#batch + 1] = 1
   end
   redis.call('HSET', KEYS[5], unpack(batch))
 end
-add_buyers(ARGV, 6 + moves, true)
-add_buyers(redis.call('HGETALL', KEYS[4]), 1, false)
-local remaining = tonumber(ARGV[4]) - redis.call('HLEN', KEYS[4])
+
+-- Written orders: their buyers, and which orders PostgreSQL holds.
+local written = {}
+local batch = {}
+for i = 7 + moves, #ARGV - 1, 2 do
+  local user, order = ARGV[i], ARGV[i + 1]
+  written[order] = true
+  batch[#batch + 1] = user
+  batch[#batch + 1] = order
+  if #batch == 1000 then
+    redis.call('HSET', KEYS[3], unpack(batch))
+    batch = {}
+  end
+end
+-- Queued orders: their buyers; those PostgreSQL does not hold yet still take a unit.
+local queued = redis.call('HGETALL', KEYS[4])
+local unwritten = 0
+for i = 1, #queued - 1, 2 do
+  local order, user = queued[i], queued[i + 1]
+  if not written[order] then unwritten = unwritten + 1 end
+  batch[#batch + 1] = user
+  batch[#batch + 1] = order
+  if #batch == 1000 then
+    redis.call('HSET', KEYS[3], unpack(batch))
+    batch = {}
+  end
+end
+if #batch > 0 then redis.call('HSET', KEYS[3], unpack(batch)) end
+
+local remaining = tonumber(ARGV[4]) - unwritten
 if remaining < 0 then remaining = 0 end
 redis.call('SET', KEYS[2], remaining)
 return {1, remaining}

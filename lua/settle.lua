@@ -2,14 +2,17 @@
 -- their stream entries and, for rejected ones, gives back what the admission took.
 --
 -- KEYS[1] order stream   KEYS[2] stock   KEYS[3] buyers hash (user -> order)   KEYS[4] queued hash
--- KEYS[5] dead-letter stream
+-- KEYS[5] dead-letter stream   KEYS[6] sale hash
 -- ARGV[1] consumer group, then groups of five:
 --   entry id, order (16-hex), user id, flags, reason
 -- flags (sum): 1 release the buyer, 2 return the unit to stock, 4 copy to the dead letters.
 --
 -- Idempotent: an order gives back (and is dead-lettered) only while it is still in the queued hash (HDEL returns 1),
 -- so a settle that runs twice (crash before the reply) never returns stock twice. Returns the
--- number of orders settled.
+-- number of orders settled, or -1 when the sale (still in Redis) was not reconciled under this
+-- master (master.lua): nothing is done, as a reconciliation counts the queued orders against
+-- PostgreSQL's and must find every order PostgreSQL does not hold still queued.
+if redis.call('EXISTS', KEYS[6]) == 1 and not reconciled(KEYS[6]) then return -1 end
 local settled = 0
 for i = 2, #ARGV, 5 do
   local entry, order, user, flags, reason = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3]), ARGV[i + 4]

@@ -8,7 +8,10 @@ use std::{fmt, net::SocketAddr, str::FromStr, time::Duration};
 use crate::{
     auth::delivery::Webhook,
     domain::{CountryCode, Phone},
-    infra::{durability::Durability, keys::KeyPrefix},
+    infra::{
+        durability::{Durability, ReplicaWait},
+        keys::KeyPrefix,
+    },
 };
 
 /// Default PostgreSQL of the project's local instance (`scripts/services.sh`).
@@ -74,6 +77,9 @@ pub struct Config {
     pub db_max_connections: u32,
     /// What an admission must survive in Redis before its order ID is returned.
     pub durability: Durability,
+    /// With `SECKILL_DURABILITY=replicated`: how many replicas must hold a write, how long to
+    /// wait for them.
+    pub replicas: ReplicaWait,
 }
 
 /// Knobs of the order-queue worker.
@@ -278,6 +284,10 @@ impl Config {
             push_every: millis(&get, "SECKILL_PUSH_MS", 500)?,
             db_max_connections: positive(&get, "SECKILL_DB_MAX_CONNECTIONS", 20)?,
             durability: typed(&get, "SECKILL_DURABILITY", "everysec")?,
+            replicas: ReplicaWait {
+                min_replicas: positive(&get, "SECKILL_MIN_REPLICAS", 1)?,
+                timeout: millis(&get, "SECKILL_REPLICA_WAIT_MS", 1_000)?,
+            },
         })
     }
 

@@ -101,6 +101,9 @@ pub struct CoreParts {
     pub known: crate::sale::known::KnownVouchers,
     /// Buys gathered into batched admission calls, per voucher (`SECKILL_ADMIT_*`).
     pub admissions: Arc<Admissions>,
+    /// Held while this instance reconciles a sale after its Redis master changed
+    /// (`catalog::reconcile`).
+    pub(crate) reconciling: tokio::sync::Mutex<()>,
     /// Outgoing HTTP (the SMS gateway's webhook).
     pub(crate) http: reqwest::Client,
     /// The sales open pages watch on this instance (`live::run` pushes their changes).
@@ -161,10 +164,12 @@ impl Core {
             catalog: crate::catalog::cache::CatalogCache::new(config.memo.catalog_ttl),
             admissions: Admissions::new(
                 redis,
+                replicated_admissions(&deployment, &config).await?,
                 keys.clone(),
                 config.limits.buys_per_second,
                 config.admissions.clone(),
             ),
+            reconciling: tokio::sync::Mutex::new(()),
             live: crate::sale::live::Live::new(),
             http: reqwest::Client::builder()
                 .connect_timeout(crate::infra::redis_conn::CONNECT_TIMEOUT)
@@ -287,6 +292,35 @@ impl Core {
 
 /// How long start-up waits for a Redis that is loading its dataset (a restart from its AOF).
 const LOADING_WAIT: Duration = Duration::from_secs(60);
+
+/// With `SECKILL_DURABILITY=replicated`, the admission lanes' own connections and the wait
+/// for replicas: a `WAIT` holds its connection until the replicas answer, so admissions do not
+/// share the connection every other request uses. `None` otherwise.
+async fn replicated_admissions(
+    deployment: &Deployment,
+    config: &Config,
+) -> Result<Option<crate::sale::admissions::Replicated>, ConnectError> {
+    if config.durability != crate::Durability::Replicated {
+        return Ok(None);
+    }
+    let wait = config.replicas;
+    let mut connections = Vec::with_capacity(ADMISSION_CONNECTIONS);
+    for _ in 0..ADMISSION_CONNECTIONS {
+        connections.push(
+            deployment
+                .shared(Timeouts {
+                    response: Core::REDIS_RESPONSE_TIMEOUT + wait.timeout,
+                    connect: crate::infra::redis_conn::CONNECT_TIMEOUT,
+                })
+                .await
+                .map_err(ConnectError::Redis)?,
+        );
+    }
+    Ok(Some(crate::sale::admissions::Replicated { connections, wait }))
+}
+
+/// Connections the admissions use when each batch waits for replicas.
+const ADMISSION_CONNECTIONS: usize = 4;
 
 /// Runs `read` until Redis has loaded its dataset: a `LOADING` answer is tried again every
 /// 250 ms for up to [`LOADING_WAIT`]; any other answer, or an error, is returned at once.

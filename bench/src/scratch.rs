@@ -151,6 +151,7 @@ impl Scratch {
         scripts::preload(
             &mut self.core.redis.clone(),
             &k,
+            scripts::PreloadMode::Load,
             &scripts::PreloadInput {
                 begins_ms: now - 1_000,
                 ends_ms: now + 3_600_000,

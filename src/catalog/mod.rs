@@ -16,7 +16,7 @@ use crate::{
         backend::{backend_error, Backend, Unavailable},
         keys::ORDER_GROUP,
         lock::LockError,
-        scripts::{self, PreloadInput, PreloadOutcome},
+        scripts::{self, PreloadInput, PreloadMode, PreloadOutcome},
         store,
     },
     Core,
@@ -62,6 +62,17 @@ pub enum PreloadError {
 }
 
 backend_error!(PreloadError);
+
+impl PreloadError {
+    /// As a store error, for callers that only retry: another instance holding the sale's lock
+    /// means "not yet", like a store out of reach.
+    pub fn into_backend(self) -> Backend {
+        match self {
+            Self::Backend(e) => e,
+            Self::Lock(_) | Self::Busy(_) | Self::Fenced(_) => Backend::Unreconciled,
+        }
+    }
+}
 
 impl Unavailable for PreloadError {
     fn is_unavailable(&self) -> bool {
@@ -128,9 +139,62 @@ pub async fn changed(core: &Core, voucher: VoucherId) {
 }
 
 /// Loads `voucher`'s sale into Redis, or restores it after Redis lost it (see
-/// `lua/preload.lua`). One instance at a time per voucher: the preload runs under the voucher's
-/// lock, and its fencing token is checked by PostgreSQL before Redis is touched.
+/// `lua/preload.lua`); a sale not checked under its current Redis master is reconciled. One
+/// instance at a time per voucher: the preload runs under the voucher's lock, and its fencing
+/// token is checked by PostgreSQL before Redis is touched.
 pub async fn preload(core: &Core, voucher: &Voucher) -> Result<PreloadOutcome, PreloadError> {
+    load(core, voucher, PreloadMode::Load).await
+}
+
+/// Reconciles `voucher`'s sale after its Redis master changed (a failover, a restart: see
+/// `lua/master.lua`, design.md decision 32): rebuilt from PostgreSQL and the orders Redis still
+/// queues, under the voucher's lock, like a restore. Does nothing for a sale already checked
+/// under this master (one `preload.lua` call that writes nothing) or absent from Redis (the
+/// next buy restores it). The admissions, the worker's settling and the stock moves of the sale
+/// wait for it (their scripts refuse an unchecked sale); one reconciliation at a time per
+/// instance, so the shoppers of one refused batch wait for one rebuild, not one each.
+pub async fn reconcile(core: &Core, voucher: VoucherId) -> Result<(), PreloadError> {
+    let _one_at_a_time = core.reconciling.lock().await;
+    if check(core, voucher).await? != PreloadOutcome::MasterChanged {
+        return Ok(());
+    }
+    let Some(v) = store::vouchers::get(&core.db, voucher).await? else {
+        return Ok(());
+    };
+    load(core, &v, PreloadMode::Reconcile).await?;
+    metrics::counter!("seckill_reconciliations_total").increment(1);
+    Ok(())
+}
+
+/// Whether `voucher`'s sale was checked under its current master (`AlreadyLoaded`), was not
+/// (`MasterChanged`) or is absent; writes nothing.
+async fn check(core: &Core, voucher: VoucherId) -> Result<PreloadOutcome, Backend> {
+    let nothing = PreloadInput {
+        begins_ms: 0,
+        ends_ms: 0,
+        total_stock: 0,
+        db_stock: 0,
+        moves: &[],
+        buyers: &[],
+    };
+    let mut redis = core.redis.clone();
+    scripts::preload(
+        &mut redis,
+        &core.keys.voucher(voucher),
+        PreloadMode::Check,
+        &nothing,
+    )
+    .await
+}
+
+/// `preload.lua` in `mode` under the voucher's lock, with PostgreSQL's snapshot whenever the
+/// script may rebuild; a `Load` that finds the sale unchecked under this master reconciles it
+/// under the same lock.
+async fn load(
+    core: &Core,
+    voucher: &Voucher,
+    mode: PreloadMode,
+) -> Result<PreloadOutcome, PreloadError> {
     let name = format!("preload:{}", voucher.id);
     let guard = core
         .locks
@@ -140,17 +204,25 @@ pub async fn preload(core: &Core, voucher: &Voucher) -> Result<PreloadOutcome, P
     if !store::vouchers::record_preload(&core.db, voucher.id, guard.fence()).await? {
         return Err(PreloadError::Fenced(voucher.id));
     }
+    if mode == PreloadMode::Reconcile
+        && check(core, voucher.id).await? != PreloadOutcome::MasterChanged
+    {
+        // Another instance reconciled it while this one waited for the lock.
+        guard.finish("preload").await;
+        return Ok(PreloadOutcome::AlreadyLoaded { stock: 0 });
+    }
     let keys = core.keys.voucher(voucher.id);
     let mut redis = core.redis.clone();
-    // PostgreSQL's stock, moves and buyers are only read when Redis has no live stock (a
-    // first load or a restore), in one snapshot.
+    // PostgreSQL's stock, moves and buyers are only read when the script may rebuild (a first
+    // load, a restore, a reconciliation), in one snapshot.
     let live: bool = redis.exists(&keys.stock).await?;
-    let snapshot = if live {
-        store::vouchers::RestoreSnapshot {
-            db_stock: voucher.db_stock,
-            total_stock: voucher.total_stock(),
-            ..Default::default()
-        }
+    let light = store::vouchers::RestoreSnapshot {
+        db_stock: voucher.db_stock,
+        total_stock: voucher.total_stock(),
+        ..Default::default()
+    };
+    let snapshot = if live && mode == PreloadMode::Load {
+        light
     } else {
         store::vouchers::restore_snapshot(&core.db, voucher.id).await?
     };
@@ -163,25 +235,18 @@ pub async fn preload(core: &Core, voucher: &Voucher) -> Result<PreloadOutcome, P
             return Err(e.into());
         }
     }
-    let outcome = scripts::preload(
-        &mut redis,
-        &keys,
-        &PreloadInput {
-            begins_ms: voucher.window.begins_at().timestamp_millis(),
-            ends_ms: voucher.window.ends_at().timestamp_millis(),
-            total_stock: snapshot.total_stock,
-            db_stock: snapshot.db_stock,
-            moves: &snapshot.moves,
-            buyers: &snapshot.buyers,
-        },
-    )
-    .await?;
+    let mut outcome = run_preload(&mut redis, &keys, voucher, mode, &snapshot).await?;
+    if outcome == PreloadOutcome::MasterChanged {
+        tracing::warn!(voucher = %voucher.id, "the sale's Redis master changed: reconciling it");
+        let full = store::vouchers::restore_snapshot(&core.db, voucher.id).await?;
+        outcome = run_preload(&mut redis, &keys, voucher, PreloadMode::Reconcile, &full).await?;
+    }
     let _: () = redis
         .sadd(core.keys.preloaded_vouchers(), voucher.id.get())
         .await?;
     guard.finish("preload").await;
     if let PreloadOutcome::Rebuilt { stock } = outcome {
-        tracing::info!(voucher = %voucher.id, stock, "sale state loaded into Redis");
+        tracing::info!(voucher = %voucher.id, stock, ?mode, "sale state rebuilt in Redis");
         crate::sale::announce_stock_back(core, voucher.id).await;
         // Redis may have lost the day's order-ID counter with the sale: never hand out an ID
         // PostgreSQL already holds.
@@ -189,6 +254,25 @@ pub async fn preload(core: &Core, voucher: &Voucher) -> Result<PreloadOutcome, P
             .await?;
     }
     Ok(outcome)
+}
+
+/// One `preload.lua` call for `voucher` with PostgreSQL's `snapshot`.
+async fn run_preload(
+    redis: &mut crate::infra::redis_conn::Redis,
+    keys: &crate::infra::keys::VoucherKeys,
+    voucher: &Voucher,
+    mode: PreloadMode,
+    snapshot: &store::vouchers::RestoreSnapshot,
+) -> Result<PreloadOutcome, Backend> {
+    let input = PreloadInput {
+        begins_ms: voucher.window.begins_at().timestamp_millis(),
+        ends_ms: voucher.window.ends_at().timestamp_millis(),
+        total_stock: snapshot.total_stock,
+        db_stock: snapshot.db_stock,
+        moves: &snapshot.moves,
+        buyers: &snapshot.buyers,
+    };
+    scripts::preload(redis, keys, mode, &input).await
 }
 
 /// Preloads every voucher whose sale has not ended: at start-up, and on demand. Returns how

@@ -21,6 +21,15 @@ pub enum Backend {
         script: &'static str,
         reply: Vec<i64>,
     },
+    /// Fewer replicas than `SECKILL_MIN_REPLICAS` acknowledged a write within
+    /// `SECKILL_REPLICA_WAIT_MS` (`SECKILL_DURABILITY=replicated`): the write was made on the
+    /// master and may or may not survive a failover, so it is not reported as done.
+    #[error("only {acked} of {wanted} replica(s) acknowledged the write in time")]
+    NotReplicated { acked: i64, wanted: u32 },
+    /// A sale's state on this Redis master was not checked against PostgreSQL since the master
+    /// changed (a failover, a restart): its admissions wait for the reconciliation.
+    #[error("the sale is being reconciled after its Redis master changed")]
+    Unreconciled,
     /// One failure handed to several callers: a batched admission call fails for each of its
     /// shoppers.
     #[error("{0}")]
@@ -49,6 +58,7 @@ impl Unavailable for Backend {
             Self::Postgres(e) => postgres_unavailable(e),
             Self::Redis(e) => redis_unavailable(e),
             Self::UnknownReply { .. } => false,
+            Self::NotReplicated { .. } | Self::Unreconciled => true,
             Self::Shared(e) => e.is_unavailable(),
         }
     }

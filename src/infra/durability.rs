@@ -7,11 +7,16 @@
 //!   lose up to about a second of admissions that shoppers were told about.
 //! - `fsync`: Redis fsyncs the AOF before every reply (`appendfsync always`): a machine crash
 //!   loses nothing acknowledged, at the cost measured in BENCHMARKS.md.
+//! - `replicated`: each batch of admissions is answered only once `SECKILL_MIN_REPLICAS`
+//!   replicas hold it (`WAIT` after the script, on the same connection to the master that ran
+//!   it), and the worker writes an order to PostgreSQL only once a replica holds its admission:
+//!   a failover to a replica loses no acknowledged order (design.md decision 32). Start-up
+//!   refuses a Redis whose masters have fewer replicas than asked for.
 //!
-//! Neither covers a failover to an asynchronous replica, which can lose the writes it had not
-//! received yet (README, "Durability").
+//! `everysec` and `fsync` do not cover a failover to an asynchronous replica, which can lose
+//! the writes it had not received yet (README, "Durability").
 
-use std::{fmt, str::FromStr};
+use std::{collections::HashMap, fmt, str::FromStr, time::Duration};
 
 use crate::Core;
 
@@ -22,6 +27,32 @@ pub enum Durability {
     EverySec,
     /// AOF fsynced before each reply (Redis `appendfsync always`).
     Fsync,
+    /// Answered once replicas hold it ([`ReplicaWait`]).
+    Replicated,
+}
+
+/// How many replicas must acknowledge a write before it counts as made, and how long to wait
+/// for them (`SECKILL_MIN_REPLICAS`, `SECKILL_REPLICA_WAIT_MS`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplicaWait {
+    pub min_replicas: u32,
+    pub timeout: Duration,
+}
+
+impl ReplicaWait {
+    /// `WAIT numreplicas timeout`: blocks the connection until `min_replicas` replicas have
+    /// acknowledged every write made on it before, or the timeout passes; answers how many did.
+    pub fn command(&self) -> redis::Cmd {
+        let mut wait = redis::cmd("WAIT");
+        wait.arg(self.min_replicas)
+            .arg(u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX));
+        wait
+    }
+
+    /// Whether `acked` replicas (`WAIT`'s answer) are enough.
+    pub fn holds(&self, acked: i64) -> bool {
+        acked >= i64::from(self.min_replicas)
+    }
 }
 
 impl FromStr for Durability {
@@ -30,7 +61,10 @@ impl FromStr for Durability {
         match s {
             "everysec" => Ok(Self::EverySec),
             "fsync" => Ok(Self::Fsync),
-            other => Err(format!("{other:?} is neither everysec nor fsync")),
+            "replicated" => Ok(Self::Replicated),
+            other => Err(format!(
+                "{other:?} is not one of everysec, fsync and replicated"
+            )),
         }
     }
 }
@@ -40,6 +74,7 @@ impl fmt::Display for Durability {
         f.write_str(match self {
             Self::EverySec => "everysec",
             Self::Fsync => "fsync",
+            Self::Replicated => "replicated",
         })
     }
 }
@@ -54,6 +89,14 @@ pub enum DurabilityError {
         appendonly: String,
         appendfsync: String,
     },
+    #[error("SECKILL_DURABILITY=replicated needs {wanted} replica(s) of every Redis master; {master} has {have}")]
+    TooFewReplicas {
+        master: String,
+        have: u32,
+        wanted: u32,
+    },
+    #[error("SECKILL_DURABILITY=replicated: cannot read Redis's replicas ({0})")]
+    Unreadable(String),
 }
 
 /// Reads Redis's persistence settings. `fsync` is made to hold (`CONFIG SET`, never weakening
@@ -91,10 +134,109 @@ pub async fn ensure(core: &Core) -> Result<(), DurabilityError> {
             }
             tracing::info!("Redis set to appendfsync always (SECKILL_DURABILITY=fsync)");
         }
-        Durability::EverySec if appendonly != "yes" => tracing::warn!(
+        Durability::EverySec | Durability::Replicated if appendonly != "yes" => tracing::warn!(
             "Redis runs without its AOF: admitted orders would not survive a Redis restart"
         ),
         Durability::EverySec => {}
+        Durability::Replicated => {
+            let wanted = core.config.replicas.min_replicas;
+            let replicas = if core.redis.is_cluster() {
+                let nodes: String = redis::cmd("CLUSTER")
+                    .arg("NODES")
+                    .query_async(&mut redis)
+                    .await?;
+                cluster_replicas(&nodes)
+            } else {
+                let info: String = redis::cmd("INFO")
+                    .arg("replication")
+                    .query_async(&mut redis)
+                    .await?;
+                HashMap::from([("the Redis node".to_owned(), online_replicas(&info))])
+            };
+            if replicas.is_empty() {
+                return Err(DurabilityError::Unreadable(
+                    "no master serves a slot".to_owned(),
+                ));
+            }
+            if let Some((master, &have)) = replicas.iter().min_by_key(|(_, n)| **n) {
+                if have < wanted {
+                    return Err(DurabilityError::TooFewReplicas {
+                        master: master.clone(),
+                        have,
+                        wanted,
+                    });
+                }
+            }
+            tracing::info!(
+                masters = replicas.len(),
+                wanted,
+                "every Redis master has its replicas (SECKILL_DURABILITY=replicated)"
+            );
+        }
     }
     Ok(())
+}
+
+/// The replicas `INFO replication` lists as online.
+fn online_replicas(info: &str) -> u32 {
+    let online = info
+        .lines()
+        .filter(|l| l.starts_with("slave") && l.contains("state=online"))
+        .count();
+    u32::try_from(online).unwrap_or(u32::MAX)
+}
+
+/// Each master serving slots (by address) and its connected replicas, from `CLUSTER NODES`.
+fn cluster_replicas(nodes: &str) -> HashMap<String, u32> {
+    // <id> <addr> <flags> <master-id> <ping> <pong> <epoch> <link> [<slot> ...]
+    let lines: Vec<Vec<&str>> = nodes
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .filter(|f: &Vec<&str>| f.len() >= 8)
+        .collect();
+    let healthy = |flags: &str| !flags.contains("fail") && !flags.contains("handshake");
+    let mut masters: HashMap<&str, (String, u32)> = lines
+        .iter()
+        .filter(|f| f[2].contains("master") && healthy(f[2]) && f.len() > 8)
+        .map(|f| (f[0], (f[1].split('@').next().unwrap_or(f[1]).to_owned(), 0)))
+        .collect();
+    for f in &lines {
+        if f[2].contains("slave") && healthy(f[2]) && f[7] == "connected" {
+            if let Some((_, n)) = masters.get_mut(f[3]) {
+                *n += 1;
+            }
+        }
+    }
+    masters.into_values().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replicas_are_counted_per_master_serving_slots() {
+        let nodes = "\
+a1 127.0.0.1:17101@27101 myself,master - 0 0 1 connected 0-5460
+a2 127.0.0.1:17102@27102 master - 0 0 2 connected 5461-10922
+a3 127.0.0.1:17103@27103 master,fail - 0 0 3 disconnected
+r1 127.0.0.1:17104@27104 slave a1 0 0 1 connected
+r2 127.0.0.1:17105@27105 slave,fail a2 0 0 2 disconnected
+r3 127.0.0.1:17106@27106 slave a2 0 0 2 connected
+";
+        let replicas = cluster_replicas(nodes);
+        assert_eq!(replicas.len(), 2, "{replicas:?}");
+        assert_eq!(replicas["127.0.0.1:17101"], 1);
+        assert_eq!(replicas["127.0.0.1:17102"], 1);
+        let info = "role:master\r\nconnected_slaves:2\r\nslave0:ip=127.0.0.1,port=1,state=online,offset=5,lag=0\r\nslave1:ip=127.0.0.1,port=2,state=wait_bgsave,offset=0,lag=0\r\n";
+        assert_eq!(online_replicas(info), 1);
+    }
+
+    #[test]
+    fn durability_parses_its_three_settings() {
+        for s in ["everysec", "fsync", "replicated"] {
+            assert_eq!(s.parse::<Durability>().map(|d| d.to_string()).as_deref(), Ok(s));
+        }
+        assert!("always".parse::<Durability>().is_err());
+    }
 }

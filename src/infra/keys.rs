@@ -135,6 +135,17 @@ impl Keys {
         )
     }
 
+    /// A counter in `shard`'s slot the order writer increments before `WAIT` (see
+    /// `jobs/order_writer/replicated.rs`): a write on the connection, so the wait covers every
+    /// earlier write of that master.
+    pub fn replication_mark(&self, shard: Shard) -> String {
+        format!(
+            "{}seckill:{}:replicated",
+            self.prefix.0,
+            Self::shard_tag(shard)
+        )
+    }
+
     /// Pub/sub channel on which units coming back on sale are announced (the voucher's ID).
     pub fn stock_back_channel(&self) -> String {
         format!("{}seckill:stock-back", self.prefix.0)

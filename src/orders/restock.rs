@@ -52,6 +52,15 @@ pub async fn apply(core: &Core, voucher: VoucherId, step: &StockMove) -> Result<
     let keys = core.keys.voucher(voucher);
     let mut redis = core.redis.clone();
     let mut outcome = scripts::apply_move(&mut redis, &keys, step).await?;
+    if outcome == MoveApplied::Unreconciled {
+        // The sale's master changed: check the sale against PostgreSQL first. The rebuild
+        // counts this move if PostgreSQL's snapshot holds it; else the move applies after it.
+        catalog::reconcile(core, voucher).await?;
+        outcome = scripts::apply_move(&mut redis, &keys, step).await?;
+        if outcome == MoveApplied::Unreconciled {
+            return Err(RestockError::Backend(Backend::Unreconciled));
+        }
+    }
     if outcome == MoveApplied::NotLoaded {
         match store::vouchers::get(&core.db, voucher).await? {
             Some(v) if v.window.ends_at() > Utc::now() => {

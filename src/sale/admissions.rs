@@ -28,6 +28,7 @@ use crate::{
     config::AdmissionConfig,
     domain::{UserId, VoucherId},
     infra::backend::Backend,
+    infra::durability::ReplicaWait,
     infra::keys::Keys,
     infra::redis_conn::Redis,
     infra::scripts::{self, AdmissionOutcome},
@@ -36,10 +37,19 @@ use crate::{
 /// A batch's call failed: every buy in it gets this, shared.
 pub type AdmitResult = Result<AdmissionOutcome, Backend>;
 
+/// `SECKILL_DURABILITY=replicated`: each batch's call is followed by `WAIT` on the connection
+/// that ran it. A `WAIT` holds its connection until the replicas answer, so the lanes take turns
+/// on connections of their own.
+pub struct Replicated {
+    pub connections: Vec<Redis>,
+    pub wait: ReplicaWait,
+}
+
 /// The admission lanes of one instance.
 pub struct Admissions {
     lanes: Mutex<HashMap<VoucherId, Lane>>,
     redis: Redis,
+    replicated: Option<Replicated>,
     keys: Keys,
     attempts_per_second: u32,
     config: AdmissionConfig,
@@ -71,6 +81,7 @@ impl Admissions {
 
     pub fn new(
         redis: Redis,
+        replicated: Option<Replicated>,
         keys: Keys,
         attempts_per_second: u32,
         config: AdmissionConfig,
@@ -78,6 +89,7 @@ impl Admissions {
         Arc::new(Self {
             lanes: Mutex::new(HashMap::new()),
             redis,
+            replicated,
             keys,
             attempts_per_second,
             config,
@@ -190,16 +202,29 @@ impl Admissions {
     async fn decide(&self, voucher: VoucherId, batch: Vec<Pending>) {
         let users: Vec<UserId> = batch.iter().map(|p| p.user).collect();
         metrics::histogram!("seckill_admission_batch_size").record(users.len() as f64);
-        self.calls.fetch_add(1, Ordering::Relaxed);
-        let mut redis = self.redis.clone();
+        let call = self.calls.fetch_add(1, Ordering::Relaxed);
+        let (mut redis, wait) = match &self.replicated {
+            None => (self.redis.clone(), None),
+            Some(r) => {
+                let turn = usize::try_from(call).unwrap_or(0) % r.connections.len().max(1);
+                let redis = r.connections.get(turn).unwrap_or(&self.redis).clone();
+                (redis, Some(r.wait))
+            }
+        };
         let result = scripts::admit_batch(
             &mut redis,
             &self.keys,
             voucher,
             &users,
             self.attempts_per_second,
+            wait,
         )
         .await;
+        if let Err(Backend::NotReplicated { acked, wanted }) = &result {
+            tracing::warn!(%voucher, acked, wanted, shoppers = users.len(),
+                "an admission batch was not replicated in time: answered 503");
+            metrics::counter!("seckill_admissions_unreplicated_total").increment(1);
+        }
         match result {
             Ok(outcomes) => {
                 for (pending, outcome) in batch.into_iter().zip(outcomes) {

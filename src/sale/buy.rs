@@ -80,6 +80,19 @@ pub async fn buy(core: &Core, shopper: UserId, voucher: VoucherId) -> Result<Ord
         catalog::preload(core, &v).await?;
         outcome = core.admissions.admit(voucher, shopper).await?;
     }
+    if outcome == AdmissionOutcome::Unreconciled {
+        // The sale's Redis master changed (a failover, a restart): check the sale against
+        // PostgreSQL once, then decide again. Another instance holding the sale's lock longer
+        // than the wait is the same "try again" as a failover in progress.
+        match catalog::reconcile(core, voucher).await {
+            Ok(()) => {}
+            Err(PreloadError::Busy(_) | PreloadError::Fenced(_)) => {
+                return Err(BuyError::Backend(Backend::Unreconciled))
+            }
+            Err(e) => return Err(e.into()),
+        }
+        outcome = core.admissions.admit(voucher, shopper).await?;
+    }
     let (label, result) = match outcome {
         AdmissionOutcome::Admitted(id) => ("admitted", Ok(id)),
         AdmissionOutcome::SoldOut => ("sold_out", Err(BuyError::SoldOut)),
@@ -90,6 +103,11 @@ pub async fn buy(core: &Core, shopper: UserId, voucher: VoucherId) -> Result<Ord
         AdmissionOutcome::RateLimited => ("rate_limited", Err(BuyError::RateLimited)),
         // Preloaded a moment ago and gone again: the voucher's sale is not available.
         AdmissionOutcome::NotLoaded => ("not_found", Err(BuyError::NotFound)),
+        // Reconciled a moment ago and its master changed again: a failover in progress.
+        AdmissionOutcome::Unreconciled => (
+            "unavailable",
+            Err(BuyError::Backend(Backend::Unreconciled)),
+        ),
         // `scripts::admit_batch` already retried with the Redis clock's day; a second refusal
         // means the clock jumped a day between two calls.
         AdmissionOutcome::WrongDay(day) => (

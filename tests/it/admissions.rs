@@ -21,7 +21,7 @@ async fn one_call_decides_each_shopper_in_order(db: PgPool) {
     let mut c = core.redis.clone();
     // u0 twice in the batch: admitted once, then told that order; u2 comes after the stock.
     let batch = [u[0], u[1], u[0], u[2]];
-    let outcomes = scripts::admit_batch(&mut c, &core.keys, v, &batch, 5)
+    let outcomes = scripts::admit_batch(&mut c, &core.keys, v, &batch, 5, None)
         .await
         .expect("script");
     let [AdmissionOutcome::Admitted(first), AdmissionOutcome::Admitted(second), AdmissionOutcome::AlreadyBought(again), AdmissionOutcome::SoldOut] =
@@ -51,7 +51,7 @@ async fn a_batch_counts_each_attempt_against_its_shopper(db: PgPool) {
     let mut c = core.redis.clone();
     // Two attempts a second allowed: u0's third attempt in one batch is refused, u1's first is not.
     let batch = [u[0], u[0], u[0], u[1]];
-    let outcomes = scripts::admit_batch(&mut c, &core.keys, v, &batch, 2)
+    let outcomes = scripts::admit_batch(&mut c, &core.keys, v, &batch, 2, None)
         .await
         .expect("script");
     assert!(

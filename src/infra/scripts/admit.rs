@@ -2,18 +2,19 @@
 
 use std::sync::LazyLock;
 
-use redis::{aio::ConnectionLike, Script};
+use redis::{aio::ConnectionLike, ErrorKind, Script, ScriptInvocation, ServerErrorKind};
 
-use super::{order_id, Backend, CounterDay, ORDER_ID_LIB};
+use super::{order_id, Backend, CounterDay, MASTER_LIB, ORDER_ID_LIB};
 use crate::{
     domain::{OrderId, Shard, UserId, VoucherId},
-    infra::keys::Keys,
+    infra::{durability::ReplicaWait, keys::Keys},
 };
 
-/// `lua/admit.lua` as written; it calls `next_order_id` from the ID library.
+/// `lua/admit.lua` as written; it calls `next_order_id` from the ID library and `master_id`.
 const ADMIT_BODY: &str = include_str!("../../../lua/admit.lua");
-/// The admission script as Redis runs it: the ID library, then `lua/admit.lua`.
-pub static ADMIT_SOURCE: LazyLock<String> = LazyLock::new(|| [ORDER_ID_LIB, ADMIT_BODY].concat());
+/// The admission script as Redis runs it: the master and ID libraries, then `lua/admit.lua`.
+pub static ADMIT_SOURCE: LazyLock<String> =
+    LazyLock::new(|| [MASTER_LIB, ORDER_ID_LIB, ADMIT_BODY].concat());
 static ADMIT: LazyLock<Script> = LazyLock::new(|| Script::new(&ADMIT_SOURCE));
 
 /// `lua/admit.lua`'s reply codes: per shopper `{code, a, b}`, or one code for the whole batch.
@@ -29,6 +30,8 @@ mod code {
     pub const RATE_LIMITED: i64 = 7;
     /// The whole batch: the Redis clock is on another day, named after it.
     pub const WRONG_DAY: i64 = 8;
+    /// The whole batch: the sale was not reconciled under this Redis master.
+    pub const UNRECONCILED: i64 = 9;
 }
 
 /// What the admission script decided for one purchase.
@@ -50,6 +53,9 @@ pub enum AdmissionOutcome {
     /// The Redis clock is on this other day than the counter named (around midnight): nothing
     /// was written; [`admit_batch`] retries once with that day's counter.
     WrongDay(CounterDay),
+    /// The sale's state was not checked against PostgreSQL since its Redis master changed (a
+    /// failover, a restart): nothing was written; reconcile the sale, then decide again.
+    Unreconciled,
 }
 
 impl AdmissionOutcome {
@@ -59,6 +65,7 @@ impl AdmissionOutcome {
         let unknown = || Backend::unknown_reply("admit", reply);
         match reply {
             [code::NOT_LOADED] => Ok(vec![Self::NotLoaded; n]),
+            [code::UNRECONCILED] => Ok(vec![Self::Unreconciled; n]),
             [code::WRONG_DAY, day] => {
                 let day = CounterDay::from_days(*day).ok_or_else(unknown)?;
                 Ok(vec![Self::WrongDay(day); n])
@@ -101,7 +108,7 @@ pub async fn admit<C: ConnectionLike + Send>(
     user: UserId,
     attempts_per_second: u32,
 ) -> Result<AdmissionOutcome, Backend> {
-    let outcomes = admit_batch(conn, keys, voucher, &[user], attempts_per_second).await?;
+    let outcomes = admit_batch(conn, keys, voucher, &[user], attempts_per_second, None).await?;
     outcomes
         .into_iter()
         .next()
@@ -111,20 +118,29 @@ pub async fn admit<C: ConnectionLike + Send>(
 /// Decides the purchases of `users` on `voucher`, in order, in one script call, allowing
 /// `attempts_per_second` attempts per shopper and sale: one outcome per user. Across midnight
 /// (the app's and Redis's clocks on different days) the script names its day and the batch is
-/// run once more with that day's counter.
+/// run once more with that day's counter. With `replicas`, the call is followed by `WAIT` on the
+/// same connection: fewer replicas than asked for holding the batch in time is
+/// [`Backend::NotReplicated`] for the whole batch.
 pub async fn admit_batch<C: ConnectionLike + Send>(
     conn: &mut C,
     keys: &Keys,
     voucher: VoucherId,
     users: &[UserId],
     attempts_per_second: u32,
+    replicas: Option<ReplicaWait>,
 ) -> Result<Vec<AdmissionOutcome>, Backend> {
-    let today = CounterDay::today();
-    let first = admit_batch_on_day(conn, keys, voucher, users, attempts_per_second, today).await?;
+    let call = Call {
+        keys,
+        voucher,
+        users,
+        attempts_per_second,
+        replicas,
+    };
+    let first = call.run(conn, CounterDay::today()).await?;
     let Some(AdmissionOutcome::WrongDay(day)) = first.first().copied() else {
         return Ok(first);
     };
-    let again = admit_batch_on_day(conn, keys, voucher, users, attempts_per_second, day).await?;
+    let again = call.run(conn, day).await?;
     match again.first() {
         Some(AdmissionOutcome::WrongDay(other)) => Err(AdmissionOutcome::clock_jumped(*other)),
         _ => Ok(again),
@@ -149,7 +165,8 @@ pub async fn admit_on_day<C: ConnectionLike + Send>(
         .ok_or_else(|| Backend::unknown_reply("admit", &[]))
 }
 
-/// One run of the admission script for a batch with the counter of `day` (no retry).
+#[cfg(feature = "testing")]
+/// One run of the admission script for a batch with the counter of `day` (no retry, no wait).
 pub async fn admit_batch_on_day<C: ConnectionLike + Send>(
     conn: &mut C,
     keys: &Keys,
@@ -158,30 +175,119 @@ pub async fn admit_batch_on_day<C: ConnectionLike + Send>(
     attempts_per_second: u32,
     day: CounterDay,
 ) -> Result<Vec<AdmissionOutcome>, Backend> {
-    if users.is_empty() {
-        return Ok(Vec::new());
+    Call {
+        keys,
+        voucher,
+        users,
+        attempts_per_second,
+        replicas: None,
     }
-    let k = keys.voucher(voucher);
-    let shard = Shard::of_voucher(voucher);
-    let mut call = ADMIT.prepare_invoke();
-    call.key(&k.sale)
-        .key(&k.stock)
-        .key(&k.buyers)
-        .key(&k.queued)
-        .key(&k.orders)
-        .key(day.counter(keys, shard));
-    for user in users {
-        call.key(k.rate_of(*user));
+    .run(conn, day)
+    .await
+}
+
+/// One batch's admission call, run with one day's counter.
+struct Call<'a> {
+    keys: &'a Keys,
+    voucher: VoucherId,
+    users: &'a [UserId],
+    attempts_per_second: u32,
+    replicas: Option<ReplicaWait>,
+}
+
+impl Call<'_> {
+    async fn run<C: ConnectionLike + Send>(
+        &self,
+        conn: &mut C,
+        day: CounterDay,
+    ) -> Result<Vec<AdmissionOutcome>, Backend> {
+        if self.users.is_empty() {
+            return Ok(Vec::new());
+        }
+        let reply: Vec<i64> = match self.replicas {
+            None => self.invocation(day).invoke_async(conn).await?,
+            Some(wait) => self.run_then_wait(conn, day, wait).await?,
+        };
+        AdmissionOutcome::decode_batch(&reply, self.users.len())
     }
-    call.arg(day.get())
-        .arg(voucher.get())
-        .arg(attempts_per_second)
-        .arg(shard.index());
-    for user in users {
-        call.arg(user.get());
+
+    /// Every key the script touches, then its arguments.
+    fn keys_and_args(&self, day: CounterDay) -> (Vec<String>, Vec<i64>) {
+        let k = self.keys.voucher(self.voucher);
+        let shard = Shard::of_voucher(self.voucher);
+        let mut keys = Vec::with_capacity(6 + self.users.len());
+        keys.extend([
+            k.sale.clone(),
+            k.stock.clone(),
+            k.buyers.clone(),
+            k.queued.clone(),
+            k.orders.clone(),
+            day.counter(self.keys, shard),
+        ]);
+        keys.extend(self.users.iter().map(|user| k.rate_of(*user)));
+        let mut args = Vec::with_capacity(4 + self.users.len());
+        args.extend([
+            day.get(),
+            self.voucher.get(),
+            i64::from(self.attempts_per_second),
+            i64::from(shard.index()),
+        ]);
+        args.extend(self.users.iter().map(|user| user.get()));
+        (keys, args)
     }
-    let reply: Vec<i64> = call.invoke_async(conn).await?;
-    AdmissionOutcome::decode_batch(&reply, users.len())
+
+    /// The script call (`EVALSHA`, loading the script on `NOSCRIPT`).
+    fn invocation(&self, day: CounterDay) -> ScriptInvocation<'static> {
+        let (keys, args) = self.keys_and_args(day);
+        let mut call = ADMIT.prepare_invoke();
+        for key in &keys {
+            call.key(key);
+        }
+        for arg in args {
+            call.arg(arg);
+        }
+        call
+    }
+
+    /// The bare `EVALSHA` of the call, for a pipeline.
+    fn evalsha(&self, day: CounterDay) -> redis::Cmd {
+        let (keys, args) = self.keys_and_args(day);
+        let mut cmd = redis::cmd("EVALSHA");
+        cmd.arg(ADMIT.get_hash()).arg(keys.len()).arg(keys).arg(args);
+        cmd
+    }
+
+    /// The script and `WAIT` in one pipeline on one connection to the sale's master (a
+    /// pipeline goes to the node of its first keyed command; `WAIT` names no key), so the wait
+    /// covers the script's writes; a dropped connection fails both. The script is loaded once
+    /// on `NOSCRIPT`.
+    async fn run_then_wait<C: ConnectionLike + Send>(
+        &self,
+        conn: &mut C,
+        day: CounterDay,
+        wait: ReplicaWait,
+    ) -> Result<Vec<i64>, Backend> {
+        let mut pipe = redis::pipe();
+        pipe.add_command(self.evalsha(day))
+            .add_command(wait.command());
+        let mut loaded = false;
+        loop {
+            match pipe.query_async::<(Vec<i64>, i64)>(conn).await {
+                Ok((reply, acked)) if wait.holds(acked) => return Ok(reply),
+                Ok((_, acked)) => {
+                    return Err(Backend::NotReplicated {
+                        acked,
+                        wanted: wait.min_replicas,
+                    })
+                }
+                Err(e) if !loaded && e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                    ADMIT.load_async(conn).await?;
+                    loaded = true;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -215,6 +321,10 @@ mod tests {
             Some(vec![AdmissionOutcome::NotLoaded; 3])
         );
         assert_eq!(
+            AdmissionOutcome::decode_batch(&[9], 2).ok(),
+            Some(vec![AdmissionOutcome::Unreconciled; 2])
+        );
+        assert_eq!(
             AdmissionOutcome::decode_batch(&[8, 20_000], 2).ok(),
             Some(vec![
                 AdmissionOutcome::WrongDay(
@@ -228,7 +338,8 @@ mod tests {
     #[test]
     fn unknown_codes_and_wrong_lengths_are_errors() {
         for (reply, n) in [
-            (&[9][..], 1),
+            (&[10][..], 1),
+            (&[9, 0], 1),
             (&[8], 1),
             (&[], 1),
             (&[0], 1),

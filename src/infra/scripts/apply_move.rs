@@ -5,11 +5,12 @@ use std::sync::LazyLock;
 
 use redis::{aio::ConnectionLike, Script};
 
-use super::Backend;
+use super::{Backend, MASTER_LIB};
 use crate::infra::{keys::VoucherKeys, stock_move::StockMove};
 
-static APPLY_MOVE: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("../../../lua/apply_move.lua")));
+static APPLY_MOVE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(&[MASTER_LIB, include_str!("../../../lua/apply_move.lua")].concat())
+});
 
 /// What applying a move did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,6 +22,8 @@ pub enum MoveApplied {
     /// Redis holds no stock for the sale: nothing changed (a restore reads PostgreSQL's stock,
     /// which counts the move).
     NotLoaded,
+    /// The sale was not reconciled since its Redis master changed: nothing changed.
+    Unreconciled,
 }
 
 /// Runs `lua/apply_move.lua` on one voucher's keys.
@@ -36,6 +39,7 @@ pub async fn apply_move<C: ConnectionLike + Send>(
         .key(&keys.stock)
         .key(&keys.buyers)
         .key(&keys.moves)
+        .key(&keys.sale)
         .arg(&m.key)
         .arg(m.units)
         .arg(user)
@@ -46,6 +50,7 @@ pub async fn apply_move<C: ConnectionLike + Send>(
         [0, stock] => Ok(MoveApplied::Applied { stock: *stock }),
         [1, stock] => Ok(MoveApplied::AlreadyApplied { stock: *stock }),
         [2] => Ok(MoveApplied::NotLoaded),
+        [3] => Ok(MoveApplied::Unreconciled),
         _ => Err(Backend::unknown_reply("apply_move", &reply)),
     }
 }

@@ -26,13 +26,17 @@ pub use lock::{lock_acquire, lock_release, lock_renew, LockGrant, LockRelease};
 #[cfg(feature = "testing")]
 pub use order_id::{next_order_id, NextIdError};
 
-pub use preload::{preload, PreloadInput, PreloadOutcome};
+pub use preload::{preload, PreloadInput, PreloadMode, PreloadOutcome};
 pub use raise_counter::raise_counter;
 pub use retire::{retire, Retirement};
-pub use settle::{settle, SettleEntry};
+pub use settle::{settle, SettleEntry, Settled};
 pub use verify_code::{verify_code, CodeCheck, GuessBudget};
 
 use crate::{domain::OrderId, infra::backend::Backend};
+
+/// `lua/master.lua`: the master's replication ID, which the scripts that change a sale check
+/// (design.md decision 32).
+const MASTER_LIB: &str = include_str!("../../../lua/master.lua");
 
 /// `lua/order_id.lua`: the ID library the admission and ID scripts start with.
 const ORDER_ID_LIB: &str = include_str!("../../../lua/order_id.lua");

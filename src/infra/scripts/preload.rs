@@ -1,25 +1,54 @@
-//! `lua/preload.lua`: loads a voucher's sale into Redis, or restores it after a loss.
+//! `lua/preload.lua`: loads a voucher's sale into Redis, restores it after a loss, or
+//! reconciles it after its Redis master changed.
 
 use std::sync::LazyLock;
 
 use redis::{aio::ConnectionLike, Script};
 
-use super::Backend;
+use super::{Backend, MASTER_LIB};
 use crate::{
     domain::{OrderId, UserId},
     infra::keys::VoucherKeys,
 };
 
-static PRELOAD: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("../../../lua/preload.lua")));
+static PRELOAD: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(&[MASTER_LIB, include_str!("../../../lua/preload.lua")].concat())
+});
+
+/// What the script is asked to do with a sale whose stock is present (an absent one is rebuilt
+/// by `Load` and `Reconcile`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreloadMode {
+    /// Write nothing; say whether the sale was checked under this master.
+    Check,
+    /// Refresh the window of a sale checked under this master.
+    Load,
+    /// Rebuild a sale not checked under this master from the PostgreSQL snapshot.
+    Reconcile,
+}
+
+impl PreloadMode {
+    fn arg(self) -> &'static str {
+        match self {
+            Self::Check => "check",
+            Self::Load => "load",
+            Self::Reconcile => "reconcile",
+        }
+    }
+}
 
 /// What a preload did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PreloadOutcome {
-    /// The stock was absent and is now this many units.
+    /// The stock was absent (or not checked under this master) and is now this many units.
     Rebuilt { stock: i64 },
-    /// The stock was live already and was left alone (the window was refreshed).
+    /// The stock was live and checked under this master, and was left alone.
     AlreadyLoaded { stock: i64 },
+    /// The stock is live but was not checked under this master (a failover, a restart): nothing
+    /// was written; a reconciliation is due.
+    MasterChanged,
+    /// (`Check`) Redis holds no stock for the sale.
+    Absent,
 }
 
 /// What the preload script needs to know from PostgreSQL.
@@ -41,6 +70,7 @@ pub struct PreloadInput<'a> {
 pub async fn preload<C: ConnectionLike + Send>(
     conn: &mut C,
     keys: &VoucherKeys,
+    mode: PreloadMode,
     input: &PreloadInput<'_>,
 ) -> Result<PreloadOutcome, Backend> {
     let mut call = PRELOAD.key(&keys.sale);
@@ -52,6 +82,7 @@ pub async fn preload<C: ConnectionLike + Send>(
         .arg(input.ends_ms)
         .arg(input.total_stock)
         .arg(input.db_stock)
+        .arg(mode.arg())
         .arg(input.moves.len());
     for key in input.moves {
         call.arg(key);
@@ -63,6 +94,8 @@ pub async fn preload<C: ConnectionLike + Send>(
     match reply.as_slice() {
         [1, stock] => Ok(PreloadOutcome::Rebuilt { stock: *stock }),
         [0, stock] => Ok(PreloadOutcome::AlreadyLoaded { stock: *stock }),
+        [2] => Ok(PreloadOutcome::MasterChanged),
+        [3] if mode == PreloadMode::Check => Ok(PreloadOutcome::Absent),
         _ => Err(Backend::unknown_reply("preload", &reply)),
     }
 }

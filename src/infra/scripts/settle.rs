@@ -5,14 +5,24 @@ use std::sync::LazyLock;
 
 use redis::{aio::ConnectionLike, Script};
 
-use super::Backend;
+use super::{Backend, MASTER_LIB};
 use crate::{
     domain::{OrderId, Settlement, UserId},
     infra::keys::{VoucherKeys, ORDER_GROUP},
 };
 
-static SETTLE: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("../../../lua/settle.lua")));
+static SETTLE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(&[MASTER_LIB, include_str!("../../../lua/settle.lua")].concat())
+});
+
+/// What a settle did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settled {
+    /// This many entries settled.
+    Entries(usize),
+    /// Nothing: the sale was not reconciled since its Redis master changed.
+    SaleUnreconciled,
+}
 
 /// The flags `lua/settle.lua` reads: 1 release buyer, 2 return stock, 4 dead-letter.
 fn flags(settlement: Settlement) -> u8 {
@@ -36,20 +46,21 @@ pub struct SettleEntry<'a> {
     pub reason: String,
 }
 
-/// Runs `lua/settle.lua` on one voucher's entries; returns how many were settled.
+/// Runs `lua/settle.lua` on one voucher's entries.
 pub async fn settle<C: ConnectionLike + Send>(
     conn: &mut C,
     keys: &VoucherKeys,
     entries: &[SettleEntry<'_>],
-) -> Result<usize, Backend> {
+) -> Result<Settled, Backend> {
     if entries.is_empty() {
-        return Ok(0);
+        return Ok(Settled::Entries(0));
     }
     let mut call = SETTLE.key(&keys.orders);
     call.key(&keys.stock)
         .key(&keys.buyers)
         .key(&keys.queued)
         .key(&keys.dead)
+        .key(&keys.sale)
         .arg(ORDER_GROUP);
     for e in entries {
         call.arg(e.entry_id)
@@ -59,7 +70,12 @@ pub async fn settle<C: ConnectionLike + Send>(
             .arg(&e.reason);
     }
     let settled: i64 = call.invoke_async(conn).await?;
-    usize::try_from(settled).map_err(|_| Backend::unknown_reply("settle", &[settled]))
+    if settled == -1 {
+        return Ok(Settled::SaleUnreconciled);
+    }
+    usize::try_from(settled)
+        .map(Settled::Entries)
+        .map_err(|_| Backend::unknown_reply("settle", &[settled]))
 }
 
 #[cfg(test)]

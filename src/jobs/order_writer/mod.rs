@@ -13,12 +13,14 @@
 //! | `worker.rs` | the [`Worker`]: its loop, shutdown, and the step-by-step `drain` for tests |
 //! | `read.rs` | reading new, own-pending and reclaimed entries |
 //! | `write.rs` | writing a set of deliveries to PostgreSQL, in a batch or one by one |
+//! | `replicated.rs` | waiting for replicas before writing (`SECKILL_DURABILITY=replicated`) |
 //! | `settle.rs` | settling decided entries in Redis, and dead-lettering |
 //! | `lag.rs` | the age of the oldest queued order (health, metrics, the console) |
 
 mod delivery;
 mod lag;
 mod read;
+mod replicated;
 mod settle;
 mod worker;
 mod write;

@@ -7,7 +7,7 @@ use crate::{
     infra::{
         backend::Backend,
         keys::ORDER_GROUP,
-        scripts::{self, SettleEntry},
+        scripts::{self, SettleEntry, Settled},
         store::orders::{Decision, QueuedOrder},
     },
 };
@@ -93,7 +93,17 @@ impl Worker {
                     reason: e.failure.map(|r| r.to_string()).unwrap_or_default(),
                 })
                 .collect();
-            scripts::settle(&mut redis, &self.core.keys.voucher(v), &of_v).await?;
+            let keys = self.core.keys.voucher(v);
+            if scripts::settle(&mut redis, &keys, &of_v).await? == Settled::SaleUnreconciled {
+                // The sale's master changed: check the sale against PostgreSQL (which holds
+                // these orders now), then settle. Left pending if that cannot happen yet.
+                crate::catalog::reconcile(&self.core, v)
+                    .await
+                    .map_err(crate::catalog::PreloadError::into_backend)?;
+                if scripts::settle(&mut redis, &keys, &of_v).await? == Settled::SaleUnreconciled {
+                    return Err(Backend::Unreconciled);
+                }
+            }
             // A refused order gave its unit back: the sale may sell again.
             if of_v.iter().any(|e| e.settlement.returns_unit()) {
                 crate::sale::announce_stock_back(&self.core, v).await;

@@ -16,6 +16,7 @@ use crate::{
 impl Worker {
     /// Writes and settles a set of deliveries.
     pub async fn handle(&mut self, deliveries: Vec<Delivery>) -> Result<WorkerReport, Backend> {
+        self.wait_for_replicas(&deliveries).await?;
         let mut report = WorkerReport::default();
         let max = u64::from(self.core.config.worker.max_deliveries);
         let mut fresh = Vec::new();
