@@ -37,6 +37,14 @@ pub enum Backend {
 }
 
 impl Backend {
+    /// The failure itself, past any sharing.
+    pub fn root(&self) -> &Self {
+        match self {
+            Self::Shared(e) => e.root(),
+            other => other,
+        }
+    }
+
     /// A script's reply that its wrapper does not know.
     pub(crate) fn unknown_reply(script: &'static str, reply: &[i64]) -> Self {
         Self::UnknownReply {

@@ -134,11 +134,9 @@ pub async fn ensure(core: &Core) -> Result<(), DurabilityError> {
             }
             tracing::info!("Redis set to appendfsync always (SECKILL_DURABILITY=fsync)");
         }
-        Durability::EverySec | Durability::Replicated if appendonly != "yes" => tracing::warn!(
-            "Redis runs without its AOF: admitted orders would not survive a Redis restart"
-        ),
-        Durability::EverySec => {}
+        Durability::EverySec => warn_without_aof(&appendonly),
         Durability::Replicated => {
+            warn_without_aof(&appendonly);
             let wanted = core.config.replicas.min_replicas;
             let replicas = if core.redis.is_cluster() {
                 let nodes: String = redis::cmd("CLUSTER")
@@ -175,6 +173,14 @@ pub async fn ensure(core: &Core) -> Result<(), DurabilityError> {
         }
     }
     Ok(())
+}
+
+fn warn_without_aof(appendonly: &str) {
+    if appendonly != "yes" {
+        tracing::warn!(
+            "Redis runs without its AOF: admitted orders would not survive a Redis restart"
+        );
+    }
 }
 
 /// The replicas `INFO replication` lists as online.
