@@ -9,11 +9,18 @@
 #                                           only the Redis Cluster (tests, benchmarks); prints
 #                                           `export SECKILL_CLUSTER_URL=…`
 #   scripts/cluster.sh redis-stop           only the Redis Cluster
+#   scripts/cluster.sh redis-node-start PORT start one node of the cluster again (after a
+#                                           kill -9: it rejoins, as a replica if it was failed over)
 #   scripts/cluster.sh kill-instance N      kill -9 instance N (1..3), for drills
 #   scripts/cluster.sh start-instance N     start instance N again
 #   scripts/cluster.sh lb-check             HAProxy's per-source connection limit, tried for real
 #
-# --replicas adds one replica per master (six nodes) for failover drills. Ports: Redis
+# --replicas adds one replica per master (six nodes) for failover drills and
+# SECKILL_DURABILITY=replicated. The masters keep min-replicas-to-write at 0: with `replicated`
+# no admission is answered and no order written before a replica holds it (WAIT), and a master
+# refusing every write without a replica would also refuse sign-ins, locks and revocations on
+# its slots (design.md decision 32). A node is failed after 2 s (cluster-node-timeout): a drill's
+# failover takes about that. Ports: Redis
 # 17101-17106 (cluster bus +10000), instances 3101-3103 (their /metrics on 4101-4103), HAProxy
 # 3100 (stats on 3199).
 # Data and logs under .local/cluster/.
@@ -52,7 +59,9 @@ redis_start() {
   command -v redis-server >/dev/null || apt_install redis-server
   local replicas=0
   [ "${1:-}" = --replicas ] && replicas=1
-  if cluster_ok 2>/dev/null; then log "redis cluster already running"; return; fi
+  if cluster_ok 2>/dev/null && { [ $replicas -eq 0 ] || [ -f "$DATA/replicas" ]; }; then
+    log "redis cluster already running"; return
+  fi
   redis_stop quiet
   rm -rf "$DATA/redis"; rm -f "$DATA/replicas"
   [ $replicas -eq 1 ] && { mkdir -p "$DATA"; touch "$DATA/replicas"; }
@@ -60,10 +69,7 @@ redis_start() {
   [ "${SECKILL_DURABILITY:-everysec}" = fsync ] && fsync=always
   for p in $(redis_ports); do
     mkdir -p "$DATA/redis/$p"
-    redis-server --daemonize yes --bind 127.0.0.1 --port "$p" --dir "$DATA/redis/$p" \
-      --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 2000 \
-      --appendonly yes --appendfsync "$fsync" --save "" --maxclients 20000 \
-      --pidfile "$DATA/redis/$p/redis.pid" --logfile "$DATA/redis/$p/redis.log"
+    start_node "$p" "$fsync"
     nodes+=("127.0.0.1:$p")
   done
   for p in $(redis_ports); do
@@ -75,6 +81,24 @@ redis_start() {
   for _ in $(seq 100); do cluster_ok && break; sleep 0.1; done
   cluster_ok || die "the redis cluster did not reach cluster_state:ok"
   log "redis cluster on $(cluster_url) ($((replicas + 1)) node(s) per slot range, appendfsync $fsync)"
+}
+
+# One node, in its own directory (its nodes.conf makes a restarted node rejoin the cluster).
+start_node() {
+  local p=$1 fsync=$2
+  redis-server --daemonize yes --bind 127.0.0.1 --port "$p" --dir "$DATA/redis/$p" \
+    --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 2000 \
+    --appendonly yes --appendfsync "$fsync" --save "" --maxclients 20000 \
+    --pidfile "$DATA/redis/$p/redis.pid" --logfile "$DATA/redis/$p/redis.log"
+}
+
+redis_node_start() {
+  local p=$1 fsync=everysec
+  [ -d "$DATA/redis/$p" ] || die "no cluster node on port $p"
+  [ "${SECKILL_DURABILITY:-everysec}" = fsync ] && fsync=always
+  start_node "$p" "$fsync"
+  for _ in $(seq 50); do redis-cli -p "$p" ping >/dev/null 2>&1 && return; sleep 0.1; done
+  die "redis $p did not start again; see $DATA/redis/$p/redis.log"
 }
 
 redis_stop() {
@@ -288,8 +312,9 @@ case "${1:-}" in
   status) status ;;
   redis-start) redis_start "${2:-}"; echo "export SECKILL_CLUSTER_URL=$(cluster_url)" ;;
   redis-stop) redis_stop ;;
+  redis-node-start) redis_node_start "${2:?port}" ;;
   kill-instance) kill_instance "${2:?instance number}" ;;
   start-instance) with_cluster_env; start_instance "${2:?instance number}" ;;
   lb-check) lb_check ;;
-  *) die "usage: $0 start [--replicas]|stop|status|redis-start [--replicas]|redis-stop|kill-instance N|start-instance N|lb-check" ;;
+  *) die "usage: $0 start [--replicas]|stop|status|redis-start [--replicas]|redis-stop|redis-node-start PORT|kill-instance N|start-instance N|lb-check" ;;
 esac

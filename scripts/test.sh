@@ -15,7 +15,10 @@
 #      cluster beside one instance on one node, and a kill -9 of one instance mid-rush; I1–I4;
 #   8. the fault drills (`bench drill --quick`): the server killed with kill -9 three times,
 #      PostgreSQL stopped for 30 s, Redis killed and restarted from its AOF, each during a rush;
-#      every returned order final within 10 s of recovery, I1–I4 checked.
+#      every returned order final within 10 s of recovery, I1–I4 checked;
+#   9. the failover drill (`bench failover --quick`): the cluster with a replica per master,
+#      3 instances behind HAProxy, SECKILL_DURABILITY=replicated, kill -9 of the master holding
+#      a sale mid-rush, its replica promoted, the old master started again; I1–I4 per sale.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
@@ -33,8 +36,8 @@ cargo clippy -p frontend --target wasm32-unknown-unknown -- -D warnings
 log "cargo test (real Redis at $REDIS_URL, real PostgreSQL)"
 cargo test "${NATIVE[@]}"
 
-eval "$("$ROOT/scripts/cluster.sh" redis-start | grep '^export SECKILL_CLUSTER_URL=')"
-log "integration tests again on a 3-master Redis Cluster ($SECKILL_CLUSTER_URL)"
+eval "$("$ROOT/scripts/cluster.sh" redis-start --replicas | grep '^export SECKILL_CLUSTER_URL=')"
+log "integration tests again on a 3-master Redis Cluster with replicas ($SECKILL_CLUSTER_URL)"
 # The same selection as above, so nothing is compiled again: the core's sale flow, order IDs,
 # lifecycle, lock, sweeper, console and catalog-cache (its pub/sub on a cluster) modules and the
 # server's API, lifecycle, scale-out, hostile-input and abuse (sign-in keys and per-client
@@ -58,4 +61,6 @@ log "scale-out smoke run (bench scaleout --quick): 3 instances, HAProxy, the clu
 "$CARGO_TARGET_DIR/debug/bench" scaleout --quick
 log "fault drills (bench drill --quick): kill -9 of the server, PostgreSQL down 30 s, Redis killed"
 "$CARGO_TARGET_DIR/debug/bench" drill --quick
+log "failover drill (bench failover --quick): kill -9 of a Redis master mid-rush, SECKILL_DURABILITY=replicated"
+"$CARGO_TARGET_DIR/debug/bench" failover --quick
 log "all checks passed"

@@ -316,7 +316,10 @@ async fn replicated_admissions(
                 .map_err(ConnectError::Redis)?,
         );
     }
-    Ok(Some(crate::sale::admissions::Replicated { connections, wait }))
+    Ok(Some(crate::sale::admissions::Replicated {
+        connections,
+        wait,
+    }))
 }
 
 /// Connections the admissions use when each batch waits for replicas.

@@ -11,6 +11,9 @@
 //! bench lock [--quick]   acquire+release pairs/s (uncontended, 50 contenders), wake-up latency
 //! bench drill [--quick]  fault drills: kill -9 of the server (×3), PostgreSQL stopped 30 s,
 //!                        Redis killed and restarted from its AOF, each during a rush; I1–I4
+//! bench failover [--quick]  kill -9 of a Redis master mid-rush (3 instances, HAProxy, a
+//!                        cluster with replicas, SECKILL_DURABILITY=replicated; the full run
+//!                        also everysec); needs SECKILL_CLUSTER_URL of a cluster with replicas
 //! bench scaleout [--quick]  3 instances behind HAProxy on a 3-master Redis Cluster beside one
 //!                        instance on one node, then a kill -9 of one instance mid-rush
 //!                        (needs SECKILL_CLUSTER_URL; scripts/bench.sh scaleout starts one)
@@ -95,7 +98,7 @@ impl Options {
 }
 
 const USAGE: &str =
-    "usage: bench <rush|core|lock|drill|scaleout|watchers|pages|all> [--quick] [--no-record] [--profile] \
+    "usage: bench <rush|core|lock|drill|failover|scaleout|watchers|pages|all> [--quick] [--no-record] [--profile] \
                      [--shoppers N] [--stock N] [--conns N] [--rate buys/s (rush: open loop)]";
 
 #[tokio::main]
@@ -115,6 +118,7 @@ async fn main() -> anyhow::Result<()> {
         "core" => corebench::run(&options).await,
         "lock" => lockbench::run(&options).await,
         "drill" => drill::run(&options).await,
+        "failover" => drill::failover::run(&options).await,
         "scaleout" => scaleout::run(&options).await,
         "watchers" => watchers::run(&options).await,
         "pages" => pages::run(&options).await,

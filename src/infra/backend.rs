@@ -90,9 +90,11 @@ fn postgres_unavailable(e: &sqlx::Error) -> bool {
 }
 
 /// Redis out of reach: the connection failed, dropped or timed out, or the node is loading,
-/// has lost its master, or the cluster is down or moving the slot.
+/// has lost its master, or the cluster is down or moving the slot (a redirection the client
+/// did not follow: a pipeline's, during a failover).
 fn redis_unavailable(e: &redis::RedisError) -> bool {
-    e.is_io_error()
+    e.redirect_node().is_some()
+        || e.is_io_error()
         || e.is_connection_dropped()
         || e.is_connection_refusal()
         || e.is_timeout()

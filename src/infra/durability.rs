@@ -241,7 +241,10 @@ r3 127.0.0.1:17106@27106 slave a2 0 0 2 connected
     #[test]
     fn durability_parses_its_three_settings() {
         for s in ["everysec", "fsync", "replicated"] {
-            assert_eq!(s.parse::<Durability>().map(|d| d.to_string()).as_deref(), Ok(s));
+            assert_eq!(
+                s.parse::<Durability>().map(|d| d.to_string()).as_deref(),
+                Ok(s)
+            );
         }
         assert!("always".parse::<Durability>().is_err());
     }

@@ -104,10 +104,9 @@ pub async fn buy(core: &Core, shopper: UserId, voucher: VoucherId) -> Result<Ord
         // Preloaded a moment ago and gone again: the voucher's sale is not available.
         AdmissionOutcome::NotLoaded => ("not_found", Err(BuyError::NotFound)),
         // Reconciled a moment ago and its master changed again: a failover in progress.
-        AdmissionOutcome::Unreconciled => (
-            "unavailable",
-            Err(BuyError::Backend(Backend::Unreconciled)),
-        ),
+        AdmissionOutcome::Unreconciled => {
+            ("unavailable", Err(BuyError::Backend(Backend::Unreconciled)))
+        }
         // `scripts::admit_batch` already retried with the Redis clock's day; a second refusal
         // means the clock jumped a day between two calls.
         AdmissionOutcome::WrongDay(day) => (

@@ -31,7 +31,11 @@ async fn redis_node(master: Option<u16>) -> (Child, u16) {
         .expect("redis-server (scripts/setup.sh installs it)");
     for _ in 0..100 {
         if let Ok(mut c) = conn(port).await {
-            if redis::cmd("PING").query_async::<String>(&mut c).await.is_ok() {
+            if redis::cmd("PING")
+                .query_async::<String>(&mut c)
+                .await
+                .is_ok()
+            {
                 return (child, port);
             }
         }
@@ -128,16 +132,26 @@ async fn a_replicated_admission_is_answered_only_once_a_replica_holds_it(db: PgP
     let u = common::users(&core, 2).await;
     match sale::buy(&core, u[0], v).await {
         Err(BuyError::Backend(e)) => {
-            assert!(matches!(e.root(), Backend::NotReplicated { acked: 0, wanted: 1 }), "{e}");
+            assert!(
+                matches!(
+                    e.root(),
+                    Backend::NotReplicated {
+                        acked: 0,
+                        wanted: 1
+                    }
+                ),
+                "{e}"
+            );
             assert!(seckill::Unavailable::is_unavailable(&e), "a 503");
         }
         other => panic!("answered without a replica: {other:?}"),
     }
-    // The worker does not write what no replica holds.
+    // The worker does not write what no replica holds: it holds the batch, waiting.
     let mut worker = seckill::jobs::order_writer::Worker::new(core.clone(), "w")
         .await
         .expect("worker");
-    assert!(worker.drain().await.is_err(), "nothing written");
+    let held = tokio::time::timeout(Duration::from_secs(2), worker.drain()).await;
+    assert!(held.is_err(), "still waiting for a replica: {held:?}");
     assert_eq!(common::live_written(&core, v).await, 0);
 
     // With a replica: the retry learns the order the first buy made, then it is written.
@@ -150,6 +164,9 @@ async fn a_replicated_admission_is_answered_only_once_a_replica_holds_it(db: PgP
     };
     let second = sale::buy(&core, u[1], v).await.expect("admitted");
     assert_ne!(order, second);
+    let mut worker = seckill::jobs::order_writer::Worker::new(core.clone(), "w")
+        .await
+        .expect("worker");
     assert_eq!(worker.drain().await.expect("drain").written, 2);
     common::assert_stock_conserved(&core, v, 2).await;
 }

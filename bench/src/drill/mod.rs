@@ -15,6 +15,7 @@
 //! against any other.
 
 mod aftercare;
+pub mod failover;
 mod shoppers;
 
 use std::{process::Command, sync::Arc, time::Duration};

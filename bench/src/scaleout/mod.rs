@@ -13,7 +13,7 @@
 //! | `nodes.rs` | which master holds a sale, script calls per node |
 
 mod haproxy;
-mod nodes;
+pub(crate) mod nodes;
 
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
@@ -30,10 +30,10 @@ use crate::{
     scratch::Scratch,
     Options,
 };
-use haproxy::Haproxy;
+pub(crate) use haproxy::Haproxy;
 
 /// Sales in each round, each on its own master when on a cluster.
-const SALES: usize = 3;
+pub(crate) const SALES: usize = 3;
 
 struct Shape {
     shoppers: usize,
@@ -210,7 +210,21 @@ async fn start_fleet(
     scratch: &Scratch,
     instances: usize,
 ) -> anyhow::Result<(Vec<Server>, Option<Haproxy>, String)> {
+    start_fleet_with(scratch, instances, &[]).await
+}
+
+/// [`start_fleet`] with `extra` settings for every instance.
+pub(crate) async fn start_fleet_with(
+    scratch: &Scratch,
+    instances: usize,
+    extra: &[(&str, &str)],
+) -> anyhow::Result<(Vec<Server>, Option<Haproxy>, String)> {
     let mut env = scratch.env.clone();
+    env.extend(
+        extra
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
+    );
     // A dead instance's pending orders are taken over after 2 s (default 30 s).
     env.push(("SECKILL_RECLAIM_IDLE_MS".into(), "2000".into()));
     let mut servers = Vec::new();
@@ -230,7 +244,7 @@ async fn start_fleet(
 
 /// [`SALES`] sales on distinct masters (any on one node), opening together shortly; and their
 /// masters.
-async fn place_sales(
+pub(crate) async fn place_sales(
     scratch: &Scratch,
     stock: usize,
 ) -> anyhow::Result<(Vec<VoucherId>, Vec<String>)> {
@@ -257,7 +271,7 @@ async fn place_sales(
 }
 
 /// `shoppers` signed in, dealt out to the sales in turn: one session token list per sale.
-async fn shoppers_per_sale(
+pub(crate) async fn shoppers_per_sale(
     scratch: &Scratch,
     shoppers: usize,
 ) -> anyhow::Result<Vec<Arc<Vec<String>>>> {

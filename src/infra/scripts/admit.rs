@@ -253,7 +253,10 @@ impl Call<'_> {
     fn evalsha(&self, day: CounterDay) -> redis::Cmd {
         let (keys, args) = self.keys_and_args(day);
         let mut cmd = redis::cmd("EVALSHA");
-        cmd.arg(ADMIT.get_hash()).arg(keys.len()).arg(keys).arg(args);
+        cmd.arg(ADMIT.get_hash())
+            .arg(keys.len())
+            .arg(keys)
+            .arg(args);
         cmd
     }
 

@@ -11,9 +11,8 @@ use crate::{
     infra::keys::VoucherKeys,
 };
 
-static PRELOAD: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(&[MASTER_LIB, include_str!("../../../lua/preload.lua")].concat())
-});
+static PRELOAD: LazyLock<Script> =
+    LazyLock::new(|| Script::new(&[MASTER_LIB, include_str!("../../../lua/preload.lua")].concat()));
 
 /// What the script is asked to do with a sale whose stock is present (an absent one is rebuilt
 /// by `Load` and `Reconcile`).

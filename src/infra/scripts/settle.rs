@@ -11,9 +11,8 @@ use crate::{
     infra::keys::{VoucherKeys, ORDER_GROUP},
 };
 
-static SETTLE: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(&[MASTER_LIB, include_str!("../../../lua/settle.lua")].concat())
-});
+static SETTLE: LazyLock<Script> =
+    LazyLock::new(|| Script::new(&[MASTER_LIB, include_str!("../../../lua/settle.lua")].concat()));
 
 /// What a settle did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,308 @@
+//! The failover drill (issue #24, design.md decision 32): a Redis Cluster with a replica per
+//! master, three instances behind HAProxy, a rush over three sales on three masters; a third of
+//! the way in, `kill -9` of the master holding the first sale; its replica is promoted, the old
+//! master is started again (it rejoins as a replica and drops what it had not replicated). The
+//! shoppers retry 503s and lost replies. Then, per sale: every order answered 202 is written,
+//! no shopper holds two orders, remaining + created = stock, and every returned order is final
+//! within 10 s of the promotion (I1–I4).
+//!
+//! Under `SECKILL_DURABILITY=replicated` a broken invariant fails the drill; the full run also
+//! drills `everysec` and reports what it lost, as figures.
+
+use std::{sync::Arc, time::Duration};
+
+use anyhow::{bail, Context};
+use seckill::domain::VoucherId;
+use tokio::time::Instant;
+
+use super::{shoppers, shoppers::Arrival, FINAL_WITHIN};
+use crate::{
+    report::{self, Report},
+    rush::{measure, Scenario},
+    scaleout::{self, nodes},
+    scratch::Scratch,
+    Options,
+};
+
+/// What one durability setting went through.
+struct Round {
+    durability: &'static str,
+    shoppers: usize,
+    stock: usize,
+    buys_per_sec: f64,
+    answers: shoppers::Answers,
+    killed: String,
+    promoted_after: f64,
+    rejoined_after: f64,
+    final_after: Option<f64>,
+    violations: Vec<String>,
+}
+
+pub async fn run(options: &Options) -> anyhow::Result<()> {
+    let cluster = std::env::var("SECKILL_CLUSTER_URL").context(
+        "SECKILL_CLUSTER_URL is not set: scripts/bench.sh failover starts a local cluster with \
+         replicas (scripts/cluster.sh redis-start --replicas) and sets it",
+    )?;
+    let settings: &[&'static str] = if options.quick {
+        &["replicated"]
+    } else {
+        &["replicated", "everysec"]
+    };
+    let mut rounds = Vec::new();
+    for durability in settings {
+        println!("failover drill: SECKILL_DURABILITY={durability}, kill -9 of a master mid-rush");
+        let scratch = Scratch::on_redis("failover", &cluster).await?;
+        let round = round_on(options, &scratch, durability).await;
+        // The cluster is whole again (the old master rejoined) before the scratch keys go.
+        scratch.cleanup().await?;
+        rounds.push(round?);
+    }
+    let broken: Vec<String> = rounds
+        .iter()
+        .filter(|r| r.durability == "replicated")
+        .flat_map(|r| r.violations.iter().cloned())
+        .collect();
+    publish(options, &rounds)?;
+    if !broken.is_empty() {
+        bail!("replicated: invariants broken: {}", broken.join("; "));
+    }
+    Ok(())
+}
+
+async fn round_on(
+    options: &Options,
+    scratch: &Scratch,
+    durability: &'static str,
+) -> anyhow::Result<Round> {
+    let (shoppers, stock, rush_secs) = if options.quick {
+        (1_500, 900, 4.0)
+    } else {
+        (6_000, 3_600, 6.0)
+    };
+    let shoppers = options.shoppers.unwrap_or(shoppers);
+    let stock = options.stock.unwrap_or(stock);
+    let conns = options.conns.unwrap_or(60);
+    let (mut servers, lb, base) = scaleout::start_fleet_with(
+        scratch,
+        3,
+        &[
+            ("SECKILL_DURABILITY", durability),
+            ("SECKILL_REPLICA_WAIT_MS", "500"),
+        ],
+    )
+    .await?;
+    let per_sale_stock = stock / scaleout::SALES;
+    let (sales, masters) = scaleout::place_sales(scratch, per_sale_stock).await?;
+    let per_sale = scaleout::shoppers_per_sale(scratch, shoppers).await?;
+    let opens =
+        seckill::testing::store::vouchers::get(&scratch.core.db, sales[scaleout::SALES - 1])
+            .await?
+            .context("voucher")?
+            .window
+            .begins_at();
+    tokio::time::sleep((opens - chrono::Utc::now()).to_std().unwrap_or_default()).await;
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()?;
+
+    let started = Instant::now();
+    let conns_each = (conns / scaleout::SALES).max(1);
+    let rushes: Vec<_> = sales
+        .iter()
+        .zip(&per_sale)
+        .map(|(v, tokens)| {
+            tokio::spawn(shoppers::buy_all(
+                client.clone(),
+                base.clone(),
+                *v,
+                Arc::clone(tokens),
+                Arrival {
+                    conns: conns_each,
+                    pace: Duration::from_secs_f64(
+                        conns_each as f64 * rush_secs / tokens.len().max(1) as f64,
+                    ),
+                    deadline: started + Duration::from_secs(120),
+                },
+            ))
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_secs_f64(rush_secs / 3.0)).await;
+    let victim = masters[0].clone();
+    kill_node(&victim)?;
+    let killed = Instant::now();
+    let promoted_after = promoted(scratch, sales[0], &victim).await?;
+    node_start(&victim)?;
+    let rejoined_after = killed.elapsed().as_secs_f64();
+    let promoted_at = killed + Duration::from_secs_f64(promoted_after);
+
+    let mut answers = shoppers::Answers::default();
+    let mut per_sale_answers = Vec::new();
+    for r in rushes {
+        per_sale_answers.push(r.await??);
+    }
+    let fire_secs = started.elapsed().as_secs_f64();
+    let due = promoted_at.max(Instant::now()) + FINAL_WITHIN;
+    let mut violations = Vec::new();
+    let mut final_after = Some(0.0_f64);
+    for ((v, tokens), a) in sales.iter().zip(&per_sale).zip(&per_sale_answers) {
+        let sc = Scenario {
+            shoppers: tokens.len(),
+            stock: per_sale_stock,
+            conns: conns_each,
+            rate: None,
+        };
+        let statuses =
+            match measure::poll_until(&client, &base, tokens, &a.admitted, conns_each, due).await {
+                Ok(s) => s,
+                Err(e) => {
+                    violations.push(format!(
+                        "sale {v}: I3: not final within {FINAL_WITHIN:?} of the promotion: {e}"
+                    ));
+                    final_after = None;
+                    Default::default()
+                }
+            };
+        if a.gave_up > 0 {
+            violations.push(format!(
+                "sale {v}: {} shoppers never got an answer",
+                a.gave_up
+            ));
+        }
+        violations.extend(a.internal_errors().map(|e| format!("sale {v}: {e}")));
+        for broken in measure::check_invariants(scratch, *v, &sc, &a.admitted, &statuses).await? {
+            violations.push(format!("sale {v}: {broken}"));
+        }
+    }
+    final_after = final_after.map(|_| promoted_at.elapsed().as_secs_f64());
+    for s in &mut servers {
+        s.stop();
+    }
+    drop(lb);
+    for a in per_sale_answers {
+        answers.admitted.extend(a.admitted);
+        for (k, n) in a.refused {
+            *answers.refused.entry(k).or_default() += n;
+        }
+        for (k, n) in a.server_errors {
+            *answers.server_errors.entry(k).or_default() += n;
+        }
+        answers.retries += a.retries;
+        answers.gave_up += a.gave_up;
+    }
+    Ok(Round {
+        durability,
+        shoppers,
+        stock: per_sale_stock * scaleout::SALES,
+        buys_per_sec: shoppers as f64 / fire_secs,
+        answers,
+        killed: victim,
+        promoted_after,
+        rejoined_after,
+        final_after,
+        violations,
+    })
+}
+
+/// The port of a node named `host:port`.
+fn port_of(node: &str) -> anyhow::Result<u16> {
+    node.rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .with_context(|| format!("no port in {node}"))
+}
+
+/// `kill -9` of the cluster node `node` (by the PID `scripts/cluster.sh` recorded).
+fn kill_node(node: &str) -> anyhow::Result<()> {
+    let port = port_of(node)?;
+    let data = std::env::var("SECKILL_DATA_DIR")
+        .map_or_else(|_| report::root().join(".local"), std::path::PathBuf::from);
+    let pid_file = data.join(format!("cluster/redis/{port}/redis.pid"));
+    let pid = std::fs::read_to_string(&pid_file)
+        .with_context(|| format!("reading {}", pid_file.display()))?;
+    let status = std::process::Command::new("kill")
+        .args(["-9", pid.trim()])
+        .status()?;
+    if !status.success() {
+        bail!("kill -9 {} failed", pid.trim());
+    }
+    Ok(())
+}
+
+/// `scripts/cluster.sh redis-node-start` for `node`: it rejoins the cluster.
+fn node_start(node: &str) -> anyhow::Result<()> {
+    let status = std::process::Command::new(report::root().join("scripts").join("cluster.sh"))
+        .args(["redis-node-start", &port_of(node)?.to_string()])
+        .status()?;
+    if !status.success() {
+        bail!("scripts/cluster.sh redis-node-start {node} failed");
+    }
+    Ok(())
+}
+
+/// Seconds until another node serves `sale`'s slot than `old` (30 s at most).
+async fn promoted(scratch: &Scratch, sale: VoucherId, old: &str) -> anyhow::Result<f64> {
+    let from = Instant::now();
+    while from.elapsed() < Duration::from_secs(30) {
+        if let Ok(now) = nodes::master_of_voucher(&scratch.core, sale).await {
+            if now != old {
+                return Ok(from.elapsed().as_secs_f64());
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    bail!("no replica of {old} was promoted within 30 s")
+}
+
+fn publish(options: &Options, rounds: &[Round]) -> anyhow::Result<()> {
+    let mut rows = Vec::new();
+    let mut json = Vec::new();
+    for r in rounds {
+        let a = &r.answers;
+        rows.push((
+            format!("SECKILL_DURABILITY={}", r.durability),
+            format!(
+                "{} shoppers over 3 sales, stock {}: {:.0} buys/s; {} admitted, refusals {:?}, {} retried requests (5xx {:?}); master {} killed, replica promoted after {:.2} s, old master started again at {:.2} s; every order final {} after the promotion; I1–I4 {}",
+                r.shoppers,
+                r.stock,
+                r.buys_per_sec,
+                a.admitted.len(),
+                a.refused,
+                a.retries,
+                a.server_errors,
+                r.killed,
+                r.promoted_after,
+                r.rejoined_after,
+                r.final_after.map_or("NOT".to_owned(), |s| format!("{s:.2} s")),
+                if r.violations.is_empty() { "hold".to_owned() } else { format!("BROKEN: {}", r.violations.join("; ")) },
+            ),
+        ));
+        json.push(serde_json::json!({
+            "durability": r.durability,
+            "shoppers": r.shoppers,
+            "stock": r.stock,
+            "buys_per_sec": r.buys_per_sec,
+            "admitted": a.admitted.len(),
+            "refused": a.refused,
+            "retries": a.retries,
+            "server_errors": a.server_errors,
+            "promoted_after_s": r.promoted_after,
+            "final_after_promotion_s": r.final_after,
+            "violations": r.violations,
+        }));
+    }
+    Report {
+        name: if options.quick {
+            "failover-quick"
+        } else {
+            "failover"
+        },
+        title: format!(
+            "Failover drill: kill -9 of a Redis master mid-rush{}",
+            if options.quick { " (quick)" } else { "" }
+        ),
+        rows,
+        notes: Vec::new(),
+        json: serde_json::Value::Array(json),
+    }
+    .publish(options)
+}
