@@ -9,8 +9,9 @@
 #                                           only the Redis Cluster (tests, benchmarks); prints
 #                                           `export SECKILL_CLUSTER_URL=…`
 #   scripts/cluster.sh redis-stop           only the Redis Cluster
-#   scripts/cluster.sh redis-node-start PORT start one node of the cluster again (after a
-#                                           kill -9: it rejoins, as a replica if it was failed over)
+#   scripts/cluster.sh redis-node-start PORT [DIR]
+#                                           start one node of the cluster again (after a kill -9:
+#                                           it rejoins, as a replica if it was failed over)
 #   scripts/cluster.sh kill-instance N      kill -9 instance N (1..3), for drills
 #   scripts/cluster.sh start-instance N     start instance N again
 #   scripts/cluster.sh lb-check             HAProxy's per-source connection limit, tried for real
@@ -48,6 +49,11 @@ cluster_url() {
   (IFS=,; echo "${urls[*]}")
 }
 
+# Replicas the running cluster lists (0 when none answers).
+live_replicas() {
+  redis-cli -p $((REDIS_BASE + 1)) cluster nodes 2>/dev/null | grep -cE ' (myself,)?slave ' || true
+}
+
 cluster_ok() {
   local p
   for p in $(redis_ports); do
@@ -59,8 +65,13 @@ redis_start() {
   command -v redis-server >/dev/null || apt_install redis-server
   local replicas=0
   [ "${1:-}" = --replicas ] && replicas=1
-  if cluster_ok 2>/dev/null && { [ $replicas -eq 0 ] || [ -f "$DATA/replicas" ]; }; then
-    log "redis cluster already running"; return
+  if cluster_ok 2>/dev/null; then
+    # A cluster on these ports, maybe started from another checkout: used as it is when it has
+    # what is asked for (its replicas counted live, not from this checkout's files).
+    if [ $replicas -eq 0 ] || [ "$(live_replicas)" -ge $MASTERS ]; then
+      [ $replicas -eq 1 ] && { mkdir -p "$DATA"; touch "$DATA/replicas"; }
+      log "redis cluster already running"; return
+    fi
   fi
   redis_stop quiet
   rm -rf "$DATA/redis"; rm -f "$DATA/replicas"
@@ -85,18 +96,20 @@ redis_start() {
 
 # One node, in its own directory (its nodes.conf makes a restarted node rejoin the cluster).
 start_node() {
-  local p=$1 fsync=$2
-  redis-server --daemonize yes --bind 127.0.0.1 --port "$p" --dir "$DATA/redis/$p" \
+  local p=$1 fsync=$2 dir=${3:-$DATA/redis/$1}
+  redis-server --daemonize yes --bind 127.0.0.1 --port "$p" --dir "$dir" \
     --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 2000 \
     --appendonly yes --appendfsync "$fsync" --save "" --maxclients 20000 \
-    --pidfile "$DATA/redis/$p/redis.pid" --logfile "$DATA/redis/$p/redis.log"
+    --pidfile "$dir/redis.pid" --logfile "$dir/redis.log"
 }
 
+# Starts node PORT again in DIR (its own directory, as `CONFIG GET dir` named it before it died:
+# the cluster may have been started from another checkout).
 redis_node_start() {
-  local p=$1 fsync=everysec
-  [ -d "$DATA/redis/$p" ] || die "no cluster node on port $p"
+  local p=$1 dir=${2:-$DATA/redis/$1} fsync=everysec
+  [ -f "$dir/nodes.conf" ] || die "no cluster node's files in $dir"
   [ "${SECKILL_DURABILITY:-everysec}" = fsync ] && fsync=always
-  start_node "$p" "$fsync"
+  start_node "$p" "$fsync" "$dir"
   for _ in $(seq 50); do redis-cli -p "$p" ping >/dev/null 2>&1 && return; sleep 0.1; done
   die "redis $p did not start again; see $DATA/redis/$p/redis.log"
 }
@@ -312,9 +325,9 @@ case "${1:-}" in
   status) status ;;
   redis-start) redis_start "${2:-}"; echo "export SECKILL_CLUSTER_URL=$(cluster_url)" ;;
   redis-stop) redis_stop ;;
-  redis-node-start) redis_node_start "${2:?port}" ;;
+  redis-node-start) redis_node_start "${2:?port}" "${3:-}" ;;
   kill-instance) kill_instance "${2:?instance number}" ;;
   start-instance) with_cluster_env; start_instance "${2:?instance number}" ;;
   lb-check) lb_check ;;
-  *) die "usage: $0 start [--replicas]|stop|status|redis-start [--replicas]|redis-stop|redis-node-start PORT|kill-instance N|start-instance N|lb-check" ;;
+  *) die "usage: $0 start [--replicas]|stop|status|redis-start [--replicas]|redis-stop|redis-node-start PORT [DIR]|kill-instance N|start-instance N|lb-check" ;;
 esac

@@ -128,10 +128,11 @@ async fn round_on(
         .collect();
     tokio::time::sleep(Duration::from_secs_f64(rush_secs / 3.0)).await;
     let victim = masters[0].clone();
-    kill_node(&victim)?;
+    let node = Node::ask(&victim).await?;
+    node.kill9()?;
     let killed = Instant::now();
     let promoted_after = promoted(scratch, sales[0], &victim).await?;
-    node_start(&victim)?;
+    node.start_again()?;
     let rejoined_after = killed.elapsed().as_secs_f64();
     let promoted_at = killed + Duration::from_secs_f64(promoted_after);
 
@@ -211,32 +212,58 @@ fn port_of(node: &str) -> anyhow::Result<u16> {
         .with_context(|| format!("no port in {node}"))
 }
 
-/// `kill -9` of the cluster node `node` (by the PID `scripts/cluster.sh` recorded).
-fn kill_node(node: &str) -> anyhow::Result<()> {
-    let port = port_of(node)?;
-    let data = std::env::var("SECKILL_DATA_DIR")
-        .map_or_else(|_| report::root().join(".local"), std::path::PathBuf::from);
-    let pid_file = data.join(format!("cluster/redis/{port}/redis.pid"));
-    let pid = std::fs::read_to_string(&pid_file)
-        .with_context(|| format!("reading {}", pid_file.display()))?;
-    let status = std::process::Command::new("kill")
-        .args(["-9", pid.trim()])
-        .status()?;
-    if !status.success() {
-        bail!("kill -9 {} failed", pid.trim());
-    }
-    Ok(())
+/// A node's process and directory, asked of the node itself (the cluster may have been started
+/// from another checkout).
+struct Node {
+    addr: String,
+    pid: String,
+    dir: String,
 }
 
-/// `scripts/cluster.sh redis-node-start` for `node`: it rejoins the cluster.
-fn node_start(node: &str) -> anyhow::Result<()> {
-    let status = std::process::Command::new(report::root().join("scripts").join("cluster.sh"))
-        .args(["redis-node-start", &port_of(node)?.to_string()])
-        .status()?;
-    if !status.success() {
-        bail!("scripts/cluster.sh redis-node-start {node} failed");
+impl Node {
+    async fn ask(addr: &str) -> anyhow::Result<Self> {
+        let client = redis::Client::open(format!("redis://{addr}/"))?;
+        let mut c = client.get_multiplexed_async_connection().await?;
+        let info: String = redis::cmd("INFO").arg("server").query_async(&mut c).await?;
+        let pid = info
+            .lines()
+            .find_map(|l| l.strip_prefix("process_id:"))
+            .map(|p| p.trim().to_owned())
+            .with_context(|| format!("no process_id from {addr}"))?;
+        let dir: Vec<String> = redis::cmd("CONFIG")
+            .arg("GET")
+            .arg("dir")
+            .query_async(&mut c)
+            .await?;
+        let dir = dir.get(1).cloned().with_context(|| format!("no dir from {addr}"))?;
+        Ok(Self {
+            addr: addr.to_owned(),
+            pid,
+            dir,
+        })
     }
-    Ok(())
+
+    /// `kill -9` of the node.
+    fn kill9(&self) -> anyhow::Result<()> {
+        let status = std::process::Command::new("kill")
+            .args(["-9", &self.pid])
+            .status()?;
+        if !status.success() {
+            bail!("kill -9 {} ({}) failed", self.pid, self.addr);
+        }
+        Ok(())
+    }
+
+    /// `scripts/cluster.sh redis-node-start`: the node starts again from its files and rejoins.
+    fn start_again(&self) -> anyhow::Result<()> {
+        let status = std::process::Command::new(report::root().join("scripts").join("cluster.sh"))
+            .args(["redis-node-start", &port_of(&self.addr)?.to_string(), &self.dir])
+            .status()?;
+        if !status.success() {
+            bail!("scripts/cluster.sh redis-node-start {} failed", self.addr);
+        }
+        Ok(())
+    }
 }
 
 /// Seconds until another node serves `sale`'s slot than `old` (30 s at most).
