@@ -48,6 +48,32 @@ pub async fn run(options: &Options) -> anyhow::Result<()> {
     } else {
         &["replicated", "everysec"]
     };
+    // Without a fault first (full run): what waiting for a replica costs, alternated twice.
+    let mut plain = Vec::new();
+    if !options.quick {
+        let shape = (
+            options.shoppers.unwrap_or(30_000),
+            options.stock.unwrap_or(3_000),
+            options.conns.unwrap_or(300),
+        );
+        for durability in ["replicated", "everysec", "replicated", "everysec"] {
+            println!("failover bench: a rush without faults, SECKILL_DURABILITY={durability}");
+            let (buys, p50, p99, broken) = scaleout::plain_rush(
+                "rush",
+                &cluster,
+                shape,
+                &[("SECKILL_DURABILITY", durability)],
+            )
+            .await?;
+            if !broken.is_empty() {
+                bail!(
+                    "{durability} without faults: invariants broken: {}",
+                    broken.join("; ")
+                );
+            }
+            plain.push((durability, shape, buys, p50, p99));
+        }
+    }
     let mut rounds = Vec::new();
     for durability in settings {
         println!("failover drill: SECKILL_DURABILITY={durability}, kill -9 of a master mid-rush");
@@ -62,7 +88,7 @@ pub async fn run(options: &Options) -> anyhow::Result<()> {
         .filter(|r| r.durability == "replicated")
         .flat_map(|r| r.violations.iter().cloned())
         .collect();
-    publish(options, &rounds)?;
+    publish(options, &plain, &rounds)?;
     if !broken.is_empty() {
         bail!("replicated: invariants broken: {}", broken.join("; "));
     }
@@ -235,7 +261,10 @@ impl Node {
             .arg("dir")
             .query_async(&mut c)
             .await?;
-        let dir = dir.get(1).cloned().with_context(|| format!("no dir from {addr}"))?;
+        let dir = dir
+            .get(1)
+            .cloned()
+            .with_context(|| format!("no dir from {addr}"))?;
         Ok(Self {
             addr: addr.to_owned(),
             pid,
@@ -257,7 +286,11 @@ impl Node {
     /// `scripts/cluster.sh redis-node-start`: the node starts again from its files and rejoins.
     fn start_again(&self) -> anyhow::Result<()> {
         let status = std::process::Command::new(report::root().join("scripts").join("cluster.sh"))
-            .args(["redis-node-start", &port_of(&self.addr)?.to_string(), &self.dir])
+            .args([
+                "redis-node-start",
+                &port_of(&self.addr)?.to_string(),
+                &self.dir,
+            ])
             .status()?;
         if !status.success() {
             bail!("scripts/cluster.sh redis-node-start {} failed", self.addr);
@@ -280,9 +313,24 @@ async fn promoted(scratch: &Scratch, sale: VoucherId, old: &str) -> anyhow::Resu
     bail!("no replica of {old} was promoted within 30 s")
 }
 
-fn publish(options: &Options, rounds: &[Round]) -> anyhow::Result<()> {
+/// A rush without faults: durability, (shoppers, stock, connections), buys/s, p50 and p99 ms.
+type Plain = (&'static str, (usize, usize, usize), f64, f64, f64);
+
+fn publish(options: &Options, plain: &[Plain], rounds: &[Round]) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     let mut json = Vec::new();
+    for (durability, (shoppers, stock, conns), buys, p50, p99) in plain {
+        rows.push((
+            format!("no fault, SECKILL_DURABILITY={durability}"),
+            format!(
+                "{shoppers} shoppers, stock {stock}, {conns} connections, 3 instances: {buys:.0} buys/s, p50 {p50:.1} ms, p99 {p99:.1} ms"
+            ),
+        ));
+        json.push(serde_json::json!({
+            "durability": durability, "fault": false, "shoppers": shoppers, "stock": stock,
+            "conns": conns, "buys_per_sec": buys, "p50_ms": p50, "p99_ms": p99,
+        }));
+    }
     for r in rounds {
         let a = &r.answers;
         rows.push((

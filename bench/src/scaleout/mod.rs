@@ -124,8 +124,37 @@ async fn round(
     kill_after: Option<Duration>,
     shape: &Shape,
 ) -> anyhow::Result<Round> {
+    round_with(label, redis_url, instances, kill_after, shape, &[]).await
+}
+
+/// A one-shot rush without faults on `redis_url` through 3 instances with `extra` settings:
+/// buys/s and the latency's (p50, p99) in ms, and the invariants broken (none expected).
+pub(crate) async fn plain_rush(
+    label: &'static str,
+    redis_url: &str,
+    (shoppers, stock, conns): (usize, usize, usize),
+    extra: &[(&str, &str)],
+) -> anyhow::Result<(f64, f64, f64, Vec<String>)> {
+    let shape = Shape {
+        shoppers,
+        stock,
+        conns,
+    };
+    let r = round_with(label, redis_url, 3, None, &shape, extra).await?;
+    let ms = |q: f64| r.latency.value_at_quantile(q) as f64 / 1_000.0;
+    Ok((r.buys_per_sec, ms(0.5), ms(0.99), r.violations))
+}
+
+async fn round_with(
+    label: &'static str,
+    redis_url: &str,
+    instances: usize,
+    kill_after: Option<Duration>,
+    shape: &Shape,
+    extra: &[(&str, &str)],
+) -> anyhow::Result<Round> {
     let scratch = Scratch::on_redis("scaleout", redis_url).await?;
-    let result = round_on(label, &scratch, instances, kill_after, shape).await;
+    let result = round_on(label, &scratch, instances, kill_after, shape, extra).await;
     scratch.cleanup().await?;
     result
 }
@@ -136,9 +165,10 @@ async fn round_on(
     instances: usize,
     kill_after: Option<Duration>,
     shape: &Shape,
+    extra: &[(&str, &str)],
 ) -> anyhow::Result<Round> {
     let core = &scratch.core;
-    let (mut servers, lb, base) = start_fleet(scratch, instances).await?;
+    let (mut servers, lb, base) = start_fleet_with(scratch, instances, extra).await?;
     let per_sale_stock = shape.stock / SALES;
     let (sales, masters) = place_sales(scratch, per_sale_stock).await?;
     let per_sale = shoppers_per_sale(scratch, shape.shoppers).await?;
@@ -205,15 +235,8 @@ async fn round_on(
     })
 }
 
-/// `instances` servers, behind HAProxy when there are several; the address shoppers use.
-async fn start_fleet(
-    scratch: &Scratch,
-    instances: usize,
-) -> anyhow::Result<(Vec<Server>, Option<Haproxy>, String)> {
-    start_fleet_with(scratch, instances, &[]).await
-}
-
-/// [`start_fleet`] with `extra` settings for every instance.
+/// `instances` servers with `extra` settings, behind HAProxy when there are several; the
+/// address shoppers use.
 pub(crate) async fn start_fleet_with(
     scratch: &Scratch,
     instances: usize,
