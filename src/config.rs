@@ -135,6 +135,9 @@ pub struct MemoConfig {
     /// lost message, and the stock PostgreSQL counts down as orders are written (shown only for
     /// a sale Redis does not hold).
     pub catalog_ttl: Duration,
+    /// How long an instance shows a sale's stock left as it last read it, at most
+    /// (`SECKILL_STOCK_READ_MS`; see `catalog::cache`).
+    pub stock_read_ttl: Duration,
 }
 
 /// Sign-in and session policy.
@@ -250,6 +253,7 @@ impl Config {
                 session_ttl: millis(&get, "SECKILL_SESSION_CACHE_MS", 2_000)?,
                 refusal_ttl: millis(&get, "SECKILL_SOLD_OUT_TTL_MS", 1_000)?,
                 catalog_ttl: millis(&get, "SECKILL_CATALOG_CACHE_MS", 1_000)?,
+                stock_read_ttl: millis(&get, "SECKILL_STOCK_READ_MS", 500)?,
                 sold_out_buyers_ttl: millis(&get, "SECKILL_SOLD_OUT_BUYERS_MS", 30_000)?,
             },
             auth: AuthConfig {

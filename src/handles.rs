@@ -161,7 +161,10 @@ impl Core {
             sold_out: Arc::new(crate::sale::sold_out::SoldOutBuyers::new(
                 config.memo.sold_out_buyers_ttl,
             )),
-            catalog: crate::catalog::cache::CatalogCache::new(config.memo.catalog_ttl),
+            catalog: crate::catalog::cache::CatalogCache::new(
+                config.memo.catalog_ttl,
+                config.memo.stock_read_ttl,
+            ),
             admissions: Admissions::new(
                 redis,
                 replicated_admissions(&deployment, &config).await?,

@@ -29,7 +29,7 @@ pub struct VoucherCounts {
 /// The newest vouchers first, each with its counts: the catalog's listing (one query, one
 /// Redis pipeline, which also reads the dead letters) and one query of tallies.
 pub async fn overview(core: &Core, limit: i64) -> Result<Vec<VoucherCounts>, Backend> {
-    let states = catalog::list(core, limit).await?;
+    let states = catalog::list_counted(core, limit).await?;
     if states.is_empty() {
         return Ok(Vec::new());
     }

@@ -301,21 +301,49 @@ pub struct VoucherState {
     pub dead_lettered: i64,
 }
 
-/// Newest vouchers first, with what is left of each.
-pub async fn list(core: &Core, limit: i64) -> Result<Vec<VoucherState>, Backend> {
-    let vouchers = core.catalog.list(core, limit).await?;
-    with_live_counts(core, vouchers.iter().cloned().collect()).await
+/// A voucher and the units left to admit, as the shop shows them: Redis's stock as this
+/// instance last read it (see [`cache`]), PostgreSQL's when Redis has no sale.
+#[derive(Debug, Clone)]
+pub struct VoucherNow {
+    pub voucher: Voucher,
+    pub remaining: i64,
 }
 
-/// One voucher with what is left of it.
-pub async fn get(core: &Core, id: VoucherId) -> Result<Option<VoucherState>, Backend> {
+/// Newest vouchers first, with what is left of each: from this instance's memory when it has
+/// read them lately (no PostgreSQL, no Redis).
+pub async fn list(core: &Core, limit: i64) -> Result<Vec<VoucherNow>, Backend> {
+    let vouchers = core.catalog.list(core, limit).await?;
+    with_remaining(core, vouchers.iter().cloned().collect()).await
+}
+
+/// One voucher with what is left of it (from memory, like [`list`]).
+pub async fn get(core: &Core, id: VoucherId) -> Result<Option<VoucherNow>, Backend> {
     if !core.known.may_exist(&core.db, id).await? {
         return Ok(None);
     }
     let Some(v) = core.catalog.get(core, id).await? else {
         return Ok(None);
     };
-    Ok(with_live_counts(core, vec![v]).await?.pop())
+    Ok(with_remaining(core, vec![v]).await?.pop())
+}
+
+/// Newest vouchers first, with Redis's counts read now (the console: where each unit is).
+pub async fn list_counted(core: &Core, limit: i64) -> Result<Vec<VoucherState>, Backend> {
+    let vouchers = core.catalog.list(core, limit).await?;
+    with_live_counts(core, vouchers.iter().cloned().collect()).await
+}
+
+async fn with_remaining(core: &Core, vouchers: Vec<Voucher>) -> Result<Vec<VoucherNow>, Backend> {
+    let ids: Vec<VoucherId> = vouchers.iter().map(|v| v.id).collect();
+    let stock = core.catalog.stock(core, &ids).await?;
+    Ok(vouchers
+        .into_iter()
+        .zip(stock)
+        .map(|(voucher, stock)| VoucherNow {
+            remaining: stock.unwrap_or(voucher.db_stock).max(0),
+            voucher,
+        })
+        .collect())
 }
 
 /// A sale as Redis has it: what a sale page polls.

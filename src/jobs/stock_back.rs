@@ -68,6 +68,7 @@ pub async fn listen(core: Core, shutdown: CancellationToken) {
                             if let Some(v) = id {
                                 core.refusals.remove(&v);
                                 core.sold_out.forget(v);
+                                core.catalog.forget_stock(v);
                             }
                         }
                         None => break,

@@ -120,7 +120,10 @@ pub async fn buy(core: &Core, shopper: UserId, voucher: VoucherId) -> Result<Ord
         Err(BuyError::Ended) => core.refusals.insert(voucher, Refusal::Ended),
         // A sale that admits again had units back: whatever this instance kept of its buyers is
         // old (the announcement does this everywhere; this covers one that has not arrived).
-        Ok(_) => core.sold_out.forget_kept(voucher),
+        Ok(_) => {
+            core.sold_out.forget_kept(voucher);
+            core.catalog.forget_stock(voucher);
+        }
         _ => {}
     }
     result

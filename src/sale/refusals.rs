@@ -28,6 +28,7 @@ pub type Refusals = TtlMap<VoucherId, Refusal>;
 pub async fn announce_stock_back(core: &Core, voucher: VoucherId) {
     core.refusals.remove(&voucher);
     core.sold_out.forget(voucher);
+    core.catalog.forget_stock(voucher);
     let mut redis = core.redis.clone();
     let sent: Result<i64, _> = redis
         .publish(core.keys.stock_back_channel(), voucher.get())

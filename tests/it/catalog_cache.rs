@@ -82,3 +82,57 @@ async fn a_lost_announcement_costs_at_most_the_cache_time(db: PgPool) {
     tokio::time::sleep(Duration::from_millis(350)).await;
     assert_eq!(title(&a, v).await, "Changed in the database");
 }
+
+async fn remaining(core: &seckill::Core, v: seckill::domain::VoucherId) -> i64 {
+    catalog::get(core, v)
+        .await
+        .expect("read")
+        .expect("voucher")
+        .remaining
+}
+
+#[sqlx::test]
+async fn the_stock_left_is_read_once_per_period_and_forgotten_when_it_changes(db: PgPool) {
+    let long = [("SECKILL_STOCK_READ_MS", "60000")];
+    let a = core(db.clone(), &long).await;
+    let b = sibling(&a, &long).await;
+    let stop = CancellationToken::new();
+    tokio::spawn(stock_back::listen(a.clone(), stop.clone()));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let v = voucher(&a, 3, 5, 600).await;
+    let shoppers = users(&a, 1).await;
+    let stock_key = a.keys.voucher(v).stock;
+    assert_eq!(remaining(&a, v).await, 3);
+
+    // Units taken elsewhere (another instance's admissions): this instance answers its reading.
+    let mut redis = a.redis.clone();
+    let _: () = redis::cmd("SET")
+        .arg(&stock_key)
+        .arg(2)
+        .query_async(&mut redis)
+        .await
+        .expect("SET");
+    assert_eq!(remaining(&a, v).await, 3, "from memory, no read");
+    assert_eq!(remaining(&b, v).await, 2, "another instance reads its own");
+
+    // A unit taken here: the reading is forgotten at once.
+    seckill::sale::buy(&a, shoppers[0], v).await.expect("admitted");
+    assert_eq!(remaining(&a, v).await, 1);
+
+    // A unit coming back on another instance: announced, forgotten here too.
+    let _: () = redis::cmd("INCR")
+        .arg(&stock_key)
+        .query_async(&mut redis)
+        .await
+        .expect("INCR");
+    seckill::sale::announce_stock_back(&b, v).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+    while remaining(&a, v).await != 2 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the announcement did not reach the other instance"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    stop.cancel();
+}

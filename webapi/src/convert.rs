@@ -2,13 +2,13 @@
 
 use chrono::Utc;
 use seckill::{
-    catalog::{console, VoucherState},
+    catalog::{console, VoucherNow},
     sale,
 };
 
 use crate::wire::{ChartView, ConsoleRow, ConsoleView, OrderView, SalesSeriesView, VoucherView};
 
-pub fn voucher(s: VoucherState) -> VoucherView {
+pub fn voucher(s: VoucherNow) -> VoucherView {
     VoucherView {
         stock: s.voucher.total_stock(),
         status: s.voucher.status(s.remaining, Utc::now()),
@@ -46,7 +46,10 @@ pub fn console_row(c: console::VoucherCounts) -> ConsoleRow {
         revenue_cents: c.revenue_cents,
         failed: c.failed,
         dead_lettered: c.state.dead_lettered,
-        voucher: voucher(c.state),
+        voucher: voucher(VoucherNow {
+            remaining: c.state.remaining,
+            voucher: c.state.voucher,
+        }),
     }
 }
 
