@@ -52,16 +52,32 @@ pub async fn order_status(
         }))
 }
 
+/// How far ahead of this instance's clock Redis's may run (and so open a sale) without
+/// [`order_for`] answering "no order" from the window alone.
+const CLOCK_MARGIN: chrono::TimeDelta = chrono::TimeDelta::seconds(2);
+
 /// The order `shopper` holds on `voucher` (queued, written, or failed but not released), if
 /// any: what the voucher's page shows instead of "Buy now". Redis's buyer → order record and
 /// whether Redis holds the sale, in one round trip: a sale Redis holds lists every live order's
 /// shopper among its buyers (a restore puts PostgreSQL's back, design.md §2), so no buyer there is
 /// no order; PostgreSQL's written orders are asked only for a sale Redis no longer holds.
+/// Before a sale opens nobody holds an order on it (admissions refuse until then and no one
+/// moves a window's start), so the crowd reloading the page in the minute before the opening
+/// costs no store at all: the window comes from the catalog's memory, with a margin for the
+/// Redis clock (which decides the opening) running ahead of this one.
 pub async fn order_for(
     core: &Core,
     shopper: UserId,
     voucher: VoucherId,
 ) -> Result<Option<OrderView>, Backend> {
+    let opens = core
+        .catalog
+        .get(core, voucher)
+        .await?
+        .map(|v| v.window.begins_at());
+    if opens.is_some_and(|at| chrono::Utc::now() + CLOCK_MARGIN < at) {
+        return Ok(None);
+    }
     let keys = core.keys.voucher(voucher);
     let mut redis = core.redis.clone();
     let (held, preloaded): (Option<String>, bool) = redis::pipe()

@@ -116,7 +116,9 @@ async fn the_stock_left_is_read_once_per_period_and_forgotten_when_it_changes(db
     assert_eq!(remaining(&b, v).await, 2, "another instance reads its own");
 
     // A unit taken here: the reading is forgotten at once.
-    seckill::sale::buy(&a, shoppers[0], v).await.expect("admitted");
+    seckill::sale::buy(&a, shoppers[0], v)
+        .await
+        .expect("admitted");
     assert_eq!(remaining(&a, v).await, 1);
 
     // A unit coming back on another instance: announced, forgotten here too.

@@ -129,3 +129,43 @@ async fn a_sold_out_sales_buyers_are_read_once_and_answered_from_memory(db: PgPo
     sale::announce_stock_back(&core, v).await;
     assert_eq!(core.sold_out.kept(), 0, "forgotten with the refusal");
 }
+
+#[sqlx::test]
+async fn before_a_sale_opens_a_shoppers_order_on_it_is_known_without_a_store(db: PgPool) {
+    let core = core(db, &[]).await;
+    let u = users(&core, 1).await;
+    // Opens in a minute: nobody can hold an order on it yet.
+    let later = voucher(&core, 3, -60, 3600).await;
+    let open = voucher(&core, 3, 60, 3600).await;
+    // A buyer record planted in Redis on both (no admission could make one on the first):
+    // the sale not yet open is answered from its window, without reading it.
+    let planted = planted_order(&core, u[0], later).await;
+    assert_eq!(
+        sale::order_for(&core, u[0], later).await.expect("read"),
+        None,
+        "answered from the window"
+    );
+    // An open sale is read: its buyer record is found (its status asked as usual).
+    let mine = sale::buy(&core, u[0], open).await.expect("admitted");
+    let seen = sale::order_for(&core, u[0], open).await.expect("read");
+    assert_eq!(seen.map(|o| o.order), Some(mine));
+    assert_ne!(planted, mine);
+}
+
+/// Records `user` as holding an order on `v` straight in Redis; the order ID.
+async fn planted_order(
+    core: &seckill::Core,
+    user: seckill::domain::UserId,
+    v: seckill::domain::VoucherId,
+) -> seckill::domain::OrderId {
+    let order = seckill::domain::OrderId::from_parts(1, 1).expect("id");
+    let mut c = core.redis.clone();
+    let _: () = redis::cmd("HSET")
+        .arg(&core.keys.voucher(v).buyers)
+        .arg(user.get())
+        .arg(order.to_redis_hex())
+        .query_async(&mut c)
+        .await
+        .expect("HSET");
+    order
+}
