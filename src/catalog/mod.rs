@@ -204,12 +204,13 @@ async fn load(
     if !store::vouchers::record_preload(&core.db, voucher.id, guard.fence()).await? {
         return Err(PreloadError::Fenced(voucher.id));
     }
-    if mode == PreloadMode::Reconcile
-        && check(core, voucher.id).await? != PreloadOutcome::MasterChanged
-    {
-        // Another instance reconciled it while this one waited for the lock.
-        guard.finish("preload").await;
-        return Ok(PreloadOutcome::AlreadyLoaded { stock: 0 });
+    if mode == PreloadMode::Reconcile {
+        let now = check(core, voucher.id).await?;
+        if now != PreloadOutcome::MasterChanged {
+            // Another instance reconciled it while this one waited for the lock.
+            guard.finish("preload").await;
+            return Ok(now);
+        }
     }
     let keys = core.keys.voucher(voucher.id);
     let mut redis = core.redis.clone();

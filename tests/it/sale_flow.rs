@@ -206,6 +206,60 @@ async fn a_worker_that_dies_after_its_commit_is_not_written_twice(db: PgPool) {
 }
 
 #[sqlx::test]
+async fn an_order_written_is_never_dead_lettered_however_often_its_settling_failed(db: PgPool) {
+    let core = core(db, &[]).await;
+    let shoppers = users(&core, 4).await;
+    let v = voucher(&core, 4, 60, 3600).await;
+    for u in &shoppers {
+        sale::buy(&core, *u, v).await.expect("admitted");
+    }
+    let mut doomed = Worker::new(core.clone(), "doomed").await.expect("worker");
+    let batch = doomed.read_new(None).await.expect("read");
+    let orders: Vec<_> = batch
+        .iter()
+        .map(|d| *d.order.as_ref().expect("decodes"))
+        .collect();
+    store::orders::write_batch(&core.db, &orders, core.config.payments.pay_within)
+        .await
+        .expect("commit");
+    drop(doomed);
+    // Its settling failed delivery after delivery (a store out of reach, a sale being
+    // reconciled): the entries are past SECKILL_MAX_DELIVERIES (3 here).
+    let stream = core.keys.voucher(v).orders;
+    let mut c = core.redis.clone();
+    let mut claim = redis::cmd("XCLAIM");
+    claim
+        .arg(&stream)
+        .arg(seckill::testing::keys::ORDER_GROUP)
+        .arg("doomed")
+        .arg(0);
+    for d in &batch {
+        claim.arg(&d.entry_id);
+    }
+    let _: redis::Value = claim
+        .arg("RETRYCOUNT")
+        .arg(10)
+        .query_async(&mut c)
+        .await
+        .expect("XCLAIM");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+
+    let report = Worker::new(core.clone(), "heir")
+        .await
+        .expect("worker")
+        .drain()
+        .await
+        .expect("drain");
+    assert_eq!(report.written, 4, "settled as written: {report:?}");
+    assert_eq!(
+        report.dead_lettered, 0,
+        "no unit given back for a written order"
+    );
+    assert_eq!(written(&core, v).await, 4);
+    assert_stock_conserved(&core, v, 4).await;
+}
+
+#[sqlx::test]
 async fn a_poison_entry_goes_to_the_dead_letters_and_gives_back(db: PgPool) {
     let core = core(db, &[]).await;
     let real = users(&core, 1).await[0];

@@ -26,6 +26,15 @@ impl Worker {
                     self.dead_letter_undecodable(&d, why).await?;
                     report.dead_lettered += 1;
                 }
+                Ok(q)
+                    if d.deliveries > max
+                        && orders::is_written(&self.core.db, q.order, q.user).await? =>
+                {
+                    // Written on an earlier delivery whose settling failed (a store out of
+                    // reach, a sale being reconciled): settled as written, never given back.
+                    self.settle(&[Decided::written(&d, *q)]).await?;
+                    report.written += 1;
+                }
                 Ok(q) if d.deliveries > max => {
                     let reason = FailureReason::DeadLetter {
                         deliveries: u32::try_from(d.deliveries - 1).unwrap_or(u32::MAX),
