@@ -52,12 +52,9 @@ for i = 7, 6 + moves, 1000 do
   redis.call('HSET', KEYS[5], unpack(batch))
 end
 
--- Written orders: their buyers, and which orders PostgreSQL holds.
-local written = {}
+-- Buyers are recorded 500 pairs per HSET.
 local batch = {}
-for i = 7 + moves, #ARGV - 1, 2 do
-  local user, order = ARGV[i], ARGV[i + 1]
-  written[order] = true
+local function add_buyer(user, order)
   batch[#batch + 1] = user
   batch[#batch + 1] = order
   if #batch == 1000 then
@@ -65,18 +62,20 @@ for i = 7 + moves, #ARGV - 1, 2 do
     batch = {}
   end
 end
+
+-- Written orders: their buyers, and which orders PostgreSQL holds.
+local written = {}
+for i = 7 + moves, #ARGV - 1, 2 do
+  written[ARGV[i + 1]] = true
+  add_buyer(ARGV[i], ARGV[i + 1])
+end
 -- Queued orders: their buyers; those PostgreSQL does not hold yet still take a unit.
 local queued = redis.call('HGETALL', KEYS[4])
 local unwritten = 0
 for i = 1, #queued - 1, 2 do
   local order, user = queued[i], queued[i + 1]
   if not written[order] then unwritten = unwritten + 1 end
-  batch[#batch + 1] = user
-  batch[#batch + 1] = order
-  if #batch == 1000 then
-    redis.call('HSET', KEYS[3], unpack(batch))
-    batch = {}
-  end
+  add_buyer(user, order)
 end
 if #batch > 0 then redis.call('HSET', KEYS[3], unpack(batch)) end
 

@@ -27,7 +27,7 @@ pub enum Durability {
     EverySec,
     /// AOF fsynced before each reply (Redis `appendfsync always`).
     Fsync,
-    /// Answered once replicas hold it ([`ReplicaWait`]).
+    /// Answered once replicas hold it (`SECKILL_MIN_REPLICAS` within `SECKILL_REPLICA_WAIT_MS`).
     Replicated,
 }
 

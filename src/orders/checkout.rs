@@ -1,6 +1,6 @@
 //! After the rush, the shopper's side: paying an order before its deadline, or cancelling it
 //! (its unit goes back on sale, and the shopper may buy again). Both are conditional
-//! transitions in PostgreSQL ([`store::orders::lifecycle`]); a cancellation's unit reaches Redis
+//! transitions in PostgreSQL (`store::orders::lifecycle`); a cancellation's unit reaches Redis
 //! through the stock-move outbox ([`crate::orders::restock`]).
 
 use crate::{

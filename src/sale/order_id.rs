@@ -5,7 +5,8 @@
 //! [`crate::domain::Shard`]): every instance draws a shard's IDs from the same counter, and the
 //! shard is part of the sequence, so IDs are unique across instances, restarts, shards and Redis
 //! Cluster masters, and increase with the (Redis) second. The admission script draws its ID
-//! inside the same script (one round trip, one slot); [`next`] is the same code on its own.
+//! inside the same script (one round trip, one slot); `next` (built for tests) is the same
+//! code on its own.
 //!
 //! A counter can go back: Redis restarted from an AOF that missed its last second (`everysec`
 //! and a machine crash), or a failover to a lagging replica. [`raise_past_stored`] puts it above

@@ -164,13 +164,19 @@ async fn a_worker_that_dies_before_its_commit_loses_nothing(db: PgPool) {
     assert_stock_conserved(&core, v, 20).await;
 }
 
-#[sqlx::test]
-async fn a_worker_that_dies_after_its_commit_is_not_written_twice(db: PgPool) {
-    let core = core(db, &[]).await;
-    let shoppers = users(&core, 10).await;
-    let v = voucher(&core, 10, 60, 3600).await;
+/// A sale of `n` units bought by `n` shoppers whose orders a worker ("doomed") read and
+/// committed to PostgreSQL, then died before settling them: the sale and the deliveries.
+async fn committed_not_settled(
+    core: &seckill::Core,
+    n: usize,
+) -> (
+    seckill::domain::VoucherId,
+    Vec<seckill::jobs::order_writer::Delivery>,
+) {
+    let shoppers = users(core, n).await;
+    let v = voucher(core, i64::try_from(n).expect("n"), 60, 3600).await;
     for u in &shoppers {
-        sale::buy(&core, *u, v).await.expect("admitted");
+        sale::buy(core, *u, v).await.expect("admitted");
     }
     let mut doomed = Worker::new(core.clone(), "doomed").await.expect("worker");
     let batch = doomed.read_new(None).await.expect("read");
@@ -178,11 +184,17 @@ async fn a_worker_that_dies_after_its_commit_is_not_written_twice(db: PgPool) {
         .iter()
         .map(|d| *d.order.as_ref().expect("decodes"))
         .collect();
-    // Commit, then "crash" before the acknowledgement.
     store::orders::write_batch(&core.db, &orders, core.config.payments.pay_within)
         .await
         .expect("commit");
-    drop(doomed);
+    (v, batch)
+}
+
+#[sqlx::test]
+async fn a_worker_that_dies_after_its_commit_is_not_written_twice(db: PgPool) {
+    let core = core(db, &[]).await;
+    // Commit, then "crash" before the acknowledgement.
+    let (v, _) = committed_not_settled(&core, 10).await;
     assert_eq!(written(&core, v).await, 10);
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
 
@@ -208,21 +220,7 @@ async fn a_worker_that_dies_after_its_commit_is_not_written_twice(db: PgPool) {
 #[sqlx::test]
 async fn an_order_written_is_never_dead_lettered_however_often_its_settling_failed(db: PgPool) {
     let core = core(db, &[]).await;
-    let shoppers = users(&core, 4).await;
-    let v = voucher(&core, 4, 60, 3600).await;
-    for u in &shoppers {
-        sale::buy(&core, *u, v).await.expect("admitted");
-    }
-    let mut doomed = Worker::new(core.clone(), "doomed").await.expect("worker");
-    let batch = doomed.read_new(None).await.expect("read");
-    let orders: Vec<_> = batch
-        .iter()
-        .map(|d| *d.order.as_ref().expect("decodes"))
-        .collect();
-    store::orders::write_batch(&core.db, &orders, core.config.payments.pay_within)
-        .await
-        .expect("commit");
-    drop(doomed);
+    let (v, batch) = committed_not_settled(&core, 4).await;
     // Its settling failed delivery after delivery (a store out of reach, a sale being
     // reconciled): the entries are past SECKILL_MAX_DELIVERIES (3 here).
     let stream = core.keys.voucher(v).orders;

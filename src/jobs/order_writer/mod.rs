@@ -1,5 +1,5 @@
 //! The durable order queue: one Redis stream per voucher (in the voucher's hash slot), read by
-//! the consumer group [`ORDER_GROUP`](crate::infra::keys::ORDER_GROUP) of every server instance.
+//! the consumer group `ORDER_GROUP` of every server instance.
 //!
 //! An entry is written by the admission script in the same atomic step that takes the unit, so
 //! an admitted order is on the queue or nowhere. It leaves the queue only after its PostgreSQL

@@ -9,12 +9,12 @@
 //! replicas that acknowledge it hold them all. Fewer replicas in time: nothing is written, and
 //! the batch is held and tried again with backoff (health reports the stall if it lasts).
 
-use std::{collections::BTreeSet, time::Duration};
+use std::collections::BTreeSet;
 
-use super::{worker::BACKOFF_MAX, Delivery, Worker};
+use super::{worker::hold, Delivery, Worker};
 use crate::{
     domain::Shard,
-    infra::backend::{Backend, Unavailable},
+    infra::{backend::Backend, durability::ReplicaWait, keys::Keys, redis_conn::Redis},
     Durability,
 };
 
@@ -23,10 +23,7 @@ impl Worker {
     /// unless `SECKILL_DURABILITY=replicated`). Like a PostgreSQL outage, a shard without its
     /// replicas holds the batch in hand (retried with backoff until shutdown) rather than
     /// spending the entries' deliveries: they are not faulty, only early.
-    pub(super) async fn wait_for_replicas(
-        &mut self,
-        deliveries: &[Delivery],
-    ) -> Result<(), Backend> {
+    pub(super) async fn wait_for_replicas(&self, deliveries: &[Delivery]) -> Result<(), Backend> {
         if self.core.config.durability != Durability::Replicated {
             return Ok(());
         }
@@ -35,46 +32,37 @@ impl Worker {
             .map(|d| Shard::of_voucher(d.voucher))
             .collect();
         for shard in shards {
-            let mut pause = Duration::from_millis(50);
-            let mut warned = false;
-            loop {
-                match self.replicated_on(shard).await {
-                    Err(e) if e.is_unavailable() && !self.shutdown.is_cancelled() => {
-                        if !warned {
-                            tracing::warn!(error = %e, %shard, "orders not on a replica yet; holding the batch");
-                            warned = true;
-                        }
-                        tokio::select! {
-                            () = self.shutdown.cancelled() => return Err(e),
-                            () = tokio::time::sleep(pause) => {}
-                        }
-                        pause = (pause * 2).min(BACKOFF_MAX);
-                    }
-                    other => {
-                        other?;
-                        break;
-                    }
-                }
-            }
+            let (keys, wait) = (&self.core.keys, self.core.config.replicas);
+            let conn = self.conn.clone();
+            let waiting = format!("orders of {shard} not on a replica yet");
+            hold(&self.shutdown, &waiting, || {
+                let mut conn = conn.clone();
+                async move { replicated_on(&mut conn, keys, shard, wait).await }
+            })
+            .await?;
         }
         Ok(())
     }
+}
 
-    /// One `INCR` of `shard`'s mark and `WAIT`, in one pipeline on the worker's connection.
-    async fn replicated_on(&mut self, shard: Shard) -> Result<(), Backend> {
-        let wait = self.core.config.replicas;
-        let (_, acked): (i64, i64) = redis::pipe()
-            .incr(self.core.keys.replication_mark(shard), 1)
-            .add_command(wait.command())
-            .query_async(&mut self.conn)
-            .await?;
-        if wait.holds(acked) {
-            return Ok(());
-        }
-        metrics::counter!("seckill_worker_unreplicated_total").increment(1);
-        Err(Backend::NotReplicated {
-            acked,
-            wanted: wait.min_replicas,
-        })
+/// One `INCR` of `shard`'s mark and `WAIT`, in one pipeline on the worker's connection.
+async fn replicated_on(
+    conn: &mut Redis,
+    keys: &Keys,
+    shard: Shard,
+    wait: ReplicaWait,
+) -> Result<(), Backend> {
+    let (_, acked): (i64, i64) = redis::pipe()
+        .incr(keys.replication_mark(shard), 1)
+        .add_command(wait.command())
+        .query_async(conn)
+        .await?;
+    if wait.holds(acked) {
+        return Ok(());
     }
+    metrics::counter!("seckill_worker_unreplicated_total").increment(1);
+    Err(Backend::NotReplicated {
+        acked,
+        wanted: wait.min_replicas,
+    })
 }

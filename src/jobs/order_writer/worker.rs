@@ -9,7 +9,10 @@ use tokio_util::sync::CancellationToken;
 use super::Delivery;
 use crate::{
     domain::VoucherId,
-    infra::{backend::Backend, redis_conn::Redis},
+    infra::{
+        backend::{Backend, Unavailable},
+        redis_conn::Redis,
+    },
     Core,
 };
 
@@ -56,6 +59,43 @@ pub struct Worker {
 const BACKOFF_FIRST: Duration = Duration::from_millis(50);
 /// The longest pause between two tries: a restarted Redis or PostgreSQL is noticed within it.
 pub(super) const BACKOFF_MAX: Duration = Duration::from_millis(500);
+
+/// Runs `attempt` until it answers anything but a store out of reach, pausing between tries
+/// (doubling up to [`BACKOFF_MAX`]) until `shutdown`: the batch in hand is held rather than
+/// its entries' deliveries spent, and is on its way as soon as the store is back. `waiting`
+/// says what is awaited, in one warning when the first try fails and one line when it is over.
+pub(super) async fn hold<T, Fut>(
+    shutdown: &CancellationToken,
+    waiting: &str,
+    mut attempt: impl FnMut() -> Fut,
+) -> Result<T, Backend>
+where
+    Fut: std::future::Future<Output = Result<T, Backend>>,
+{
+    let mut pause = BACKOFF_FIRST;
+    let mut warned = false;
+    loop {
+        match attempt().await {
+            Err(e) if e.is_unavailable() && !shutdown.is_cancelled() => {
+                if !warned {
+                    tracing::warn!(error = %e, "{waiting}: holding the batch");
+                    warned = true;
+                }
+                tokio::select! {
+                    () = shutdown.cancelled() => return Err(e),
+                    () = tokio::time::sleep(pause) => {}
+                }
+                pause = (pause * 2).min(BACKOFF_MAX);
+            }
+            other => {
+                if warned {
+                    tracing::info!("{waiting}: over, the batch goes on");
+                }
+                return other;
+            }
+        }
+    }
+}
 
 /// Whether a Redis error means the connection is gone and must be opened again.
 fn connection_lost(e: &redis::RedisError) -> bool {

@@ -2,13 +2,11 @@
 //! the dead letters, the rest are written in one transaction, falling back to one per order when
 //! the batch fails, so one poisoned order does not hold up the others.
 
-use std::time::Duration;
-
-use super::{settle::Decided, worker::BACKOFF_MAX, Delivery, Worker, WorkerReport};
+use super::{settle::Decided, worker::hold, Delivery, Worker, WorkerReport};
 use crate::{
     domain::FailureReason,
     infra::{
-        backend::{Backend, Unavailable},
+        backend::Backend,
         store::orders::{self, Decision, QueuedOrder},
     },
 };
@@ -81,34 +79,14 @@ impl Worker {
     }
 
     /// Writes a batch; while PostgreSQL cannot be reached, keeps the batch in hand and tries
-    /// again every [`BACKOFF_MAX`] at most (until shutdown), so an outage neither spends the
-    /// entries' deliveries nor waits for the reclaim bound once PostgreSQL is back.
+    /// again every [`BACKOFF_MAX`](super::worker::BACKOFF_MAX) at most (until shutdown), so
+    /// an outage neither spends the entries' deliveries nor waits for the reclaim bound once
+    /// PostgreSQL is back.
     async fn write_when_reachable(&self, batch: &[QueuedOrder]) -> Result<Vec<Decision>, Backend> {
-        let mut pause = Duration::from_millis(50);
-        let mut warned = false;
-        loop {
-            match orders::write_batch(&self.core.db, batch, self.core.config.payments.pay_within)
-                .await
-                .map_err(Backend::from)
-            {
-                Err(e) if e.is_unavailable() && !self.shutdown.is_cancelled() => {
-                    if !warned {
-                        tracing::warn!(error = %e, size = batch.len(), "PostgreSQL unreachable; holding the batch until it is back");
-                        warned = true;
-                    }
-                    tokio::select! {
-                        () = self.shutdown.cancelled() => return Err(e),
-                        () = tokio::time::sleep(pause) => {}
-                    }
-                    pause = (pause * 2).min(BACKOFF_MAX);
-                }
-                other => {
-                    if warned {
-                        tracing::info!(size = batch.len(), "PostgreSQL is back; batch written");
-                    }
-                    return other;
-                }
-            }
-        }
+        let (db, pay_within) = (&self.core.db, self.core.config.payments.pay_within);
+        hold(&self.shutdown, "PostgreSQL unreachable", || async move {
+            Ok(orders::write_batch(db, batch, pay_within).await?)
+        })
+        .await
     }
 }
