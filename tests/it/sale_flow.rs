@@ -145,14 +145,7 @@ async fn a_worker_that_dies_before_its_commit_loses_nothing(db: PgPool) {
     let mut doomed = Worker::new(core.clone(), "doomed").await.expect("worker");
     assert_eq!(doomed.read_new(None).await.expect("read").len(), 20);
     drop(doomed);
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-
-    let report = Worker::new(core.clone(), "heir")
-        .await
-        .expect("worker")
-        .drain()
-        .await
-        .expect("drain");
+    let report = heir_drains(&core).await;
     assert_eq!(report.written, 20);
     for (u, id) in ids {
         let s = sale::order_status(&core, u, id)
@@ -162,6 +155,17 @@ async fn a_worker_that_dies_before_its_commit_loses_nothing(db: PgPool) {
         assert_eq!(s.status.as_str(), "created");
     }
     assert_stock_conserved(&core, v, 20).await;
+}
+
+/// Past the reclaim bound (200 ms in these tests), a new worker drains what a dead one left.
+async fn heir_drains(core: &seckill::Core) -> seckill::jobs::order_writer::WorkerReport {
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    Worker::new(core.clone(), "heir")
+        .await
+        .expect("worker")
+        .drain()
+        .await
+        .expect("drain")
 }
 
 /// A sale of `n` units bought by `n` shoppers whose orders a worker ("doomed") read and
@@ -196,14 +200,7 @@ async fn a_worker_that_dies_after_its_commit_is_not_written_twice(db: PgPool) {
     // Commit, then "crash" before the acknowledgement.
     let (v, _) = committed_not_settled(&core, 10).await;
     assert_eq!(written(&core, v).await, 10);
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-
-    let report = Worker::new(core.clone(), "heir")
-        .await
-        .expect("worker")
-        .drain()
-        .await
-        .expect("drain");
+    let report = heir_drains(&core).await;
     assert_eq!(
         report.written, 10,
         "redelivered orders are reported written"
@@ -240,14 +237,7 @@ async fn an_order_written_is_never_dead_lettered_however_often_its_settling_fail
         .query_async(&mut c)
         .await
         .expect("XCLAIM");
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-
-    let report = Worker::new(core.clone(), "heir")
-        .await
-        .expect("worker")
-        .drain()
-        .await
-        .expect("drain");
+    let report = heir_drains(&core).await;
     assert_eq!(report.written, 4, "settled as written: {report:?}");
     assert_eq!(
         report.dead_lettered, 0,
