@@ -204,3 +204,23 @@ pub async fn assert_stock_conserved(core: &Core, v: VoucherId, initial: i64) {
     assert_eq!(db_stock(core, v).await, offered - live, "PostgreSQL stock");
     assert!(live <= offered, "never oversold");
 }
+
+/// Starts `core`'s subscription (stock back, catalog, revocations) until `stop`, and returns
+/// once it hears: an announcement made now comes back (its echo moves the catalog epoch a second
+/// time). Before that, a message another instance sends would be missed.
+pub async fn listening(core: &Core, stop: &tokio_util::sync::CancellationToken) {
+    tokio::spawn(seckill::jobs::stock_back::listen(
+        core.clone(),
+        stop.clone(),
+    ));
+    let probe = VoucherId::try_from(1).expect("id");
+    for _ in 0..50 {
+        let before = core.catalog_epoch();
+        catalog::changed(core, probe).await;
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        if core.catalog_epoch() >= before + 2 {
+            return;
+        }
+    }
+    panic!("the subscription never heard an announcement");
+}

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use crate::common::*;
 use seckill::{
-    jobs::stock_back,
     orders::checkout,
     sale::{self, BuyError},
 };
@@ -55,8 +54,7 @@ async fn a_unit_coming_back_clears_the_refusal_on_every_instance_by_pub_sub(db: 
     let a = core(db, &ttl).await;
     let b = sibling(&a, &ttl).await;
     let stop = CancellationToken::new();
-    tokio::spawn(stock_back::listen(b.clone(), stop.clone()));
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    listening(&b, &stop).await;
 
     let u = users(&a, 2).await;
     let v = voucher(&a, 1, 60, 3600).await;

@@ -6,12 +6,7 @@
 use std::time::Duration;
 
 use crate::common::*;
-use seckill::{
-    auth,
-    domain::Phone,
-    jobs::{revocations, stock_back},
-    Core,
-};
+use seckill::{auth, domain::Phone, jobs::revocations, Core};
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
 
@@ -76,8 +71,7 @@ async fn a_sign_out_holds_here_at_once_and_elsewhere_when_announced(db: PgPool) 
     let a = core(db, &[]).await;
     let b = sibling(&a, &[]).await;
     let stop = CancellationToken::new();
-    tokio::spawn(stock_back::listen(b.clone(), stop.clone()));
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    listening(&b, &stop).await;
     let signed = signed_in(&a, "13900002002").await;
     let kept = another_session(&a, &signed).await;
     assert!(alive(&b, &signed.token).await);
@@ -122,8 +116,7 @@ async fn signing_out_everywhere_ends_every_earlier_session_only(db: PgPool) {
     let a = core(db, &[]).await;
     let b = sibling(&a, &[]).await;
     let stop = CancellationToken::new();
-    tokio::spawn(stock_back::listen(b.clone(), stop.clone()));
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    listening(&b, &stop).await;
     let phone = "13900002004";
     let laptop = signed_in(&a, phone).await;
     let phone_app = another_session(&b, &laptop).await;
