@@ -1,10 +1,10 @@
 //! The read path over HTTP (design.md §8, decisions 21 and 28): requests per second and latency
 //! of the server's most trivial answer (`GET /api/live`, the ceiling every other figure is a
 //! ratio of), the JSON API's voucher and list, the home page and a voucher's page (anonymous,
-//! from the shared rendering; signed in, rendered for the shopper) and a static file, each from
-//! the same number of kept-alive connections in a closed loop, one after the other in one run;
-//! and a cold visit's weight over the wire (the page, then its CSS, JS and wasm as a browser
-//! asks for them).
+//! from the shared rendering; signed in, filled in for the shopper; signed in on a sale sold
+//! out) and a static file, each from the same number of kept-alive connections in a closed
+//! loop, one after the other in one run; and a cold visit's weight over the wire (the page,
+//! then its CSS, JS and wasm as a browser asks for them).
 
 use std::{
     sync::{
@@ -16,7 +16,8 @@ use std::{
 
 use anyhow::Context;
 use hdrhistogram::Histogram;
-use reqwest::header;
+use reqwest::{header, StatusCode};
+use seckill::domain::VoucherId;
 use tokio::{task::JoinSet, time::Instant};
 
 use crate::{
@@ -59,10 +60,15 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
     let voucher = scratch
         .voucher(1_000, chrono::Duration::seconds(300))
         .await?;
-    let users = scratch.users(1).await?;
-    let token = scratch.sessions(&users).await?.pop().context("a session")?;
+    // Open a few seconds ago with one unit: sold out below, before the targets run.
+    let sold_out = scratch.voucher(1, chrono::Duration::seconds(-4)).await?;
+    let users = scratch.users(2).await?;
+    let mut sessions = scratch.sessions(&users).await?;
+    let late = sessions.pop().context("a session")?;
+    let token = sessions.pop().context("a session")?;
     let mut server = Server::start(&scratch.env).await?;
     let client = load_client(conns)?;
+    sell_out(&client, &server.base, sold_out, &token, &late).await?;
     let page = format!("/vouchers/{voucher}");
     let target = |label, path: &str, session: bool, encoding| Target {
         label,
@@ -89,6 +95,13 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
         target("home page, signed in", "/", true, None),
         target("voucher page, anonymous", &page, false, None),
         target("voucher page, signed in", &page, true, None),
+        // The crowd reloading a sold-out sale's page: a shopper who holds no order on it.
+        Target {
+            label: "voucher page, signed in, sold out",
+            path: format!("/vouchers/{sold_out}"),
+            session: Some(late.clone()),
+            encoding: None,
+        },
         target(
             "static file (seckill.js, brotli)",
             "/pkg/seckill.js",
@@ -244,6 +257,31 @@ async fn hammer(
         latency,
         errors,
     })
+}
+
+/// `buyer` takes the only unit of `voucher` and `late` is refused it: the server has seen the
+/// sale sell out, as every instance has a second into a rush.
+async fn sell_out(
+    client: &reqwest::Client,
+    base: &str,
+    voucher: VoucherId,
+    buyer: &str,
+    late: &str,
+) -> anyhow::Result<()> {
+    for (token, expected) in [(buyer, StatusCode::ACCEPTED), (late, StatusCode::CONFLICT)] {
+        let answer = client
+            .post(format!("{base}/api/vouchers/{voucher}/orders"))
+            .header(header::COOKIE, format!("seckill_session={token}"))
+            .send()
+            .await?;
+        let status = answer.status();
+        let body = answer.text().await?;
+        anyhow::ensure!(
+            status == expected,
+            "selling out voucher {voucher}: {status} {body}, expected {expected}"
+        );
+    }
+    Ok(())
 }
 
 /// A first visit to `page`: the HTML, then each `/pkg/` file it names, as a browser accepting

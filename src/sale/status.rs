@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 use redis::AsyncCommands;
 
+use super::sold_out::Known;
 use crate::{
     domain::{OrderId, OrderStatus, Shard, UserId, VoucherId},
     infra::{backend::Backend, store},
@@ -64,7 +65,10 @@ const CLOCK_MARGIN: chrono::TimeDelta = chrono::TimeDelta::seconds(2);
 /// Before a sale opens nobody holds an order on it (admissions refuse until then and no one
 /// moves a window's start), so the crowd reloading the page in the minute before the opening
 /// costs no store at all: the window comes from the catalog's memory, with a margin for the
-/// Redis clock (which decides the opening) running ahead of this one.
+/// Redis clock (which decides the opening) running ahead of this one. Once this instance saw
+/// the sale refuse everyone (sold out or ended) and read its buyers, the answer comes from
+/// them with no Redis call either, under the same bounds as a refused buy's (decision 29): the
+/// crowd reloading a sold-out sale's page.
 pub async fn order_for(
     core: &Core,
     shopper: UserId,
@@ -77,6 +81,13 @@ pub async fn order_for(
         .map(|v| v.window.begins_at());
     if opens.is_some_and(|at| chrono::Utc::now() + CLOCK_MARGIN < at) {
         return Ok(None);
+    }
+    if core.refusals.get(&voucher).is_some() {
+        match core.sold_out.lookup(voucher, shopper) {
+            Known::Bought(order) => return order_status(core, shopper, order).await,
+            Known::NotBought => return Ok(None),
+            Known::Unknown => core.sold_out.read_later(core, voucher),
+        }
     }
     let keys = core.keys.voucher(voucher);
     let mut redis = core.redis.clone();

@@ -123,9 +123,22 @@ async fn a_sold_out_sales_buyers_are_read_once_and_answered_from_memory(db: PgPo
         sale::buy(&core, u[2], v).await,
         Err(BuyError::SoldOut)
     ));
-    // A unit coming back forgets them: the next answers ask Redis again.
+    // The sale's page asks the same memory: each shopper's own order, none for the others.
+    let order_for = |user| sale::order_for(&core, user, v);
+    assert_eq!(
+        order_for(u[0]).await.expect("read").map(|o| o.order),
+        Some(first)
+    );
+    assert_eq!(order_for(u[2]).await.expect("read"), None);
+    // A unit coming back forgets them: the next answers ask Redis again (whose record of the
+    // first buyer was deleted above).
     sale::announce_stock_back(&core, v).await;
     assert_eq!(core.sold_out.kept(), 0, "forgotten with the refusal");
+    assert_eq!(
+        order_for(u[0]).await.expect("read"),
+        None,
+        "read from Redis"
+    );
 }
 
 #[sqlx::test]
