@@ -65,10 +65,10 @@ const CLOCK_MARGIN: chrono::TimeDelta = chrono::TimeDelta::seconds(2);
 /// Before a sale opens nobody holds an order on it (admissions refuse until then and no one
 /// moves a window's start), so the crowd reloading the page in the minute before the opening
 /// costs no store at all: the window comes from the catalog's memory, with a margin for the
-/// Redis clock (which decides the opening) running ahead of this one. Once this instance saw
-/// the sale refuse everyone (sold out or ended) and read its buyers, the answer comes from
-/// them with no Redis call either, under the same bounds as a refused buy's (decision 29): the
-/// crowd reloading a sold-out sale's page.
+/// Redis clock (which decides the opening) running ahead of this one. Once the sale refuses
+/// everyone (a refusal here, or no unit left in the stock reading) its buyers are read once,
+/// and the answer comes from them with no Redis call either, under the same bounds as a
+/// refused buy's (decision 29): the crowd reloading a sold-out sale's page.
 pub async fn order_for(
     core: &Core,
     shopper: UserId,
@@ -82,12 +82,13 @@ pub async fn order_for(
     if opens.is_some_and(|at| chrono::Utc::now() + CLOCK_MARGIN < at) {
         return Ok(None);
     }
-    if core.refusals.get(&voucher).is_some() {
-        match core.sold_out.lookup(voucher, shopper) {
-            Known::Bought(order) => return order_status(core, shopper, order).await,
-            Known::NotBought => return Ok(None),
-            Known::Unknown => core.sold_out.read_later(core, voucher),
+    match core.sold_out.lookup(voucher, shopper) {
+        Known::Bought(order) => return order_status(core, shopper, order).await,
+        Known::NotBought => return Ok(None),
+        Known::Unknown if sold_out_here(core, voucher).await? => {
+            core.sold_out.read_later(core, voucher);
         }
+        Known::Unknown => {}
     }
     let keys = core.keys.voucher(voucher);
     let mut redis = core.redis.clone();
@@ -105,6 +106,18 @@ pub async fn order_for(
         Some(order) => order_status(core, shopper, order).await,
         None => Ok(None),
     }
+}
+
+/// Whether this instance knows `voucher` to refuse everyone: a refusal it answers from memory
+/// (sold out or ended, decision 17), or a stock reading of 0 (decision 28; the admission script
+/// takes a unit and records its buyer at once, so no unit left means the buyers are final until
+/// one comes back, which forgets the reading and the buyers alike).
+async fn sold_out_here(core: &Core, voucher: VoucherId) -> Result<bool, Backend> {
+    if core.refusals.get(&voucher).is_some() {
+        return Ok(true);
+    }
+    let stock = core.catalog.stock(core, &[voucher]).await?;
+    Ok(stock.first().copied().flatten() == Some(0))
 }
 
 /// The voucher and owner of a queued order: one pipelined `HGET` per preloaded voucher of the

@@ -142,6 +142,58 @@ async fn a_sold_out_sales_buyers_are_read_once_and_answered_from_memory(db: PgPo
 }
 
 #[sqlx::test]
+async fn a_sold_out_sales_page_reads_its_buyers_once_though_nobody_was_refused(db: PgPool) {
+    let core = core(db, &[]).await;
+    let u = users(&core, 3).await;
+    let left = voucher(&core, 2, 5, 600).await;
+    let gone = voucher(&core, 1, 5, 600).await;
+    sale::buy(&core, u[0], left).await.expect("admitted");
+    let mine = sale::buy(&core, u[0], gone).await.expect("admitted");
+    // Nobody tried to buy after the last unit went: no refusal here, only the stock reading.
+    assert!(core.refusals.get(&gone).is_none());
+    // A sale with a unit left is asked of Redis each time, and its buyers are not read.
+    assert_eq!(
+        sale::order_for(&core, u[1], left).await.expect("read"),
+        None
+    );
+    // The sold-out one: the first page view reads Redis and starts reading its buyers.
+    assert_eq!(
+        sale::order_for(&core, u[1], gone).await.expect("read"),
+        None
+    );
+    for _ in 0..100 {
+        if core.sold_out.kept() == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        core.sold_out.kept(),
+        1,
+        "the sold-out sale's one buyer, the other sale's none"
+    );
+    // From then on its page is answered from memory: Redis's buyers deleted behind its back.
+    let mut c = core.redis.clone();
+    let _: () = redis::cmd("DEL")
+        .arg(&core.keys.voucher(gone).buyers)
+        .query_async(&mut c)
+        .await
+        .expect("DEL");
+    assert_eq!(
+        sale::order_for(&core, u[0], gone)
+            .await
+            .expect("read")
+            .map(|o| o.order),
+        Some(mine),
+        "the buyer's own order, from memory"
+    );
+    assert_eq!(
+        sale::order_for(&core, u[2], gone).await.expect("read"),
+        None
+    );
+}
+
+#[sqlx::test]
 async fn before_a_sale_opens_a_shoppers_order_on_it_is_known_without_a_store(db: PgPool) {
     let core = core(db, &[]).await;
     let u = users(&core, 1).await;
