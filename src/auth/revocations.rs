@@ -2,12 +2,12 @@
 //! instance so that verifying a session needs no store.
 //!
 //! Two lists in Redis, each a sorted set: sessions signed out (session ID → its expiry, ms) and
-//! users signed out everywhere (user ID → the cut-off, ms: a session of theirs issued before it
-//! is refused). A revocation is written there, applied to this instance at once and `PUBLISH`ed
-//! on `seckill:revoked`; every instance's subscription ([`crate::jobs::stock_back`]) applies it
-//! and reloads both lists whenever it (re)subscribes, and [`crate::jobs::revocations`] reloads
-//! them every `SECKILL_REVOCATION_RELOAD_MS`, the bound for a message lost without a
-//! resubscription. Entries leave both lists once no session they could refuse is alive.
+//! users signed out everywhere (user ID → the cut-off, ms: a session of theirs issued at or
+//! before it is refused). A revocation is written there, applied to this instance at once and
+//! `PUBLISH`ed on `seckill:revoked`; every instance's subscription ([`crate::jobs::stock_back`])
+//! applies it and reloads both lists whenever it (re)subscribes, and
+//! [`crate::jobs::revocations`] reloads them every `SECKILL_REVOCATION_RELOAD_MS`, the bound for
+//! a message lost without a resubscription. Entries leave both lists once no session they could refuse is alive.
 
 use std::{
     collections::HashMap,
@@ -35,7 +35,7 @@ pub struct Revocations {
 pub enum Revoked {
     /// A session signed out: its ID, and its expiry (after which it is refused anyway).
     Session { id: String, expires_ms: i64 },
-    /// Every session of a user issued before `cut_off_ms`.
+    /// Every session of a user issued at or before `cut_off_ms`.
     User { user: UserId, cut_off_ms: i64 },
 }
 
@@ -84,7 +84,9 @@ impl Revocations {
                 .read()
                 .unwrap_or_else(PoisonError::into_inner)
                 .get(&claims.user)
-                .is_some_and(|cut_off| claims.issued_ms < *cut_off)
+                // At or before: a session issued in the cut-off's own millisecond may have
+                // existed when the sign-out was asked (Redis's clock counts in ms).
+                .is_some_and(|cut_off| claims.issued_ms <= *cut_off)
     }
 
     /// Applies one revocation here.
@@ -227,7 +229,7 @@ mod tests {
     }
 
     #[test]
-    fn a_cut_off_refuses_sessions_issued_before_it_only() {
+    fn a_cut_off_refuses_sessions_issued_up_to_it_only() {
         let r = Revocations::default();
         let claims = |user: i64, issued_ms: i64| Claims {
             session: format!("{user:032x}"),
@@ -242,9 +244,10 @@ mod tests {
         });
         assert!(r.refuses(&claims(1, 99)));
         assert!(
-            !r.refuses(&claims(1, 100)),
-            "issued at the cut-off or later"
+            r.refuses(&claims(1, 100)),
+            "issued in the cut-off's millisecond"
         );
+        assert!(!r.refuses(&claims(1, 101)), "issued after the cut-off");
         assert!(!r.refuses(&claims(2, 99)), "another user");
         // An older cut-off arriving late never moves it back.
         r.apply(&Revoked::User {
