@@ -102,6 +102,16 @@ pub async fn drain(core: &Core) -> seckill::jobs::order_writer::WorkerReport {
         .expect("drain")
 }
 
+/// Deletes `keys` from Redis behind the instance's back.
+pub async fn del(core: &Core, keys: &[&str]) {
+    let mut c = core.redis.clone();
+    let _: () = redis::cmd("DEL")
+        .arg(keys)
+        .query_async(&mut c)
+        .await
+        .expect("DEL");
+}
+
 /// Redis loses `lost` keys (a partial state loss), then the sale is restored from PostgreSQL as
 /// the next buy or the sweeper would.
 pub async fn lose_and_restore(
@@ -109,12 +119,7 @@ pub async fn lose_and_restore(
     v: VoucherId,
     lost: &[&str],
 ) -> seckill::testing::scripts::PreloadOutcome {
-    let mut c = core.redis.clone();
-    let _: () = redis::cmd("DEL")
-        .arg(lost)
-        .query_async(&mut c)
-        .await
-        .expect("DEL");
+    del(core, lost).await;
     let restored = store::vouchers::get(&core.db, v)
         .await
         .expect("get")

@@ -82,6 +82,17 @@ async fn a_unit_coming_back_clears_the_refusal_on_every_instance_by_pub_sub(db: 
     stop.cancel();
 }
 
+/// Waits up to a second for the background read to keep `n` buyers in memory, then asserts it.
+async fn buyers_kept(core: &seckill::Core, n: usize, why: &str) {
+    for _ in 0..100 {
+        if core.sold_out.kept() == n {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(core.sold_out.kept(), n, "{why}");
+}
+
 #[sqlx::test]
 async fn a_sold_out_sales_buyers_are_read_once_and_answered_from_memory(db: PgPool) {
     let core = core(db, &[("SECKILL_SOLD_OUT_TTL_MS", "60000")]).await;
@@ -98,21 +109,10 @@ async fn a_sold_out_sales_buyers_are_read_once_and_answered_from_memory(db: PgPo
         sale::buy(&core, u[3], v).await,
         Err(BuyError::SoldOut)
     ));
-    for _ in 0..100 {
-        if core.sold_out.kept() == 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(core.sold_out.kept(), 2, "both buyers read once");
+    buyers_kept(&core, 2, "both buyers read once").await;
     // Redis's buyers are gone behind the instance's back: the answers now come from memory
     // alone, each shopper's own.
-    let mut c = core.redis.clone();
-    let _: () = redis::cmd("DEL")
-        .arg(&core.keys.voucher(v).buyers)
-        .query_async(&mut c)
-        .await
-        .expect("DEL");
+    del(&core, &[&core.keys.voucher(v).buyers]).await;
     assert!(
         matches!(sale::buy(&core, u[0], v).await, Err(BuyError::AlreadyBought(o)) if o == first)
     );
@@ -161,24 +161,14 @@ async fn a_sold_out_sales_page_reads_its_buyers_once_though_nobody_was_refused(d
         sale::order_for(&core, u[1], gone).await.expect("read"),
         None
     );
-    for _ in 0..100 {
-        if core.sold_out.kept() == 1 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(
-        core.sold_out.kept(),
+    buyers_kept(
+        &core,
         1,
-        "the sold-out sale's one buyer, the other sale's none"
-    );
+        "the sold-out sale's one buyer, the other sale's none",
+    )
+    .await;
     // From then on its page is answered from memory: Redis's buyers deleted behind its back.
-    let mut c = core.redis.clone();
-    let _: () = redis::cmd("DEL")
-        .arg(&core.keys.voucher(gone).buyers)
-        .query_async(&mut c)
-        .await
-        .expect("DEL");
+    del(&core, &[&core.keys.voucher(gone).buyers]).await;
     assert_eq!(
         sale::order_for(&core, u[0], gone)
             .await
