@@ -5,13 +5,15 @@
 
 use std::{fmt, net::SocketAddr, str::FromStr, time::Duration};
 
+pub use crate::secret::Secret;
 use crate::{
     auth::delivery::Webhook,
-    domain::{CountryCode, Phone},
+    domain::{CountryCode, Currency, Phone},
     infra::{
         durability::{Durability, ReplicaWait},
         keys::KeyPrefix,
     },
+    orders::payment::{stripe::StripeSettings, ProviderSettings},
 };
 
 /// Default PostgreSQL of the project's local instance (`scripts/services.sh`).
@@ -29,25 +31,6 @@ pub const DEFAULT_ADMIN_PHONE: &str = "13800000000";
 pub struct ConfigError {
     pub var: &'static str,
     pub message: String,
-}
-
-/// A string that must not reach logs.
-#[derive(Clone)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn new(value: impl Into<String>) -> Self {
-        Self(value.into())
-    }
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret(…)")
-    }
 }
 
 /// The whole configuration of one server instance.
@@ -113,9 +96,22 @@ pub struct PaymentsConfig {
     /// How long a written order waits for payment before the sweep cancels it and its unit
     /// goes back on sale (`SECKILL_PAY_WITHIN_MS`).
     pub pay_within: Duration,
-    /// Approve every payment at once (`SECKILL_DEV_PAYMENTS`): the development provider, like
-    /// the dev login's codes. Off, payments answer 503 (no real provider is wired in).
-    pub dev_provider: bool,
+    /// Who takes the money: Stripe (`SECKILL_STRIPE_*`), the development provider
+    /// (`SECKILL_DEV_PAYMENTS`, approves at once), or none (start-up refuses that).
+    pub provider: ProviderSettings,
+    /// The currency of every price (`SECKILL_CURRENCY`, `cny`); amounts are its minor units.
+    pub currency: Currency,
+    /// Where the provider's hosted page sends the shopper back: the first of
+    /// `SECKILL_PUBLIC_ORIGIN`; unset, addresses are paths on the shop (the dev provider's
+    /// return; Stripe needs the origin, and its settings are refused without it).
+    pub return_origin: Option<String>,
+}
+
+impl PaymentsConfig {
+    /// Whether the development provider approves every payment.
+    pub fn is_dev(&self) -> bool {
+        matches!(self.provider, ProviderSettings::Dev)
+    }
 }
 
 /// What an instance answers from memory (see `memo`).
@@ -247,7 +243,11 @@ impl Config {
             },
             payments: PaymentsConfig {
                 pay_within: millis(&get, "SECKILL_PAY_WITHIN_MS", 15 * 60_000)?,
-                dev_provider: typed(&get, "SECKILL_DEV_PAYMENTS", "false")?,
+                provider: payment_provider(&get)?,
+                currency: typed(&get, "SECKILL_CURRENCY", "cny")?,
+                return_origin: public_origins(get("SECKILL_PUBLIC_ORIGIN").as_deref())?
+                    .into_iter()
+                    .next(),
             },
             memo: MemoConfig {
                 session_ttl: millis(&get, "SECKILL_SESSION_CACHE_MS", 2_000)?,
@@ -353,6 +353,90 @@ fn webhook(get: &impl Fn(&'static str) -> Option<String>) -> Result<Option<Webho
     }))
 }
 
+/// The payment provider: Stripe's key and webhook secret together, or dev payments, or none;
+/// both is refused (which one would a shopper pay?).
+fn payment_provider(
+    get: &impl Fn(&'static str) -> Option<String>,
+) -> Result<ProviderSettings, ConfigError> {
+    const KEY: &str = "SECKILL_STRIPE_SECRET_KEY";
+    const SECRET: &str = "SECKILL_STRIPE_WEBHOOK_SECRET";
+    const BASE: &str = "SECKILL_STRIPE_API_BASE";
+    let dev: bool = typed(get, "SECKILL_DEV_PAYMENTS", "false")?;
+    let refused = |var: &'static str, e: crate::orders::payment::stripe::StripeSettingError| {
+        // The value is never repeated: it may be a secret.
+        ConfigError {
+            var,
+            message: e.to_string(),
+        }
+    };
+    let (key, secret) = match (get(KEY), get(SECRET)) {
+        (None, None) if dev => return Ok(ProviderSettings::Dev),
+        (None, None) => return Ok(ProviderSettings::None),
+        (Some(_), None) => {
+            return Err(ConfigError {
+                var: SECRET,
+                message: format!("is needed with {KEY} (the webhook endpoint's whsec_… secret)"),
+            })
+        }
+        (None, Some(_)) => {
+            return Err(ConfigError {
+                var: KEY,
+                message: format!("is needed with {SECRET}"),
+            })
+        }
+        (Some(key), Some(secret)) => (key, secret),
+    };
+    if dev {
+        return Err(ConfigError {
+            var: "SECKILL_DEV_PAYMENTS",
+            message: "is on beside the Stripe settings: choose one payment provider".into(),
+        });
+    }
+    if get("SECKILL_PUBLIC_ORIGIN").is_none() {
+        return Err(ConfigError {
+            var: "SECKILL_PUBLIC_ORIGIN",
+            message: "is needed with Stripe: the hosted page sends shoppers back to the order's page on it (https://shop.example)".into(),
+        });
+    }
+    let base = get(BASE).unwrap_or_else(|| crate::orders::payment::stripe::DEFAULT_API_BASE.into());
+    Ok(ProviderSettings::Stripe(StripeSettings {
+        secret_key: StripeSettings::key(key.trim()).map_err(|e| refused(KEY, e))?,
+        webhook_secret: StripeSettings::webhook_secret(secret.trim())
+            .map_err(|e| refused(SECRET, e))?,
+        api_base: StripeSettings::api_base(&base).map_err(|e| ConfigError {
+            var: BASE,
+            message: format!("{base:?} {e}"),
+        })?,
+        timeout: millis(get, "SECKILL_STRIPE_TIMEOUT_MS", 10_000)?,
+    }))
+}
+
+/// The shop's origins (`SECKILL_PUBLIC_ORIGIN`): comma-separated, each `http://` or
+/// `https://` with a host and no path.
+pub fn public_origins(raw: Option<&str>) -> Result<Vec<String>, ConfigError> {
+    let Some(raw) = raw else {
+        return Ok(Vec::new());
+    };
+    raw.split(',')
+        .map(str::trim)
+        .filter(|o| !o.is_empty())
+        .map(|o| {
+            let rest = o
+                .strip_prefix("https://")
+                .or_else(|| o.strip_prefix("http://"));
+            match rest {
+                Some(host) if !host.is_empty() && !host.trim_end_matches('/').contains('/') => {
+                    Ok(o.trim_end_matches('/').to_owned())
+                }
+                _ => Err(ConfigError {
+                    var: "SECKILL_PUBLIC_ORIGIN",
+                    message: format!("{o:?} is not an origin like https://shop.example"),
+                }),
+            }
+        })
+        .collect()
+}
+
 /// `lookup`, with a blank value counted as unset (the server reads its own settings so too).
 pub fn non_blank(
     lookup: impl Fn(&str) -> Option<String>,
@@ -436,9 +520,11 @@ mod tests {
         assert!(c.instance_id.ends_with(":3000"), "{}", c.instance_id);
         assert!(!c.dev_login);
         assert!(
-            !c.payments.dev_provider,
+            matches!(c.payments.provider, ProviderSettings::None),
             "payments are approved only when asked"
         );
+        assert_eq!(c.payments.currency.as_str(), "cny");
+        assert_eq!(c.payments.return_origin, None, "paths on the shop");
         assert_eq!(c.payments.pay_within, Duration::from_secs(900));
         assert!(
             c.admin_phones.is_empty(),
@@ -490,5 +576,68 @@ mod tests {
     fn secrets_do_not_print() {
         let c = config(&[("DATABASE_URL", "postgres://u:hunter2@h/db")]).expect("valid");
         assert!(!format!("{c:?}").contains("hunter2"));
+    }
+
+    const STRIPE: [(&str, &str); 3] = [
+        ("SECKILL_STRIPE_SECRET_KEY", "sk_test_abc"),
+        ("SECKILL_STRIPE_WEBHOOK_SECRET", "whsec_xyz"),
+        ("SECKILL_PUBLIC_ORIGIN", "https://shop.example"),
+    ];
+
+    #[test]
+    fn stripe_needs_its_key_and_secret_in_their_forms_and_never_prints_them() {
+        let c = config(&STRIPE).expect("valid");
+        let ProviderSettings::Stripe(s) = &c.payments.provider else {
+            panic!("stripe expected");
+        };
+        assert_eq!(s.api_base, "https://api.stripe.com");
+        let printed = format!("{c:?}");
+        assert!(!printed.contains("sk_test_abc") && !printed.contains("whsec_xyz"));
+        let err = config(&[STRIPE[0], STRIPE[2]]).expect_err("no secret");
+        assert_eq!(err.var, "SECKILL_STRIPE_WEBHOOK_SECRET");
+        let err = config(&[
+            STRIPE[0],
+            ("SECKILL_STRIPE_WEBHOOK_SECRET", "sk_oops"),
+            STRIPE[2],
+        ])
+        .expect_err("not whsec");
+        assert_eq!(err.var, "SECKILL_STRIPE_WEBHOOK_SECRET");
+        assert!(!err.to_string().contains("sk_oops"), "{err}");
+        let err = config(&[
+            ("SECKILL_STRIPE_SECRET_KEY", "pk_test_abc"),
+            STRIPE[1],
+            STRIPE[2],
+        ])
+        .expect_err("publishable key");
+        assert_eq!(err.var, "SECKILL_STRIPE_SECRET_KEY");
+        let mut vars = STRIPE.to_vec();
+        vars.push(("SECKILL_STRIPE_API_BASE", "http://stripe.example"));
+        assert_eq!(
+            config(&vars).expect_err("plain http off loopback").var,
+            "SECKILL_STRIPE_API_BASE"
+        );
+        let mut vars = STRIPE.to_vec();
+        vars.push(("SECKILL_DEV_PAYMENTS", "true"));
+        assert_eq!(
+            config(&vars).expect_err("two providers").var,
+            "SECKILL_DEV_PAYMENTS"
+        );
+        let err = config(&STRIPE[..2]).expect_err("nowhere to come back to");
+        assert_eq!(err.var, "SECKILL_PUBLIC_ORIGIN");
+    }
+
+    #[test]
+    fn shoppers_come_back_to_the_first_public_origin() {
+        let c = config(&[(
+            "SECKILL_PUBLIC_ORIGIN",
+            "https://shop.example/, https://b.example",
+        )])
+        .expect("valid");
+        assert_eq!(
+            c.payments.return_origin.as_deref(),
+            Some("https://shop.example")
+        );
+        let err = config(&[("SECKILL_CURRENCY", "yuan")]).expect_err("not a code");
+        assert_eq!(err.var, "SECKILL_CURRENCY");
     }
 }

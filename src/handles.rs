@@ -81,7 +81,7 @@ pub struct CoreParts {
     pub config: Arc<Config>,
     /// Locks on the same Redis (fenced work: voucher preloads, singleton jobs).
     pub locks: LockClient,
-    /// Charges for orders (`SECKILL_DEV_PAYMENTS`).
+    /// Takes payments for orders (Stripe, or the dev provider; see `orders::payment`).
     pub payments: Arc<dyn PaymentProvider>,
     /// Sessions from before signed tokens, read from Redis a moment ago
     /// (`SECKILL_SESSION_CACHE_MS`).
@@ -104,7 +104,7 @@ pub struct CoreParts {
     /// Held while this instance reconciles a sale after its Redis master changed
     /// (`catalog::reconcile`).
     pub(crate) reconciling: tokio::sync::Mutex<()>,
-    /// Outgoing HTTP (the SMS gateway's webhook).
+    /// Outgoing HTTP (the SMS gateway's webhook; the payment provider holds a clone).
     pub(crate) http: reqwest::Client,
     /// The sales open pages watch on this instance (`live::run` pushes their changes).
     pub live: Arc<crate::sale::live::Live>,
@@ -148,11 +148,20 @@ impl Core {
             .map_err(|e| ConnectError::SessionKey(e.to_string()))?
             .map_err(ConnectError::SessionKey)?,
         };
+        // Outgoing HTTP: the SMS relay (plain http on loopback or a private network) and the
+        // payment provider (https, with Mozilla's roots built in).
+        let http = reqwest::Client::builder()
+            .connect_timeout(crate::infra::redis_conn::CONNECT_TIMEOUT)
+            .build()
+            .map_err(ConnectError::Http)?;
         let core = Self(Arc::new(CoreParts {
             db,
             redis: redis.clone(),
             locks: LockClient::single(deployment.clone(), keys.clone(), LockOptions::default()),
-            payments: crate::orders::payment::from_config(&config.payments),
+            payments: crate::orders::payment::from_settings(
+                &config.payments.provider,
+                http.clone(),
+            ),
             sessions: Arc::new(TtlMap::new(config.memo.session_ttl, MEMO_CAP)),
             session_keys,
             revocations: crate::auth::revocations::Revocations::default(),
@@ -174,10 +183,7 @@ impl Core {
             ),
             reconciling: tokio::sync::Mutex::new(()),
             live: crate::sale::live::Live::new(),
-            http: reqwest::Client::builder()
-                .connect_timeout(crate::infra::redis_conn::CONNECT_TIMEOUT)
-                .build()
-                .map_err(ConnectError::Http)?,
+            http,
             catalog_epoch: std::sync::atomic::AtomicU64::new(0),
             keys,
             config: Arc::new(config),

@@ -26,6 +26,8 @@ mod infra;
 pub mod jobs;
 pub mod orders;
 pub mod sale;
+pub mod secret;
+pub mod signing;
 
 pub use ::domain;
 pub use config::Config;

@@ -52,8 +52,10 @@ pub fn session_cookie() -> SessionCookie {
 }
 
 /// Inside a server function: sends a browser that posted a plain HTML form (no JavaScript) to
-/// `path`. Calls from the hydrated app are left alone: they stay on their page and use the
-/// returned value (`leptos_axum::redirect` would make them navigate too).
+/// `path` with a `303 See Other` (the next request is a GET, whatever the form's method).
+/// Calls from the hydrated app are left alone: they stay on their page and use the returned
+/// value (`leptos_axum::redirect` would make them navigate too). A `path` that cannot be a
+/// header (callers pass checked paths and addresses) is not followed rather than a panic.
 pub fn redirect_plain_form(path: &str) {
     let plain_form = use_context::<http::request::Parts>().is_some_and(|p| {
         p.headers
@@ -61,7 +63,10 @@ pub fn redirect_plain_form(path: &str) {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.contains("text/html"))
     });
-    if plain_form {
+    if plain_form && http::HeaderValue::from_str(path).is_ok() {
         leptos_axum::redirect(path);
+        if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
+            response.set_status(http::StatusCode::SEE_OTHER);
+        }
     }
 }

@@ -7,6 +7,7 @@
 mod failure;
 mod field;
 mod ids;
+mod money;
 mod number;
 mod order;
 mod phone;
@@ -18,6 +19,7 @@ mod window;
 pub use failure::{FailureReason, FailureReasonError, Settlement};
 pub use field::{FieldError, FieldErrors};
 pub use ids::{IdParseError, UserId, VoucherId};
+pub use money::{Currency, CurrencyError};
 pub use number::{count, grouped};
 pub use order::{
     Canceller, CancellerError, IdempotencyKey, IdempotencyKeyError, OrderId, OrderIdError,

@@ -122,8 +122,9 @@ impl fmt::Display for OrderId {
 }
 
 /// Where an order is in its life (design.md §2). On the wire: `{"status": "created",
-/// "pay_by": "…"}`, `{"status": "cancelled", "cancelled_by": "deadline"}`, `{"status": "failed",
-/// "reason": "sold_out"}`.
+/// "pay_by": "…"}`, `{"status": "confirmed"}`, `{"status": "cancelled", "cancelled_by":
+/// "deadline"}` (with `"refunded": true` when a payment that came too late went back),
+/// `{"status": "failed", "reason": "sold_out"}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum OrderStatus {
@@ -133,8 +134,15 @@ pub enum OrderStatus {
     Created { pay_by: DateTime<Utc> },
     /// Paid: final.
     Paid,
+    /// A free voucher's order, complete once written: nothing to pay, no deadline; final.
+    Confirmed,
     /// Cancelled, by the shopper or by the payment deadline; its unit went back on sale.
-    Cancelled { cancelled_by: Canceller },
+    /// `refunded`: a payment arrived after the cancellation and was given back.
+    Cancelled {
+        cancelled_by: Canceller,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        refunded: bool,
+    },
     /// The worker rejected it or gave up on it; its stock went back.
     Failed { reason: FailureReason },
 }
@@ -147,6 +155,7 @@ impl OrderStatus {
             Self::Queued => "queued",
             Self::Created { .. } => "created",
             Self::Paid => "paid",
+            Self::Confirmed => "confirmed",
             Self::Cancelled { .. } => "cancelled",
             Self::Failed { .. } => "failed",
         }
@@ -158,11 +167,11 @@ impl OrderStatus {
         !matches!(self, Self::Queued)
     }
 
-    /// Whether nothing can change it any more (paid, cancelled or failed).
+    /// Whether nothing can change it any more (paid, confirmed, cancelled or failed).
     pub fn is_settled(self) -> bool {
         matches!(
             self,
-            Self::Paid | Self::Cancelled { .. } | Self::Failed { .. }
+            Self::Paid | Self::Confirmed | Self::Cancelled { .. } | Self::Failed { .. }
         )
     }
 
@@ -180,6 +189,8 @@ impl OrderStatus {
             Self::Queued => "Queued",
             Self::Created { .. } => "Awaiting payment",
             Self::Paid => "Paid",
+            Self::Confirmed => "Confirmed",
+            Self::Cancelled { refunded: true, .. } => "Payment refunded",
             Self::Cancelled { .. } => "Cancelled",
             Self::Failed { .. } => "Failed",
         }
@@ -193,11 +204,17 @@ impl OrderStatus {
                 "Your order is confirmed. Pay before the deadline, or it is cancelled and the unit goes back on sale."
             }
             Self::Paid => "Paid. The voucher is yours.",
+            Self::Confirmed => "Confirmed: this voucher is free, there is nothing to pay. It is yours.",
+            Self::Cancelled { refunded: true, .. } => {
+                "Your payment arrived after this order was cancelled, so it has been refunded in full."
+            }
             Self::Cancelled {
                 cancelled_by: Canceller::Shopper,
+                ..
             } => "You cancelled this order; its unit went back on sale.",
             Self::Cancelled {
                 cancelled_by: Canceller::Deadline,
+                ..
             } => "Not paid in time: the order was cancelled and its unit went back on sale.",
             Self::Failed { reason } => reason.sentence(),
         }
@@ -349,6 +366,7 @@ mod tests {
         assert_eq!(created.pay_by(), Some(pay_by));
         let cancelled = OrderStatus::Cancelled {
             cancelled_by: Canceller::Deadline,
+            refunded: false,
         };
         let json = serde_json::to_value(cancelled).expect("serializes");
         assert_eq!(
@@ -360,6 +378,23 @@ mod tests {
             Some(cancelled)
         );
         assert_eq!(OrderStatus::Paid.pay_by(), None);
+        let refunded = OrderStatus::Cancelled {
+            cancelled_by: Canceller::Deadline,
+            refunded: true,
+        };
+        let json = serde_json::to_value(refunded).expect("serializes");
+        assert_eq!(
+            json,
+            serde_json::json!({"status": "cancelled", "cancelled_by": "deadline", "refunded": true})
+        );
+        assert_eq!(
+            serde_json::from_value::<OrderStatus>(json).ok(),
+            Some(refunded)
+        );
+        assert_eq!(refunded.label(), "Payment refunded");
+        let confirmed = serde_json::to_value(OrderStatus::Confirmed).expect("serializes");
+        assert_eq!(confirmed, serde_json::json!({"status": "confirmed"}));
+        assert!(OrderStatus::Confirmed.is_settled() && OrderStatus::Confirmed.pay_by().is_none());
         for c in [Canceller::Shopper, Canceller::Deadline] {
             assert_eq!(c.as_str().parse::<Canceller>(), Ok(c));
         }

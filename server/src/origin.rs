@@ -76,15 +76,23 @@ fn cross_site(req: &Request, origins: &SiteOrigins) -> bool {
     }
 }
 
+/// `/api/payments/{provider}/webhook`.
+fn is_webhook(path: &str) -> bool {
+    path.strip_prefix("/api/payments/")
+        .and_then(|rest| rest.strip_suffix("/webhook"))
+        .is_some_and(|provider| !provider.is_empty() && !provider.contains('/'))
+}
+
 pub async fn same_site_only(
     State(origins): State<SiteOrigins>,
     req: Request,
     next: Next,
 ) -> Response {
     let reads = matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
-    let guarded = ["/api/", "/sf/"]
-        .iter()
-        .any(|p| req.uri().path().starts_with(p));
+    let path = req.uri().path();
+    // A payment provider's webhook is signed, carries no cookie and comes from the provider's
+    // servers, not a page: its signature is its guard (`orders::notify`).
+    let guarded = ["/api/", "/sf/"].iter().any(|p| path.starts_with(p)) && !is_webhook(path);
     if !reads && guarded && cross_site(&req, &origins) {
         tracing::info!(
             method = %req.method(),
@@ -100,6 +108,20 @@ pub async fn same_site_only(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_payment_webhooks_are_exempt() {
+        assert!(is_webhook("/api/payments/stripe/webhook"));
+        for other in [
+            "/api/payments//webhook",
+            "/api/payments/stripe/webhook/x",
+            "/api/payments/a/b/webhook",
+            "/api/orders/1/pay",
+            "/sf/pay_order",
+        ] {
+            assert!(!is_webhook(other), "{other}");
+        }
+    }
 
     #[test]
     fn the_listening_address_is_the_default_origin() {

@@ -4,11 +4,14 @@
 //! - no way to sign in (dev login off and no SMS gateway webhook): refused, naming the settings;
 //! - dev login (anyone can sign in as anyone) on an address other than loopback: refused unless
 //!   `SECKILL_DEV_LOGIN_PUBLIC=true` says it is meant;
+//! - no way to pay (neither Stripe nor dev payments): refused, naming the settings; every order
+//!   would expire unpaid at its deadline and its unit go back on sale, a shop that sells
+//!   nothing while looking healthy. A WARN line is read after the sale; a refusal before it;
 //! - dev login and dev payments (every payment approved) each log a WARN banner at start, and
 //!   every page shows a "Development mode" strip.
 
 use anyhow::bail;
-use seckill::Config;
+use seckill::{orders::payment::ProviderSettings, Config};
 
 use crate::settings::Settings;
 
@@ -18,6 +21,13 @@ pub fn check(config: &Config, settings: &Settings) -> anyhow::Result<()> {
         bail!(
             "sign-in codes would go nowhere: set SECKILL_SMS_WEBHOOK_URL and SECKILL_SMS_WEBHOOK_SECRET \
              (the SMS gateway's webhook; README, Security), or SECKILL_DEV_LOGIN=true on a development machine"
+        );
+    }
+    if matches!(config.payments.provider, ProviderSettings::None) {
+        bail!(
+            "orders could not be paid, so every one would be cancelled at its deadline: set \
+             SECKILL_STRIPE_SECRET_KEY, SECKILL_STRIPE_WEBHOOK_SECRET and SECKILL_PUBLIC_ORIGIN (README, Payments), \
+             or SECKILL_DEV_PAYMENTS=true on a development machine"
         );
     }
     let public = !settings.site_addr.ip().is_loopback();
@@ -35,7 +45,7 @@ pub fn check(config: &Config, settings: &Settings) -> anyhow::Result<()> {
              anyone can sign in as anyone, admins included. Never on a shop's public address."
         );
     }
-    if config.payments.dev_provider {
+    if config.payments.is_dev() {
         tracing::warn!(
             "DEVELOPMENT MODE: SECKILL_DEV_PAYMENTS=true approves every payment without charging anyone."
         );
@@ -63,17 +73,36 @@ mod tests {
         check(&config, &settings)
     }
 
-    const WEBHOOK: [(&str, &str); 2] = [
+    const WEBHOOK: [(&str, &str); 3] = [
         ("SECKILL_SMS_WEBHOOK_URL", "http://127.0.0.1:9/sms"),
         ("SECKILL_SMS_WEBHOOK_SECRET", "0123456789abcdef0123"),
+        PAY,
     ];
+    const PAY: (&str, &str) = ("SECKILL_DEV_PAYMENTS", "true");
 
     #[test]
     fn a_shop_without_a_way_to_sign_in_does_not_start() {
-        let err = start(&[]).expect_err("no sender");
+        let err = start(&[PAY]).expect_err("no sender");
         assert!(err.to_string().contains("SECKILL_SMS_WEBHOOK_URL"), "{err}");
         start(&WEBHOOK).expect("the webhook is a way");
-        start(&[("SECKILL_DEV_LOGIN", "true")]).expect("dev login on loopback");
+        start(&[("SECKILL_DEV_LOGIN", "true"), PAY]).expect("dev login on loopback");
+    }
+
+    #[test]
+    fn a_shop_that_cannot_be_paid_does_not_start() {
+        let err = start(&WEBHOOK[..2]).expect_err("no provider");
+        assert!(
+            err.to_string().contains("SECKILL_STRIPE_SECRET_KEY"),
+            "{err}"
+        );
+        let stripe = [
+            WEBHOOK[0],
+            WEBHOOK[1],
+            ("SECKILL_STRIPE_SECRET_KEY", "sk_test_1"),
+            ("SECKILL_STRIPE_WEBHOOK_SECRET", "whsec_1"),
+            ("SECKILL_PUBLIC_ORIGIN", "https://shop.example"),
+        ];
+        start(&stripe).expect("Stripe is a way to be paid");
     }
 
     #[test]
@@ -81,6 +110,7 @@ mod tests {
         let public = [
             ("SECKILL_DEV_LOGIN", "true"),
             ("LEPTOS_SITE_ADDR", "0.0.0.0:3000"),
+            PAY,
         ];
         let err = start(&public).expect_err("public dev login");
         assert!(
@@ -91,9 +121,15 @@ mod tests {
             ("SECKILL_DEV_LOGIN", "true"),
             ("LEPTOS_SITE_ADDR", "0.0.0.0:3000"),
             ("SECKILL_DEV_LOGIN_PUBLIC", "true"),
+            PAY,
         ];
         start(&meant).expect("said so");
-        let production = [WEBHOOK[0], WEBHOOK[1], ("LEPTOS_SITE_ADDR", "0.0.0.0:3000")];
+        let production = [
+            WEBHOOK[0],
+            WEBHOOK[1],
+            PAY,
+            ("LEPTOS_SITE_ADDR", "0.0.0.0:3000"),
+        ];
         start(&production).expect("no dev login: any address");
     }
 

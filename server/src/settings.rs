@@ -8,7 +8,9 @@ use std::{
     time::Duration,
 };
 
-use seckill::config::{millis, non_blank, positive, typed, ConfigError, DEFAULT_SITE_ADDR};
+use seckill::config::{
+    millis, non_blank, positive, public_origins, typed, ConfigError, DEFAULT_SITE_ADDR,
+};
 
 /// Where `/metrics` is served unless `SECKILL_METRICS_ADDR` says otherwise (Prometheus's
 /// customary exporter port, on loopback).
@@ -76,7 +78,7 @@ impl Settings {
                 streams_per_client: positive(&get, "SECKILL_STREAMS_PER_CLIENT", 32)?,
             },
             page_ttl: millis(&get, "SECKILL_PAGE_CACHE_MS", 1_000)?,
-            public_origins: origins(get("SECKILL_PUBLIC_ORIGIN").as_deref())?,
+            public_origins: public_origins(get("SECKILL_PUBLIC_ORIGIN").as_deref())?,
             trusted_proxies: addresses(get("SECKILL_TRUSTED_PROXIES").as_deref())?,
             metrics_addr: match get("SECKILL_METRICS_ADDR").as_deref().map(str::trim) {
                 Some("off") => None,
@@ -98,31 +100,6 @@ fn addresses(raw: Option<&str>) -> Result<Vec<IpAddr>, ConfigError> {
                 var: "SECKILL_TRUSTED_PROXIES",
                 message: format!("{a:?} is not an IP address"),
             })
-        })
-        .collect()
-}
-
-/// Comma-separated origins, each `http://` or `https://` with a host and no path.
-fn origins(raw: Option<&str>) -> Result<Vec<String>, ConfigError> {
-    let Some(raw) = raw else {
-        return Ok(Vec::new());
-    };
-    raw.split(',')
-        .map(str::trim)
-        .filter(|o| !o.is_empty())
-        .map(|o| {
-            let rest = o
-                .strip_prefix("https://")
-                .or_else(|| o.strip_prefix("http://"));
-            match rest {
-                Some(host) if !host.is_empty() && !host.trim_end_matches('/').contains('/') => {
-                    Ok(o.to_owned())
-                }
-                _ => Err(ConfigError {
-                    var: "SECKILL_PUBLIC_ORIGIN",
-                    message: format!("{o:?} is not an origin like https://shop.example"),
-                }),
-            }
         })
         .collect()
 }

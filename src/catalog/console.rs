@@ -21,7 +21,12 @@ pub struct VoucherCounts {
     pub awaiting_payment: i64,
     pub paid: i64,
     pub cancelled: i64,
+    /// What paid orders brought in (paid orders only).
     pub revenue_cents: i64,
+    /// Payments refunded or owed back (they came for orders cancelled or already paid).
+    pub refunded: i64,
+    /// Payments that did not match their order, held for an admin (the order is not paid).
+    pub flagged: i64,
     /// Orders the worker refused.
     pub failed: i64,
 }
@@ -45,6 +50,8 @@ pub async fn overview(core: &Core, limit: i64) -> Result<Vec<VoucherCounts>, Bac
             paid: tally.paid,
             cancelled: tally.cancelled,
             revenue_cents: tally.revenue_cents,
+            refunded: tally.refunded,
+            flagged: tally.flagged,
             failed: tally.failed,
         })
         .collect())

@@ -9,11 +9,15 @@
 //! 2. **Retire**: a sale that ended more than `SECKILL_RETIRE_AFTER_MS` ago and has nothing left
 //!    to write has its Redis state deleted and leaves the registry, so the worker stops reading
 //!    its stream (`lua/retire.lua`). Its orders live on in PostgreSQL; dead letters are kept.
-//! 3. **Deadline**: orders not paid by their `pay_by` are cancelled (in batches, each
-//!    transaction checking this run's fencing token) and their units go back on sale.
-//! 4. **Pending moves**: stock moves whose process died between PostgreSQL and Redis (a
+//! 3. **Payments** ([`deadline`]): open payments whose webhook may be lost are looked up, open
+//!    payments of orders past their deadline are expired at the provider (a payment completed
+//!    first wins), refunds owed are made.
+//! 4. **Deadline**: orders not paid by their `pay_by` (and no payment open) are cancelled (in
+//!    batches, each transaction checking this run's fencing token) and their units go back on
+//!    sale.
+//! 5. **Pending moves**: stock moves whose process died between PostgreSQL and Redis (a
 //!    cancellation, a top-up) are applied ([`restock`]).
-//! 5. **Ends**: a sale an admin ended whose Redis window still runs (the process died between
+//! 6. **Ends**: a sale an admin ended whose Redis window still runs (the process died between
 //!    the two stores) is ended in Redis too.
 
 use std::time::Duration;
@@ -31,7 +35,10 @@ use crate::{
         scripts::{self, Retirement},
         store,
     },
-    orders::restock::{self, RestockError},
+    orders::{
+        deadline::{self, PaymentsReport},
+        restock::{self, RestockError},
+    },
     Core,
 };
 
@@ -74,6 +81,8 @@ pub struct SweepReport {
     pub retired: Vec<VoucherId>,
     /// Finished sales past the grace period that still have orders to write.
     pub draining: usize,
+    /// What the payment steps did.
+    pub payments: PaymentsReport,
     /// Orders cancelled because their payment deadline passed.
     pub expired: usize,
     /// Pending stock moves applied (left over by a process that died).
@@ -132,10 +141,12 @@ const MOVES_PER_PASS: i64 = 5_000;
 async fn sweep(core: &Core, fence: i64) -> Result<SweepReport, SweepError> {
     let restored = restore_lost(core).await?;
     let (retired, draining) = retire_finished(core).await?;
+    let payments = deadline::run(core).await?;
     let report = SweepReport {
         restored,
         retired,
         draining,
+        payments,
         expired: expire_unpaid(core, fence).await?,
         // Moves left pending by a process that died between the stores.
         moves_applied: restock::apply_pending(core, MOVES_PER_PASS).await?,
@@ -144,6 +155,7 @@ async fn sweep(core: &Core, fence: i64) -> Result<SweepReport, SweepError> {
     if !report.restored.is_empty()
         || !report.retired.is_empty()
         || report.expired > 0
+        || report.payments != PaymentsReport::default()
         || report.moves_applied > 0
         || !report.ends_repaired.is_empty()
     {

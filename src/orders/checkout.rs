@@ -1,18 +1,31 @@
-//! After the rush, the shopper's side: paying an order before its deadline, or cancelling it
-//! (its unit goes back on sale, and the shopper may buy again). Both are conditional
-//! transitions in PostgreSQL (`store::orders::lifecycle`); a cancellation's unit reaches Redis
-//! through the stock-move outbox ([`crate::orders::restock`]).
+//! After the rush, the shopper's side: paying an order before its deadline through the payment
+//! provider's hosted page, or cancelling it (its unit goes back on sale, and the shopper may buy
+//! again). Transitions are conditional in PostgreSQL (`store::orders::lifecycle`); what the
+//! provider says of a payment is applied by [`crate::orders::settle`]; a cancellation's unit
+//! reaches Redis through the stock-move outbox ([`crate::orders::restock`]).
+//!
+//! No database lock is held across a provider call: **Pay now** reads the order, opens the
+//! hosted payment (its idempotency key is the order's and the attempt's, so a double click
+//! opens one), then records it under the order's lock only if the order can still be paid; a
+//! session opened for an order that could not (cancelled meanwhile) is expired at once.
 
 use crate::{
-    domain::{Canceller, IdempotencyKey, OrderId, OrderStatus, UserId},
+    domain::{Canceller, OrderId, OrderStatus, UserId},
     infra::{
         backend::{backend_error, Backend, Unavailable},
-        store::{self, orders::lifecycle::Current},
+        store::{self, orders::lifecycle::Current, payments::NewPayment},
     },
-    orders::payment::{Charge, PaymentError},
-    orders::restock,
+    orders::{
+        payment::{CheckoutRequest, PaymentError, SessionStatus},
+        restock,
+        settle::{self, Settled},
+    },
     sale, Core,
 };
+
+/// How often a shopper's return from the hosted page asks the provider at most, per order (a
+/// page that reloads itself must not hammer the provider).
+const RETURN_LOOKUP_EVERY_MS: i64 = 2_000;
 
 /// Why a payment or a cancellation did not happen.
 #[derive(Debug, thiserror::Error)]
@@ -32,11 +45,14 @@ pub enum CheckoutError {
     /// Paying after the deadline (the sweep is about to cancel it).
     #[error("the payment deadline has passed")]
     Expired,
-    /// Cancelling a paid order, or paying it again with another key.
+    /// Cancelling a paid order, or paying it again.
     #[error("the order is paid")]
     AlreadyPaid,
-    #[error("the payment was declined: {0}")]
-    Declined(String),
+    /// A free voucher's order: complete, nothing to pay or cancel.
+    #[error("the order is confirmed; it is free")]
+    Confirmed,
+    /// The provider did not answer (or none is configured): the same request may go through
+    /// shortly; the order keeps its deadline.
     #[error("payment: {0}")]
     PaymentUnavailable(String),
     #[error(transparent)]
@@ -49,7 +65,6 @@ impl Unavailable for CheckoutError {
     fn is_unavailable(&self) -> bool {
         match self {
             Self::Backend(e) => e.is_unavailable(),
-            // No provider answered: the same payment may go through shortly.
             Self::PaymentUnavailable(_) => true,
             Self::NotFound
             | Self::StillQueued
@@ -57,60 +72,156 @@ impl Unavailable for CheckoutError {
             | Self::Cancelled
             | Self::Expired
             | Self::AlreadyPaid
-            | Self::Declined(_) => false,
+            | Self::Confirmed => false,
         }
     }
 }
 
-/// Pays `order` with the client's idempotency key: the same key again answers the same
-/// (success); the order's row stays locked while the provider charges, so neither the deadline
-/// nor a cancellation can slip in between.
+impl From<PaymentError> for CheckoutError {
+    fn from(e: PaymentError) -> Self {
+        if let PaymentError::Refused(why) = &e {
+            // The provider refused a request of ours: a bad key or setting, an operator's
+            // matter. The shopper hears "try again shortly" either way.
+            tracing::error!(error = %why, "the payment provider refused the shop's request");
+        }
+        Self::PaymentUnavailable(e.to_string())
+    }
+}
+
+/// Where to send the shopper to pay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaymentStart {
+    pub redirect_url: String,
+}
+
+/// The order page's address on the shop's public origin; `returning` marks the way back from a
+/// payment (the page then asks the provider if the webhook has not come).
+pub fn order_url(core: &Core, order: OrderId, returning: bool) -> String {
+    let origin = core.config.payments.return_origin.as_deref().unwrap_or("");
+    let base = format!("{origin}/orders/{order}");
+    if returning {
+        format!("{base}?payment=return")
+    } else {
+        base
+    }
+}
+
+/// **Pay now**: the hosted payment of `order` for its shopper, opened if none is (a double
+/// click or a retry gets the same one).
 pub async fn pay(
     core: &Core,
     shopper: UserId,
     order: OrderId,
-    key: &IdempotencyKey,
-) -> Result<(), CheckoutError> {
-    let mut tx = core.db.begin().await?;
-    let current = store::orders::lifecycle::lock_for_update(&mut tx, order, shopper).await?;
-    let price_cents = match current {
-        None => return Err(not_written(core, shopper, order).await),
-        Some(Current::Paid { key: paid_with }) if paid_with.as_deref() == Some(key.as_str()) => {
-            return Ok(())
-        }
-        Some(Current::Paid { .. }) => return Err(CheckoutError::AlreadyPaid),
-        Some(Current::Cancelled) => return Err(CheckoutError::Cancelled),
-        Some(Current::Created { overdue: true, .. }) => return Err(CheckoutError::Expired),
-        Some(Current::Created { price_cents, .. }) => price_cents,
+) -> Result<PaymentStart, CheckoutError> {
+    let Some(o) = store::payments::for_checkout(&core.db, order, shopper).await? else {
+        return Err(not_written(core, shopper, order).await);
     };
-    let reference = core
+    match o.status.as_str() {
+        "paid" => return Err(CheckoutError::AlreadyPaid),
+        "confirmed" => return Err(CheckoutError::Confirmed),
+        "cancelled" => return Err(CheckoutError::Cancelled),
+        _ if o.overdue => return Err(CheckoutError::Expired),
+        _ => {}
+    }
+    if let Some(redirect_url) = o.open_url {
+        return Ok(PaymentStart { redirect_url });
+    }
+    let currency = &core.config.payments.currency;
+    let opened = core
         .payments
-        .charge(Charge {
+        .open(CheckoutRequest {
             order,
-            amount_cents: price_cents,
-            key,
+            attempt: o.next_attempt,
+            title: &o.title,
+            amount_cents: o.price_cents,
+            currency,
+            success_url: order_url(core, order, true),
+            cancel_url: order_url(core, order, false),
         })
-        .await
-        .map_err(|e| match e {
-            PaymentError::Declined(why) => CheckoutError::Declined(why),
-            PaymentError::Unavailable(why) => CheckoutError::PaymentUnavailable(why),
-        })?;
-    store::orders::lifecycle::mark_paid(&mut tx, order, key, &reference).await?;
+        .await?;
+    let mut tx = core.db.begin().await?;
+    let refused = match store::orders::lifecycle::lock_for_update(&mut tx, order, shopper).await? {
+        Some(Current::Created { overdue: false, .. }) => None,
+        Some(Current::Created { overdue: true, .. }) => Some(CheckoutError::Expired),
+        Some(Current::Paid) => Some(CheckoutError::AlreadyPaid),
+        Some(Current::Confirmed) => Some(CheckoutError::Confirmed),
+        Some(Current::Cancelled) | None => Some(CheckoutError::Cancelled),
+    };
+    if let Some(refused) = refused {
+        drop(tx);
+        // Opened for an order that can no longer take it: closed before anyone pays.
+        if let Err(e) = core.payments.expire(&opened.session).await {
+            tracing::warn!(%order, error = %e, "expiring a session opened too late");
+        }
+        return Err(refused);
+    }
+    let recorded = store::payments::record_open(
+        &mut tx,
+        &NewPayment {
+            session: &opened.session,
+            order,
+            provider: core.payments.name(),
+            attempt: o.next_attempt,
+            redirect_url: &opened.redirect_url,
+            amount_cents: o.price_cents,
+            currency: currency.as_str(),
+        },
+    )
+    .await?;
     tx.commit().await?;
-    metrics::counter!("seckill_orders_paid_total").increment(1);
-    tracing::info!(%order, "order paid");
+    tracing::info!(%order, session = %opened.session, "payment opened");
+    let redirect_url = recorded.unwrap_or(opened.redirect_url);
+    if !redirectable(&redirect_url) {
+        return Err(CheckoutError::PaymentUnavailable(format!(
+            "the provider's payment page {redirect_url:?} is not an address to send a shopper to"
+        )));
+    }
+    Ok(PaymentStart { redirect_url })
+}
+
+/// An absolute http(s) address or a path on the shop, of visible ASCII only (it becomes a
+/// `Location` header).
+fn redirectable(url: &str) -> bool {
+    let absolute = url.starts_with("https://") || url.starts_with("http://");
+    let path = url.starts_with('/') && !url.starts_with("//");
+    (absolute || path) && url.bytes().all(|b| b.is_ascii_graphic())
+}
+
+/// The shopper is back from the hosted page: if the order still awaits payment, its open
+/// payment is asked of the provider (at most every 2 s per order), so a lost webhook does not
+/// keep a paid order waiting. A provider out of reach changes nothing here (the sweep asks
+/// again).
+pub async fn returned(core: &Core, shopper: UserId, order: OrderId) -> Result<(), CheckoutError> {
+    let Some(session) =
+        store::payments::open_of(&core.db, order, shopper, RETURN_LOOKUP_EVERY_MS).await?
+    else {
+        return Ok(());
+    };
+    store::payments::checked(&core.db, &session).await?;
+    match core.payments.lookup(&session).await {
+        Ok(state) => {
+            settle::apply(core, &state, None).await?;
+        }
+        Err(e) => {
+            tracing::warn!(%order, error = %e, "looking up a payment on the shopper's return")
+        }
+    }
     Ok(())
 }
 
 /// Cancels `order` for its shopper; cancelling a cancelled order changes nothing (success).
-/// Its unit is given back in PostgreSQL in the same transaction, then in Redis at once (or by
-/// the sweep, if this process dies first).
+/// An open hosted payment is expired first: if the shopper paid meanwhile, the payment wins
+/// and the cancellation answers `AlreadyPaid`. The unit is given back in PostgreSQL in the same
+/// transaction as the cancellation, then in Redis at once (or by the sweep, if this process
+/// dies first).
 pub async fn cancel(core: &Core, shopper: UserId, order: OrderId) -> Result<(), CheckoutError> {
+    close_open_payment(core, shopper, order).await?;
     let mut tx = core.db.begin().await?;
     let voucher = match store::orders::lifecycle::lock_for_update(&mut tx, order, shopper).await? {
         None => return Err(not_written(core, shopper, order).await),
         Some(Current::Cancelled) => return Ok(()),
-        Some(Current::Paid { .. }) => return Err(CheckoutError::AlreadyPaid),
+        Some(Current::Paid) => return Err(CheckoutError::AlreadyPaid),
+        Some(Current::Confirmed) => return Err(CheckoutError::Confirmed),
         Some(Current::Created { voucher, .. }) => voucher,
     };
     let step = store::orders::lifecycle::cancel_locked(
@@ -129,6 +240,32 @@ pub async fn cancel(core: &Core, shopper: UserId, order: OrderId) -> Result<(), 
     Ok(())
 }
 
+/// Expires the order's open hosted payment, if any, applying what the provider says.
+async fn close_open_payment(
+    core: &Core,
+    shopper: UserId,
+    order: OrderId,
+) -> Result<(), CheckoutError> {
+    let Some(session) = store::payments::open_of(&core.db, order, shopper, 0).await? else {
+        return Ok(());
+    };
+    let state = core.payments.expire(&session).await?;
+    match settle::apply(core, &state, None).await? {
+        Settled::Paid => Err(CheckoutError::AlreadyPaid),
+        _ if state.status == SessionStatus::Open => Err(CheckoutError::PaymentUnavailable(
+            "the payment session could not be closed".into(),
+        )),
+        _ => {
+            // Complete but not paid (an asynchronous method pending): closed here; money that
+            // still arrives for the cancelled order is refunded.
+            if !state.paid {
+                store::payments::close_if_open(&core.db, &session).await?;
+            }
+            Ok(())
+        }
+    }
+}
+
 /// Why PostgreSQL has no written order `order` of `shopper`'s: still queued, failed, or none.
 async fn not_written(core: &Core, shopper: UserId, order: OrderId) -> CheckoutError {
     match sale::order_status(core, shopper, order).await {
@@ -136,11 +273,34 @@ async fn not_written(core: &Core, shopper: UserId, order: OrderId) -> CheckoutEr
             OrderStatus::Queued => CheckoutError::StillQueued,
             OrderStatus::Failed { .. } => CheckoutError::Failed,
             // Written meanwhile: the client may simply try again.
-            OrderStatus::Created { .. } | OrderStatus::Paid | OrderStatus::Cancelled { .. } => {
-                CheckoutError::StillQueued
-            }
+            OrderStatus::Created { .. }
+            | OrderStatus::Paid
+            | OrderStatus::Confirmed
+            | OrderStatus::Cancelled { .. } => CheckoutError::StillQueued,
         },
         Ok(None) => CheckoutError::NotFound,
         Err(e) => CheckoutError::Backend(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_plain_addresses_are_redirected_to() {
+        for ok in [
+            "https://checkout.stripe.com/c/pay/cs_1",
+            "/orders/1?payment=return",
+        ] {
+            assert!(super::redirectable(ok), "{ok}");
+        }
+        for bad in [
+            "//evil.example",
+            "javascript:alert(1)",
+            "https://a b",
+            "https://a\r\n",
+            "",
+        ] {
+            assert!(!super::redirectable(bad), "{bad:?}");
+        }
     }
 }

@@ -3,10 +3,16 @@
 //!
 //! | file | job |
 //! | --- | --- |
-//! | `checkout.rs` | the shopper pays or cancels |
-//! | `payment.rs` | the payment-provider trait and the dev provider |
+//! | `checkout.rs` | the shopper pays (through the provider's hosted page), comes back, or cancels |
+//! | `payment/` | the payment-provider trait and the providers (`dev.rs`, `stripe.rs`) |
+//! | `settle.rs` | what a provider says of a payment, applied to the order in one place; refunds |
+//! | `notify.rs` | the provider's webhook: verified, applied once |
+//! | `deadline.rs` | the sweep's payment steps: lost webhooks, the deadline, refunds owed |
 //! | `restock.rs` | units going back on sale in Redis through the `stock_moves` outbox |
 
 pub mod checkout;
+pub mod deadline;
+pub mod notify;
 pub mod payment;
 pub mod restock;
+pub mod settle;

@@ -47,14 +47,14 @@ async fn redis_stock(core: &Core, v: VoucherId) -> i64 {
 }
 
 #[sqlx::test]
-async fn a_written_order_awaits_payment_and_is_paid_once_per_key(db: PgPool) {
+async fn a_written_order_awaits_payment_and_is_paid_once_through_its_hosted_payment(db: PgPool) {
     let core = core(db, &[("SECKILL_PAY_WITHIN_MS", "600000")]).await;
     let u = users(&core, 2).await;
     let v = voucher(&core, 3, 60, 3600).await;
     let order = sale::buy(&core, u[0], v).await.expect("admitted");
     assert!(
         matches!(
-            checkout::pay(&core, u[0], order, &key("k1")).await,
+            checkout::pay(&core, u[0], order).await,
             Err(CheckoutError::StillQueued)
         ),
         "a queued order cannot be paid yet"
@@ -70,20 +70,31 @@ async fn a_written_order_awaits_payment_and_is_paid_once_per_key(db: PgPool) {
     );
     assert!(
         matches!(
-            checkout::pay(&core, u[1], order, &key("k1")).await,
+            checkout::pay(&core, u[1], order).await,
             Err(CheckoutError::NotFound)
         ),
         "someone else's order is unknown to them"
     );
-    checkout::pay(&core, u[0], order, &key("k1"))
-        .await
-        .expect("paid");
-    assert_eq!(status(&core, u[0], order).await, OrderStatus::Paid);
-    checkout::pay(&core, u[0], order, &key("k1"))
-        .await
-        .expect("the same key answers the same");
+    // Pay now opens the dev provider's "hosted page", which sends the shopper straight back;
+    // the order is paid once the provider says so (here, on the return's lookup).
+    let start = checkout::pay(&core, u[0], order).await.expect("opened");
+    assert_eq!(
+        start.redirect_url,
+        format!("/orders/{order}?payment=return")
+    );
+    assert_eq!(
+        checkout::pay(&core, u[0], order).await.expect("again"),
+        start,
+        "a second click opens no second payment"
+    );
     assert!(matches!(
-        checkout::pay(&core, u[0], order, &key("k2")).await,
+        status(&core, u[0], order).await,
+        OrderStatus::Created { .. }
+    ));
+    checkout::returned(&core, u[0], order).await.expect("back");
+    assert_eq!(status(&core, u[0], order).await, OrderStatus::Paid);
+    assert!(matches!(
+        checkout::pay(&core, u[0], order).await,
         Err(CheckoutError::AlreadyPaid)
     ));
     assert!(
@@ -98,7 +109,7 @@ async fn a_written_order_awaits_payment_and_is_paid_once_per_key(db: PgPool) {
         .fetch_one(&core.db)
         .await
         .expect("ref");
-    assert!(reference.starts_with("dev-"), "{reference}");
+    assert!(reference.starts_with("dev_pay_"), "{reference}");
     assert_stock_conserved(&core, v, 3).await;
 }
 
@@ -116,7 +127,8 @@ async fn a_cancelled_order_gives_its_unit_back_once_and_its_shopper_may_buy_agai
     assert_eq!(
         status(&core, u[0], order).await,
         OrderStatus::Cancelled {
-            cancelled_by: Canceller::Shopper
+            cancelled_by: Canceller::Shopper,
+            refunded: false,
         }
     );
     assert_eq!(redis_stock(&core, v).await, 2, "the unit is back in Redis");
@@ -127,7 +139,7 @@ async fn a_cancelled_order_gives_its_unit_back_once_and_its_shopper_may_buy_agai
     assert_eq!(redis_stock(&core, v).await, 2, "given back once");
     assert!(
         matches!(
-            checkout::pay(&core, u[0], order, &key("late")).await,
+            checkout::pay(&core, u[0], order).await,
             Err(CheckoutError::Cancelled)
         ),
         "a late payment never revives a cancelled order"
@@ -156,7 +168,7 @@ async fn an_unpaid_order_is_cancelled_at_its_deadline_and_another_shopper_buys_t
     tokio::time::sleep(Duration::from_millis(400)).await;
     assert!(
         matches!(
-            checkout::pay(&core, u[0], order, &key("late")).await,
+            checkout::pay(&core, u[0], order).await,
             Err(CheckoutError::Expired)
         ),
         "past the deadline a payment is refused, even before the sweep"
@@ -166,7 +178,8 @@ async fn an_unpaid_order_is_cancelled_at_its_deadline_and_another_shopper_buys_t
     assert_eq!(
         status(&core, u[0], order).await,
         OrderStatus::Cancelled {
-            cancelled_by: Canceller::Deadline
+            cancelled_by: Canceller::Deadline,
+            refunded: false,
         }
     );
     assert_eq!(swept(&core).await.expired, 0, "cancelled once");
@@ -180,7 +193,7 @@ async fn an_unpaid_order_is_cancelled_at_its_deadline_and_another_shopper_buys_t
         Err(BuyError::SoldOut)
     ));
     // The second order expires too; let it be paid in time instead.
-    checkout::pay(&core, u[1], theirs, &key("p")).await.ok();
+    checkout::pay(&core, u[1], theirs).await.ok();
     swept(&core).await;
     assert_stock_conserved(&core, v, 1).await;
 }

@@ -44,6 +44,8 @@ pub fn console_row(c: console::VoucherCounts) -> ConsoleRow {
         paid: c.paid,
         cancelled: c.cancelled,
         revenue_cents: c.revenue_cents,
+        refunded: c.refunded,
+        flagged: c.flagged,
         failed: c.failed,
         dead_lettered: c.state.dead_lettered,
         voucher: voucher(VoucherNow {

@@ -57,8 +57,14 @@ pub enum AppError {
     PaymentExpired,
     #[error("This order is paid; it can no longer be cancelled.")]
     AlreadyPaid,
-    #[error("The payment was declined: {0}")]
-    PaymentDeclined(String),
+    #[error("This order is free and already confirmed; there is nothing to pay or cancel.")]
+    OrderConfirmed,
+    /// The payment provider did not answer: the order keeps its time to pay.
+    #[error("Payments cannot be taken just now; your order keeps its time to pay. Please try again in a moment.")]
+    PaymentUnavailable,
+    /// A payment provider's notification whose signature does not hold: nothing was read.
+    #[error("The notification is refused: {0}")]
+    BadSignature(String),
     #[error("Enter your phone number, or + and its country code and number.")]
     InvalidPhone,
     #[error("The code is wrong or has expired.")]
@@ -105,7 +111,9 @@ impl AppError {
             Self::OrderCancelled => "order_cancelled",
             Self::PaymentExpired => "payment_expired",
             Self::AlreadyPaid => "already_paid",
-            Self::PaymentDeclined(_) => "payment_declined",
+            Self::OrderConfirmed => "order_confirmed",
+            Self::PaymentUnavailable => "payment_unavailable",
+            Self::BadSignature(_) => "bad_signature",
             Self::InvalidPhone => "invalid_phone",
             Self::InvalidCode => "invalid_code",
             Self::CodeNotSent => "code_not_sent",
@@ -132,17 +140,21 @@ impl AppError {
             | Self::OrderFailed
             | Self::OrderCancelled
             | Self::PaymentExpired
-            | Self::AlreadyPaid => 409,
-            Self::PaymentDeclined(_) => 402,
+            | Self::AlreadyPaid
+            | Self::OrderConfirmed => 409,
             Self::RateLimited
             | Self::CodeResendWait(_)
             | Self::TryAgainIn(_)
             | Self::TooManyStreams => 429,
-            Self::InvalidPhone | Self::InvalidCode | Self::Invalid(_) | Self::BadRequest(_) => 400,
+            Self::InvalidPhone
+            | Self::InvalidCode
+            | Self::Invalid(_)
+            | Self::BadRequest(_)
+            | Self::BadSignature(_) => 400,
             Self::MethodNotAllowed => 405,
             Self::Timeout => 408,
             Self::TooLarge => 413,
-            Self::Unavailable | Self::CodeNotSent => 503,
+            Self::Unavailable | Self::CodeNotSent | Self::PaymentUnavailable => 503,
             Self::Internal(_) | Self::Transport(_) => 500,
         }
     }
@@ -150,8 +162,8 @@ impl AppError {
     /// The seconds after which the same request may succeed (`Retry-After`), where known.
     pub fn retry_after(&self) -> Option<u64> {
         match self {
-            // A store out of reach, or the SMS gateway: moments.
-            Self::Unavailable | Self::CodeNotSent => Some(2),
+            // A store out of reach, the SMS gateway or the payment provider: moments.
+            Self::Unavailable | Self::CodeNotSent | Self::PaymentUnavailable => Some(2),
             Self::CodeResendWait(secs) | Self::TryAgainIn(secs) => Some(*secs),
             _ => None,
         }

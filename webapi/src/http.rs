@@ -7,7 +7,7 @@ use http::{header, HeaderMap, HeaderValue};
 use seckill::{
     auth::{self, LoginError, Principal},
     catalog::{admin::SaleAdminError, CreateVoucherError},
-    orders::checkout::CheckoutError,
+    orders::{checkout::CheckoutError, notify::NotifyError},
     sale::BuyError,
     Backend, Core, Unavailable,
 };
@@ -178,8 +178,22 @@ impl From<CheckoutError> for AppError {
             CheckoutError::Cancelled => Self::OrderCancelled,
             CheckoutError::Expired => Self::PaymentExpired,
             CheckoutError::AlreadyPaid => Self::AlreadyPaid,
-            CheckoutError::Declined(why) => Self::PaymentDeclined(why),
-            e @ (CheckoutError::PaymentUnavailable(_) | CheckoutError::Backend(_)) => fault(e),
+            CheckoutError::Confirmed => Self::OrderConfirmed,
+            CheckoutError::PaymentUnavailable(why) => {
+                tracing::warn!(error = %why, "the payment provider did not answer; answering 503");
+                Self::PaymentUnavailable
+            }
+            e @ CheckoutError::Backend(_) => fault(e),
+        }
+    }
+}
+
+impl From<NotifyError> for AppError {
+    fn from(e: NotifyError) -> Self {
+        match e {
+            NotifyError::NotHere => Self::NotFound,
+            NotifyError::Refused(why) => Self::BadSignature(why.to_owned()),
+            e @ NotifyError::Backend(_) => fault(e),
         }
     }
 }

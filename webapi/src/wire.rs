@@ -82,11 +82,16 @@ pub struct ConsoleRow {
     pub written: i64,
     /// Written and awaiting payment.
     pub awaiting_payment: i64,
+    /// Paid, and free orders confirmed.
     pub paid: i64,
     /// Cancelled by the shopper or the deadline; their units went back on sale.
     pub cancelled: i64,
-    /// What the paid orders brought in.
+    /// What the paid orders brought in (paid orders only).
     pub revenue_cents: i64,
+    /// Payments refunded or owed back (late, or a second payment of a paid order).
+    pub refunded: i64,
+    /// Payments whose amount or currency did not match their order: not paid, for an admin.
+    pub flagged: i64,
     /// Refused by the worker.
     pub failed: i64,
     /// Given up on by the worker.

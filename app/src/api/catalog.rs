@@ -50,6 +50,6 @@ pub async fn shop_mode() -> Result<SiteMode, AppError> {
     let core = crate::ssr::core()?;
     Ok(SiteMode {
         dev_login: core.config.dev_login,
-        dev_payments: core.config.payments.dev_provider,
+        dev_payments: core.config.payments.is_dev(),
     })
 }

@@ -31,12 +31,17 @@ pub async fn order_status(order_id: String) -> Result<OrderView, AppError> {
         .ok_or(AppError::NotFound)
 }
 
-/// One of the shopper's orders with its voucher's title (the order page).
+/// One of the shopper's orders with its voucher's title (the order page). `returning`: the
+/// shopper is back from the payment provider's page, which is asked about the payment if its
+/// notification has not come yet.
 #[server(prefix = "/sf", endpoint = "get_order")]
-pub async fn get_order(order_id: String) -> Result<OrderDetail, AppError> {
+pub async fn get_order(order_id: String, returning: bool) -> Result<OrderDetail, AppError> {
     let core = crate::ssr::core()?;
     let shopper = crate::ssr::signed_in(&core).await?;
     let order = crate::ssr::order_id(&order_id)?;
+    if returning {
+        seckill::orders::checkout::returned(&core, shopper.user, order).await?;
+    }
     let view = seckill::sale::order_status(&core, shopper.user, order)
         .await?
         .ok_or(AppError::NotFound)?;
@@ -85,19 +90,27 @@ pub async fn my_orders() -> Result<Vec<OrderDetail>, AppError> {
         .collect())
 }
 
-/// Pays one of the shopper's orders (the dev provider approves at once) and returns it as it
-/// is now. `key` is the payment's idempotency key; the page sends one per order, so a second
-/// click answers the same. A plain form post is sent back to the order's page.
+/// The status of one of the shopper's orders after their return from the payment page: the
+/// provider is asked first if its notification has not come (at most every 2 s).
+#[server(prefix = "/sf", endpoint = "payment_check")]
+pub async fn payment_check(order_id: String) -> Result<OrderView, AppError> {
+    let core = crate::ssr::core()?;
+    let shopper = crate::ssr::signed_in(&core).await?;
+    let order = crate::ssr::order_id(&order_id)?;
+    seckill::orders::checkout::returned(&core, shopper.user, order).await?;
+    order_now(&core, shopper.user, order).await
+}
+
+/// **Pay now**: where to send the shopper to pay (the provider's hosted page; one per order,
+/// so a second click answers the same). A plain form post is answered `303` to it.
 #[server(prefix = "/sf", endpoint = "pay_order")]
-pub async fn pay_order(order_id: String, key: String) -> Result<OrderView, AppError> {
+pub async fn pay_order(order_id: String) -> Result<String, AppError> {
     let core = crate::ssr::core()?;
     let shopper = crate::ssr::signed_in(&core).await?;
     let order: domain::OrderId = crate::ssr::order_id(&order_id)?;
-    let key = domain::IdempotencyKey::try_from(key.as_str())
-        .map_err(|e| AppError::BadRequest(e.to_string()))?;
-    seckill::orders::checkout::pay(&core, shopper.user, order, &key).await?;
-    crate::ssr::redirect_plain_form(&format!("/orders/{order}"));
-    order_now(&core, shopper.user, order).await
+    let start = seckill::orders::checkout::pay(&core, shopper.user, order).await?;
+    crate::ssr::redirect_plain_form(&start.redirect_url);
+    Ok(start.redirect_url)
 }
 
 /// Cancels one of the shopper's orders (its unit goes back on sale) and returns it as it is

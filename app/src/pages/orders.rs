@@ -7,11 +7,11 @@ use domain::{OrderId, OrderStatus};
 use leptos::prelude::*;
 use leptos_router::{
     components::Redirect,
-    hooks::{use_location, use_params_map},
+    hooks::{use_location, use_params_map, use_query_map},
 };
 
 use crate::{
-    api::orders::{get_order, my_orders, order_status, CancelOrder, PayOrder},
+    api::orders::{get_order, my_orders, order_status, payment_check, CancelOrder, PayOrder},
     components::{ErrorNote, Loaded},
     error::AppError,
     time::{every, When},
@@ -27,16 +27,32 @@ const SLOW_AFTER_SECS: i64 = 5;
 const POLL_FIRST: Duration = Duration::from_millis(500);
 const POLL_MAX: Duration = Duration::from_secs(4);
 
+/// How the order page asks about its order while it follows it.
+#[derive(Clone, Copy)]
+enum Ask {
+    /// The order's status.
+    Status,
+    /// The shopper is back from the payment page: the provider is asked too (at most every 2 s
+    /// per order on the server) if its notification has not come.
+    Payment,
+}
+
 /// Polls `order_id` until the queue is done with it (written or failed), writing each answer
 /// into `order`; stops when the page that owns `order` is gone. Browser only.
 pub fn follow(order_id: OrderId, order: RwSignal<Option<OrderView>>) {
-    poll_after(order_id, POLL_FIRST, order, OrderStatus::is_final);
+    poll_after(
+        order_id,
+        POLL_FIRST,
+        order,
+        OrderStatus::is_final,
+        Ask::Status,
+    );
 }
 
 /// Polls `order_id` until nothing can change it any more (paid, cancelled, failed): after its
-/// payment deadline, while the sweep cancels it.
-fn follow_until_settled(order_id: OrderId, order: RwSignal<Option<OrderView>>) {
-    poll_after(order_id, POLL_FIRST, order, OrderStatus::is_settled);
+/// payment deadline, while the sweep cancels it, and after the shopper's return from paying.
+fn follow_until_settled(order_id: OrderId, order: RwSignal<Option<OrderView>>, ask: Ask) {
+    poll_after(order_id, POLL_FIRST, order, OrderStatus::is_settled, ask);
 }
 
 fn poll_after(
@@ -44,6 +60,7 @@ fn poll_after(
     delay: Duration,
     order: RwSignal<Option<OrderView>>,
     done_when: fn(OrderStatus) -> bool,
+    ask: Ask,
 ) {
     set_timeout(
         move || {
@@ -52,7 +69,11 @@ fn poll_after(
             }
             leptos::task::spawn_local(async move {
                 let next = (delay * 3 / 2).min(POLL_MAX);
-                let done = match order_status(order_id.to_string()).await {
+                let answer = match ask {
+                    Ask::Status => order_status(order_id.to_string()).await,
+                    Ask::Payment => payment_check(order_id.to_string()).await,
+                };
+                let done = match answer {
                     Ok(view) => {
                         let done = done_when(view.status);
                         let _ = order.try_set(Some(view));
@@ -65,7 +86,7 @@ fn poll_after(
                     Err(_) => true,
                 };
                 if !done && !order.is_disposed() {
-                    poll_after(order_id, next, order, done_when);
+                    poll_after(order_id, next, order, done_when, ask);
                 }
             });
         },
@@ -115,21 +136,24 @@ pub fn OrderProgress(order_id: OrderId, order: RwSignal<Option<OrderView>>) -> i
     }
 }
 
-/// `/orders/:id`: one order, followed until final.
+/// `/orders/:id`: one order, followed until final. `?payment=return` is the way back from the
+/// payment provider's page: the order is followed until the payment is known.
 #[component]
 pub fn OrderPage() -> impl IntoView {
     let params = use_params_map();
+    let query = use_query_map();
     let id = move || params.read().get("id").unwrap_or_default();
-    let detail = Resource::new(id, get_order);
+    let returning = move || query.read().get("payment").as_deref() == Some("return");
+    let detail = Resource::new(move || (id(), returning()), |(id, r)| get_order(id, r));
     view! {
         <Loaded data=detail loading="Loading your order…"
-            ok=|d| view! { <OrderCard detail=d/> }.into_any()
+            ok=move |d| view! { <OrderCard detail=d returning=returning()/> }.into_any()
             handle=order_refusal/>
     }
 }
 
 #[component]
-fn OrderCard(detail: OrderDetail) -> impl IntoView {
+fn OrderCard(detail: OrderDetail, returning: bool) -> impl IntoView {
     let OrderDetail {
         order: view,
         voucher_title,
@@ -137,20 +161,27 @@ fn OrderCard(detail: OrderDetail) -> impl IntoView {
     let order_id = view.order_id;
     let voucher_href = format!("/vouchers/{}", view.voucher_id);
     let created_at = view.created_at;
-    let pending = !view.status.is_final();
+    let queued = !view.status.is_final();
+    // Back from paying while the order still awaits payment: the payment is being confirmed.
+    let checking = returning && view.status.pay_by().is_some();
     let order = RwSignal::new(Some(view));
     // Effects run in the browser only: the server renders the status it has.
     Effect::new(move |_| {
-        if pending {
+        if queued {
             follow(order_id, order);
+        } else if checking {
+            follow_until_settled(order_id, order, Ask::Payment);
         }
     });
     let pay = ServerAction::<PayOrder>::new();
     let cancel = ServerAction::<CancelOrder>::new();
-    // A payment or a cancellation answers the order as it is now.
+    // Pay now answers where to pay: the provider's page (the dev provider's comes straight
+    // back here).
     Effect::new(move |_| {
-        if let Some(Ok(now)) = pay.value().get() {
-            order.set(Some(now));
+        if let Some(Ok(url)) = pay.value().get() {
+            if window().location().set_href(&url).is_err() {
+                leptos::logging::warn!("could not open the payment page {url}");
+            }
         }
     });
     Effect::new(move |_| {
@@ -167,11 +198,17 @@ fn OrderCard(detail: OrderDetail) -> impl IntoView {
         <leptos_meta::Title text=format!("Order {order_id}")/>
         <section class="panel" data-testid="order">
             <h1>{voucher_title.clone()}</h1>
-            // Without JavaScript the page reloads itself until the status is final; a browser
-            // running scripts ignores the tag and polls instead.
-            {pending.then(|| view! { <noscript inner_html=r#"<meta http-equiv="refresh" content="1">"#></noscript> })}
+            // Without JavaScript the page reloads itself until the status is final (and, back
+            // from paying, until the payment is known); a browser running scripts ignores the
+            // tag and polls instead.
+            {(queued || checking).then(|| view! { <noscript inner_html=r#"<meta http-equiv="refresh" content="1">"#></noscript> })}
             <div aria-live="polite" data-testid="order-status">
                 <OrderProgress order_id order/>
+                {move || (checking && status().pay_by().is_some()).then(|| view! {
+                    <p class="hint" data-testid="payment-checking">
+                        "Checking your payment with the payment provider… This page updates by itself."
+                    </p>
+                })}
             </div>
             {move || status().pay_by().map(|pay_by| view! {
                 <PayOrCancel order_id pay_by order pay cancel/>
@@ -216,7 +253,7 @@ fn PayOrCancel(
     let overdue = Memo::new(move |_| left() < 0);
     Effect::new(move |_| {
         if overdue.get() {
-            follow_until_settled(order_id, order);
+            follow_until_settled(order_id, order, Ask::Status);
         }
     });
     let busy = move || pay.pending().get() || cancel.pending().get();
@@ -230,13 +267,12 @@ fn PayOrCancel(
                 }}
             </p>
             <div class="pay-actions">
+                // One payment per order: a second click (or a resent form) opens the same page.
                 <ActionForm action=pay>
                     <input type="hidden" name="order_id" value=order_id.to_string()/>
-                    // One key per order: a second click (or a resent form) answers the same.
-                    <input type="hidden" name="key" value=format!("pay-{order_id}")/>
                     <button type="submit" class="primary" data-testid="pay"
                         disabled=move || overdue.get() || busy()>
-                        {move || if pay.pending().get() { "Paying…" } else { "Pay now" }}
+                        {move || if pay.pending().get() { "Opening the payment page…" } else { "Pay now" }}
                     </button>
                 </ActionForm>
                 <ActionForm action=cancel>

@@ -182,9 +182,7 @@ async fn act(
                 while Instant::now() < deadline {
                     let req = match intent {
                         Intent::Cancel => client.post(format!("{base}/api/orders/{order}/cancel")),
-                        _ => client
-                            .post(format!("{base}/api/orders/{order}/pay"))
-                            .header("Idempotency-Key", format!("drill-{order}")),
+                        _ => client.post(format!("{base}/api/orders/{order}/pay")),
                     };
                     let sent = req
                         .header(reqwest::header::COOKIE, format!("seckill_session={token}"))
@@ -192,6 +190,23 @@ async fn act(
                         .await;
                     if let Ok(r) = sent {
                         status = r.status().as_u16();
+                        if status == 200 && intent == Intent::Pay {
+                            // The dev provider's hosted page sends the shopper straight back to
+                            // the order's page, whose visit looks the payment up. If this visit
+                            // is lost (the server killed), the sweep's expiry finds it paid.
+                            let body: serde_json::Value = r.json().await.unwrap_or_default();
+                            if let Some(url) = body["redirect_url"].as_str() {
+                                let _ = client
+                                    .get(format!("{base}{url}"))
+                                    .header(
+                                        reqwest::header::COOKIE,
+                                        format!("seckill_session={token}"),
+                                    )
+                                    .header(reqwest::header::ACCEPT, "text/html")
+                                    .send()
+                                    .await;
+                            }
+                        }
                         if status < 500 {
                             break;
                         }

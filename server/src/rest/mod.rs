@@ -17,7 +17,7 @@ use seckill::{
     auth,
     catalog::{self, admin as sale_admin},
     domain::{FieldErrors, IdempotencyKey, NewVoucher, OrderId, Stock, VoucherId},
-    orders::checkout,
+    orders::{self, checkout},
     sale, Core,
 };
 use serde::Deserialize;
@@ -50,6 +50,7 @@ pub fn router() -> Router<AppState> {
         .route("/orders/{order_id}", get(order))
         .route("/orders/{order_id}/pay", post(pay))
         .route("/orders/{order_id}/cancel", post(cancel))
+        .route("/payments/{provider}/webhook", post(payment_webhook))
         .route("/admin/vouchers", post(create_voucher))
         .route("/admin/vouchers/{id}/end", post(end_sale))
         .route("/admin/vouchers/{id}/stock", post(add_stock))
@@ -255,21 +256,30 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<IdempotencyKey>, AppErr
         .transpose()
 }
 
-/// `200 {"order_id","status":"paid"}`. The `Idempotency-Key` header is required: the same key
-/// again answers the same, so a client may retry a payment whose reply it lost.
+/// `200 {"order_id","redirect_url"}`: where to send the shopper to pay (the provider's hosted
+/// page). One payment per order: asking again answers the same address while it is open.
 async fn pay(
     State(core): State<Core>,
     Shopper(p): Shopper,
     ApiPath(id): ApiPath,
-    headers: HeaderMap,
 ) -> ApiResult<Json<Value>> {
     let order: OrderId = id.parse().map_err(|_| AppError::NotFound)?;
-    let key = idempotency_key(&headers)?
-        .ok_or_else(|| AppError::BadRequest("a payment needs an Idempotency-Key header".into()))?;
-    checkout::pay(&core, p.user, order, &key).await?;
+    let start = checkout::pay(&core, p.user, order).await?;
     Ok(Json(
-        json!({ "order_id": order.to_string(), "status": "paid" }),
+        json!({ "order_id": order.to_string(), "redirect_url": start.redirect_url }),
     ))
+}
+
+/// The payment provider's notifications: `200 {"received": true}` once applied (or recognised
+/// as a replay); `400 bad_signature` for anything whose signature does not hold.
+async fn payment_webhook(
+    State(core): State<Core>,
+    ApiPath(provider): ApiPath,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> ApiResult<Json<Value>> {
+    orders::notify::receive(&core, &provider, &headers, &body).await?;
+    Ok(Json(json!({ "received": true })))
 }
 
 /// `200 {"order_id","status":"cancelled"}`; cancelling a cancelled order answers the same.

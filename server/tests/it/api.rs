@@ -321,7 +321,7 @@ async fn pages_work_as_plain_html(db: PgPool) {
     };
 
     let r = post_buy().await.expect("send");
-    assert_eq!(r.status(), StatusCode::FOUND, "{:?}", r.text().await);
+    assert_eq!(r.status(), StatusCode::SEE_OTHER, "{:?}", r.text().await);
     let location = r.headers()["location"].to_str().expect("ascii").to_owned();
     let order_id = location
         .strip_prefix("/orders/")

@@ -170,6 +170,10 @@ async fn a_sign_in_form_from_another_site_sets_no_session(db: PgPool) {
         .send()
         .await
         .expect("send");
-    assert_eq!(own.status(), StatusCode::FOUND, "sent on to its next page");
+    assert_eq!(
+        own.status(),
+        StatusCode::SEE_OTHER,
+        "sent on to its next page"
+    );
     assert!(own.headers().get("set-cookie").is_some());
 }

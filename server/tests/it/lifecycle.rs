@@ -1,4 +1,4 @@
-//! After the rush over real HTTP (design.md §5): pay with an Idempotency-Key, cancel, the 409s
+//! After the rush over real HTTP (design.md §5): pay through the provider's page, cancel, the 409s
 //! of transitions no longer possible, someone else's order, and an admin ending a sale or adding
 //! stock. Run on one Redis node and on the cluster.
 
@@ -25,29 +25,9 @@ async fn paying_and_cancelling_over_http(db: PgPool) {
         "{pay_by}"
     );
 
-    expect_error(
-        a.post(url("pay")).send().await.expect("send"),
-        StatusCode::BAD_REQUEST,
-        "bad_request",
-    )
-    .await;
-    expect_error(
-        a.post(url("pay"))
-            .header("Idempotency-Key", "has space")
-            .send()
-            .await
-            .expect("send"),
-        StatusCode::BAD_REQUEST,
-        "bad_request",
-    )
-    .await;
     // Someone else's order answers like an unknown one.
     expect_error(
-        b.post(url("pay"))
-            .header("Idempotency-Key", "k1")
-            .send()
-            .await
-            .expect("send"),
+        b.post(url("pay")).send().await.expect("send"),
         StatusCode::NOT_FOUND,
         "not_found",
     )
@@ -78,25 +58,35 @@ async fn paying_and_cancelling_over_http(db: PgPool) {
     )
     .await;
 
+    // Pay now answers where to pay (the dev provider's page sends the shopper straight back to
+    // the order's page); asking again answers the same payment.
+    let mut redirect = String::new();
     for _ in 0..2 {
-        let r = a
-            .post(url("pay"))
-            .header("Idempotency-Key", "k1")
-            .send()
-            .await
-            .expect("send");
-        assert_eq!(r.status(), StatusCode::OK, "the same key answers the same");
-        assert_eq!(
-            r.json::<Value>().await.expect("json"),
-            json!({ "order_id": order, "status": "paid" })
+        let r = a.post(url("pay")).send().await.expect("send");
+        assert_eq!(r.status(), StatusCode::OK, "one payment per order");
+        let body = r.json::<Value>().await.expect("json");
+        assert_eq!(body["order_id"], order.as_str());
+        let to = body["redirect_url"]
+            .as_str()
+            .expect("redirect_url")
+            .to_owned();
+        assert!(
+            redirect.is_empty() || redirect == to,
+            "{redirect} then {to}"
         );
+        redirect = to;
     }
+    assert_eq!(redirect, format!("/orders/{order}?payment=return"));
+    // The shopper's return looks the payment up: paid.
+    let page = a
+        .get(format!("{}{redirect}", app.base))
+        .header("accept", "text/html")
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(page.status(), StatusCode::OK);
     expect_error(
-        a.post(url("pay"))
-            .header("Idempotency-Key", "k2")
-            .send()
-            .await
-            .expect("send"),
+        a.post(url("pay")).send().await.expect("send"),
         StatusCode::CONFLICT,
         "already_paid",
     )
@@ -151,7 +141,6 @@ async fn paying_and_cancelling_over_http(db: PgPool) {
     assert_eq!(remaining(b.clone()).await, 1, "the unit is back");
     expect_error(
         b.post(format!("{}/api/orders/{theirs}/pay", app.base))
-            .header("Idempotency-Key", "late")
             .send()
             .await
             .expect("send"),

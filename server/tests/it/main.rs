@@ -12,6 +12,7 @@ mod lifecycle;
 mod my_orders;
 mod outage;
 mod pages;
+mod payments;
 mod scaleout;
 mod session_cookie;
 mod sessions;

@@ -47,7 +47,7 @@ async fn sign_in_goes_to_a_path_of_this_site_or_home(db: PgPool) {
             .send()
             .await
             .unwrap_or_else(|e| panic!("next={next:?}: the connection dropped: {e}"));
-        assert_eq!(r.status(), StatusCode::FOUND, "next={next:?}");
+        assert_eq!(r.status(), StatusCode::SEE_OTHER, "next={next:?}");
         let location = r.headers().get("location").and_then(|v| v.to_str().ok());
         assert_eq!(location, Some(*expected), "next={next:?}");
         assert!(

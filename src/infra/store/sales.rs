@@ -12,11 +12,17 @@ pub struct Tally {
     pub written: i64,
     /// Written orders awaiting payment.
     pub awaiting_payment: i64,
+    /// Paid, and free orders confirmed.
     pub paid: i64,
     /// Cancelled (by the shopper or the deadline), their units returned.
     pub cancelled: i64,
-    /// What the paid orders brought in.
+    /// What the paid orders brought in (refunds are not revenue: a refunded payment never
+    /// paid an order).
     pub revenue_cents: i64,
+    /// Payments given back, or owed back (they arrived for orders already cancelled or paid).
+    pub refunded: i64,
+    /// Payments that did not match their order (amount or currency): not counted as paid.
+    pub flagged: i64,
     /// Orders the worker refused (sold out in PostgreSQL, already bought, unknown voucher);
     /// the ones it gave up delivering are not counted here (see the dead-letter stream).
     pub failed: i64,
@@ -25,20 +31,29 @@ pub struct Tally {
 /// The [`Tally`] of each voucher, in the order given.
 pub async fn tallies(db: &PgPool, vouchers: &[VoucherId]) -> Result<Vec<Tally>, sqlx::Error> {
     let ids: Vec<i64> = vouchers.iter().map(|v| v.get()).collect();
-    let rows: Vec<(i64, i64, i64, i64, i64, i64)> = sqlx::query_as(
+    // written, awaiting, paid, cancelled, revenue, failed, refunded, flagged.
+    type Row = (i64, i64, i64, i64, i64, i64, i64, i64);
+    let rows: Vec<Row> = sqlx::query_as(
         "SELECT o.written, o.created, o.paid, o.cancelled,
                 o.paid * coalesce(vo.price_cents, 0),
                 (SELECT count(*) FROM order_failures f
-                  WHERE f.voucher_id = v.id AND NOT starts_with(f.reason, $2))
+                  WHERE f.voucher_id = v.id AND NOT starts_with(f.reason, $2)),
+                m.refunded, m.flagged
          FROM UNNEST($1::int8[]) WITH ORDINALITY AS v(id, n)
          LEFT JOIN vouchers vo ON vo.id = v.id
          CROSS JOIN LATERAL (
              SELECT count(*) AS written,
                     count(*) FILTER (WHERE status = 'created') AS created,
-                    count(*) FILTER (WHERE status = 'paid') AS paid,
+                    count(*) FILTER (WHERE status IN ('paid', 'confirmed')) AS paid,
                     count(*) FILTER (WHERE status = 'cancelled') AS cancelled
              FROM orders WHERE voucher_id = v.id
          ) o
+         CROSS JOIN LATERAL (
+             SELECT count(*) FILTER (WHERE p.state IN ('refund_due', 'refunded')) AS refunded,
+                    count(*) FILTER (WHERE p.mismatch IS NOT NULL) AS flagged
+             FROM payments p JOIN orders po ON po.id = p.order_id
+             WHERE po.voucher_id = v.id AND p.state NOT IN ('open', 'closed')
+         ) m
          ORDER BY v.n",
     )
     .bind(&ids)
@@ -48,13 +63,26 @@ pub async fn tallies(db: &PgPool, vouchers: &[VoucherId]) -> Result<Vec<Tally>, 
     Ok(rows
         .into_iter()
         .map(
-            |(written, awaiting_payment, paid, cancelled, revenue_cents, failed)| Tally {
+            |(
                 written,
                 awaiting_payment,
                 paid,
                 cancelled,
                 revenue_cents,
                 failed,
+                refunded,
+                flagged,
+            )| {
+                Tally {
+                    written,
+                    awaiting_payment,
+                    paid,
+                    cancelled,
+                    revenue_cents,
+                    failed,
+                    refunded,
+                    flagged,
+                }
             },
         )
         .collect())

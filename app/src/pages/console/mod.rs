@@ -110,6 +110,8 @@ fn CountsTable(
                         <th scope="col" class="num">"Paid"</th>
                         <th scope="col" class="num">"Cancelled, returned"</th>
                         <th scope="col" class="num">"Revenue"</th>
+                        <th scope="col" class="num">"Refunded"</th>
+                        <th scope="col" class="num">"Flagged payments"</th>
                         <th scope="col" class="num">"Failed"</th>
                         <th scope="col" class="num">"Dead letters"</th>
                         <th scope="col"><span class="visually-hidden">"Actions"</span></th>
@@ -132,6 +134,9 @@ fn CountsTable(
                                 <td class="num" data-label="Paid" data-testid="count-paid">{r.paid}</td>
                                 <td class="num" data-label="Cancelled, returned" data-testid="count-cancelled">{r.cancelled}</td>
                                 <td class="num" data-label="Revenue" data-testid="count-revenue">{format_price(r.revenue_cents)}</td>
+                                <td class="num" data-label="Refunded" data-testid="count-refunded">{r.refunded}</td>
+                                <td class="num" data-label="Flagged payments" data-testid="count-flagged"
+                                    class:alert={r.flagged > 0}>{r.flagged}</td>
                                 <td class="num" data-label="Failed" data-testid="count-failed">{r.failed}</td>
                                 <td class="num" data-label="Dead letters" data-testid="count-dead">{r.dead_lettered}</td>
                                 <td class="chart-cell">

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 
 use crate::{
-    domain::{Canceller, IdempotencyKey, OrderId, UserId, VoucherId},
+    domain::{Canceller, OrderId, UserId, VoucherId},
     infra::stock_move::StockMove,
     infra::store::moves,
 };
@@ -23,10 +23,9 @@ pub enum Current {
         overdue: bool,
         price_cents: i64,
     },
-    /// Paid with this idempotency key.
-    Paid {
-        key: Option<String>,
-    },
+    Paid,
+    /// A free voucher's order: complete once written.
+    Confirmed,
     Cancelled,
 }
 
@@ -39,8 +38,8 @@ pub fn return_of(order: OrderId, user: UserId) -> StockMove {
     }
 }
 
-/// status, voucher, pay-by, overdue, payment key, price.
-type LockedRow = (String, i64, DateTime<Utc>, bool, Option<String>, i64);
+/// status, voucher, pay-by, overdue, price.
+type LockedRow = (String, i64, DateTime<Utc>, bool, i64);
 
 /// Locks `user`'s written order `order` in the caller's transaction and reads its state;
 /// `None` when PostgreSQL has no such written order of theirs.
@@ -49,25 +48,42 @@ pub async fn lock_for_update(
     order: OrderId,
     user: UserId,
 ) -> Result<Option<Current>, sqlx::Error> {
+    lock(tx, order, Some(user)).await
+}
+
+/// Locks written order `order`, whoever's it is (a payment provider's word about it).
+pub async fn lock_any(
+    tx: &mut Transaction<'_, Postgres>,
+    order: OrderId,
+) -> Result<Option<Current>, sqlx::Error> {
+    lock(tx, order, None).await
+}
+
+async fn lock(
+    tx: &mut Transaction<'_, Postgres>,
+    order: OrderId,
+    user: Option<UserId>,
+) -> Result<Option<Current>, sqlx::Error> {
     let row: Option<LockedRow> = sqlx::query_as(
-        "SELECT o.status, o.voucher_id, o.pay_by, o.pay_by <= now(), o.payment_key, v.price_cents
+        "SELECT o.status, o.voucher_id, o.pay_by, o.pay_by <= now(), v.price_cents
          FROM orders o JOIN vouchers v ON v.id = o.voucher_id
-         WHERE o.id = $1 AND o.user_id = $2
+         WHERE o.id = $1 AND ($2::int8 IS NULL OR o.user_id = $2)
          FOR UPDATE OF o",
     )
     .bind(order.as_i64())
-    .bind(user.get())
+    .bind(user.map(UserId::get))
     .fetch_optional(&mut **tx)
     .await?;
     row.map(
-        |(status, voucher, pay_by, overdue, key, price_cents)| match status.as_str() {
+        |(status, voucher, pay_by, overdue, price_cents)| match status.as_str() {
             "created" => Ok(Current::Created {
                 voucher: VoucherId::from_db(voucher),
                 pay_by,
                 overdue,
                 price_cents,
             }),
-            "paid" => Ok(Current::Paid { key }),
+            "paid" => Ok(Current::Paid),
+            "confirmed" => Ok(Current::Confirmed),
             "cancelled" => Ok(Current::Cancelled),
             other => Err(sqlx::Error::Decode(
                 format!("order {order}: unreadable status {other:?}").into(),
@@ -77,11 +93,12 @@ pub async fn lock_for_update(
     .transpose()
 }
 
-/// Marks a locked `created` order paid with `key` and the provider's reference.
+/// Marks a locked `created` order paid by the hosted payment `session`, with the provider's
+/// reference of the money.
 pub async fn mark_paid(
     tx: &mut Transaction<'_, Postgres>,
     order: OrderId,
-    key: &IdempotencyKey,
+    session: &str,
     reference: &str,
 ) -> Result<bool, sqlx::Error> {
     let updated = sqlx::query(
@@ -89,7 +106,7 @@ pub async fn mark_paid(
          WHERE id = $1 AND status = 'created'",
     )
     .bind(order.as_i64())
-    .bind(key.as_str())
+    .bind(session)
     .bind(reference)
     .execute(&mut **tx)
     .await?
@@ -118,8 +135,9 @@ pub async fn cancel_locked(
     Ok(return_of(order, user))
 }
 
-/// PostgreSQL's half of giving cancelled orders' units back: each voucher's stock, and one
-/// outbox row per order.
+/// PostgreSQL's half of giving cancelled orders' units back: each voucher's stock, one outbox
+/// row per order; and money held for them that did not pay them (a flagged payment) becomes a
+/// refund owed, which the sweep makes.
 async fn give_back(
     conn: &mut PgConnection,
     cancelled: &[(OrderId, UserId, VoucherId)],
@@ -136,6 +154,8 @@ async fn give_back(
     for (order, user, voucher) in cancelled {
         moves::record(&mut *conn, *voucher, &return_of(*order, *user)).await?;
     }
+    let orders: Vec<i64> = cancelled.iter().map(|c| c.0.as_i64()).collect();
+    crate::infra::store::payments::owe_refunds_of_cancelled(&mut *conn, &orders).await?;
     Ok(())
 }
 
@@ -146,7 +166,9 @@ pub struct Fenced;
 /// Cancels up to `limit` orders whose payment deadline has passed, in one transaction that
 /// first checks `fence` is still `job`'s latest fencing token (a newer run of the job blocks
 /// until this one commits, and this one writes nothing when a newer run began). Orders being
-/// paid right now (row locked) are skipped until the next pass. Returns the cancelled orders'
+/// paid right now (row locked) are skipped until the next pass, and so are orders whose hosted
+/// payment is still open: the provider must close it first (`orders::deadline`), or the payment
+/// wins. Returns the cancelled orders'
 /// vouchers and the moves that give their units back to Redis.
 pub async fn expire_due(
     db: &PgPool,
@@ -165,7 +187,10 @@ pub async fn expire_due(
     }
     let rows: Vec<(i64, i64, i64)> = sqlx::query_as(
         "WITH due AS (
-             SELECT id FROM orders WHERE status = 'created' AND pay_by <= now()
+             SELECT id FROM orders o WHERE status = 'created' AND pay_by <= now()
+               AND NOT EXISTS (
+                   SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.state = 'open'
+               )
              ORDER BY pay_by LIMIT $1 FOR UPDATE SKIP LOCKED
          )
          UPDATE orders o SET status = 'cancelled', cancelled_at = now(), cancelled_by = 'deadline'

@@ -26,11 +26,17 @@ pub struct StoredOrder {
     pub status: OrderStatus,
 }
 
-/// The columns every read of an order's state selects, from `orders` (`o`) or from
-/// `order_failures` (`f`): id, voucher, status text, pay-by, canceller, failure reason.
+/// The columns every read of an order's state selects, from `orders` or from
+/// `order_failures`: id, voucher, status text, pay-by, canceller, failure reason, and whether a
+/// payment of a cancelled order went back (a refund owed or made).
 const FROM_ORDERS: &str =
-    "SELECT id, voucher_id, status, pay_by, cancelled_by, NULL::text AS reason FROM orders";
-const FROM_FAILURES: &str = "SELECT id, voucher_id, 'failed'::text, NULL::timestamptz, NULL::text, reason FROM order_failures";
+    "SELECT id, voucher_id, status, pay_by, cancelled_by, NULL::text AS reason,
+        status = 'cancelled' AND EXISTS (
+            SELECT 1 FROM payments p
+            WHERE p.order_id = orders.id AND p.state IN ('refund_due', 'refunded')
+        ) AS refunded
+    FROM orders";
+const FROM_FAILURES: &str = "SELECT id, voucher_id, 'failed'::text, NULL::timestamptz, NULL::text, reason, false FROM order_failures";
 
 type Row = (
     i64,
@@ -39,17 +45,22 @@ type Row = (
     Option<DateTime<Utc>>,
     Option<String>,
     Option<String>,
+    bool,
 );
 
-fn stored((id, voucher, status, pay_by, by, failure): Row) -> Result<StoredOrder, sqlx::Error> {
+fn stored(
+    (id, voucher, status, pay_by, by, failure, refunded): Row,
+) -> Result<StoredOrder, sqlx::Error> {
     let decode = |e: String| sqlx::Error::Decode(e.into());
     let status = match (status.as_str(), pay_by, by, failure) {
         ("created", Some(pay_by), _, _) => OrderStatus::Created { pay_by },
         ("paid", ..) => OrderStatus::Paid,
+        ("confirmed", ..) => OrderStatus::Confirmed,
         ("cancelled", _, Some(by), _) => OrderStatus::Cancelled {
             cancelled_by: by
                 .parse()
                 .map_err(|e: CancellerError| decode(e.to_string()))?,
+            refunded,
         },
         ("failed", _, _, Some(text)) => OrderStatus::Failed {
             reason: reason(&text)?,

@@ -11,7 +11,7 @@ use crate::domain::{FailureReason, OrderId, UserId, VoucherId};
 /// Writes a batch in one transaction: locks the batch's vouchers, decides each order against
 /// what is already there ([`decide`]), inserts the new rows and the rejections, and decrements
 /// each voucher's stock under `stock >= n`. A written order awaits payment until `pay_within`
-/// from its commit. Idempotent by order ID: a redelivered order is reported, never written
+/// from its commit, unless its voucher is free (then it is `confirmed` at once). Idempotent by order ID: a redelivered order is reported, never written
 /// twice.
 pub async fn write_batch(
     db: &PgPool,
@@ -129,9 +129,15 @@ impl NewRows {
         if !self.ids.is_empty() {
             let pay_within_ms = i64::try_from(pay_within.as_millis()).unwrap_or(i64::MAX);
             sqlx::query(
-                "INSERT INTO orders (id, voucher_id, user_id, admitted_at, pay_by)
-                 SELECT b.*, now() + make_interval(secs => $5::float8 / 1000)
-                 FROM UNNEST($1::int8[], $2::int8[], $3::int8[], $4::timestamptz[]) AS b",
+                // A free voucher's order is complete once written (`confirmed`: nothing to
+                // pay, no deadline); the others await payment until `pay_by`.
+                "INSERT INTO orders (id, voucher_id, user_id, admitted_at, pay_by, status)
+                 SELECT b.id, b.voucher_id, b.user_id, b.admitted_at,
+                        now() + make_interval(secs => $5::float8 / 1000),
+                        CASE WHEN v.price_cents = 0 THEN 'confirmed' ELSE 'created' END
+                 FROM UNNEST($1::int8[], $2::int8[], $3::int8[], $4::timestamptz[])
+                      AS b(id, voucher_id, user_id, admitted_at)
+                 JOIN vouchers v ON v.id = b.voucher_id",
             )
             .bind(&self.ids)
             .bind(&self.vouchers)

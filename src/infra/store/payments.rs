@@ -1,0 +1,365 @@
+//! The `payments` table (one row per hosted payment the shop opened, design.md decision 33)
+//! and `payment_events` (the provider's notifications already applied).
+
+use sqlx::{PgConnection, PgPool, Postgres, Transaction};
+
+use crate::domain::{OrderId, UserId, VoucherId};
+
+/// Where a hosted payment stands in the shop's books (the `state` column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PaymentState {
+    Open,
+    Paid,
+    Closed,
+    Flagged,
+    RefundDue,
+    Refunded,
+}
+
+impl PaymentState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Open => "open",
+            Self::Paid => "paid",
+            Self::Closed => "closed",
+            Self::Flagged => "flagged",
+            Self::RefundDue => "refund_due",
+            Self::Refunded => "refunded",
+        }
+    }
+
+    fn parse(text: &str) -> Result<Self, sqlx::Error> {
+        Ok(match text {
+            "open" => Self::Open,
+            "paid" => Self::Paid,
+            "closed" => Self::Closed,
+            "flagged" => Self::Flagged,
+            "refund_due" => Self::RefundDue,
+            "refunded" => Self::Refunded,
+            other => {
+                return Err(sqlx::Error::Decode(
+                    format!("unknown payment state {other:?}").into(),
+                ))
+            }
+        })
+    }
+}
+
+/// An order as **Pay now** sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ForCheckout {
+    /// `created`, `paid`, `confirmed` or `cancelled`.
+    pub status: String,
+    pub overdue: bool,
+    pub voucher: VoucherId,
+    pub title: String,
+    pub price_cents: i64,
+    /// Its open hosted payment's redirect address, if one is open.
+    pub open_url: Option<String>,
+    /// The attempt number a new hosted payment would take.
+    pub next_attempt: i32,
+}
+
+/// `user`'s written order `order` as **Pay now** sees it (no lock: the write that follows
+/// checks again under the order's lock).
+pub async fn for_checkout(
+    db: &PgPool,
+    order: OrderId,
+    user: UserId,
+) -> Result<Option<ForCheckout>, sqlx::Error> {
+    type Row = (String, bool, i64, String, i64, Option<String>, i32);
+    let row: Option<Row> = sqlx::query_as(
+        "SELECT o.status, o.pay_by <= now(), o.voucher_id, v.title, v.price_cents,
+                (SELECT p.redirect_url FROM payments p WHERE p.order_id = o.id AND p.state = 'open'),
+                (SELECT coalesce(max(p.attempt), 0) + 1 FROM payments p WHERE p.order_id = o.id)
+         FROM orders o JOIN vouchers v ON v.id = o.voucher_id
+         WHERE o.id = $1 AND o.user_id = $2",
+    )
+    .bind(order.as_i64())
+    .bind(user.get())
+    .fetch_optional(db)
+    .await?;
+    Ok(row.map(
+        |(status, overdue, voucher, title, price_cents, open_url, next_attempt)| ForCheckout {
+            status,
+            overdue,
+            voucher: VoucherId::from_db(voucher),
+            title,
+            price_cents,
+            open_url,
+            next_attempt,
+        },
+    ))
+}
+
+/// A hosted payment just opened, to record.
+#[derive(Debug, Clone)]
+pub struct NewPayment<'a> {
+    pub session: &'a str,
+    pub order: OrderId,
+    pub provider: &'a str,
+    pub attempt: i32,
+    pub redirect_url: &'a str,
+    pub amount_cents: i64,
+    pub currency: &'a str,
+}
+
+/// Records an opened payment in the caller's transaction (which holds the order's lock); the
+/// order's open payment's redirect address after it (the same session when a double click
+/// opened it twice).
+pub async fn record_open(
+    tx: &mut Transaction<'_, Postgres>,
+    p: &NewPayment<'_>,
+) -> Result<Option<String>, sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO payments (session_id, order_id, provider, attempt, redirect_url, amount_cents, currency)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT DO NOTHING",
+    )
+    .bind(p.session)
+    .bind(p.order.as_i64())
+    .bind(p.provider)
+    .bind(p.attempt)
+    .bind(p.redirect_url)
+    .bind(p.amount_cents)
+    .bind(p.currency)
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query_scalar("SELECT redirect_url FROM payments WHERE order_id = $1 AND state = 'open'")
+        .bind(p.order.as_i64())
+        .fetch_optional(&mut **tx)
+        .await
+}
+
+/// A recorded hosted payment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaymentRow {
+    pub session: String,
+    pub order: OrderId,
+    pub provider: String,
+    pub state: PaymentState,
+    pub amount_cents: i64,
+    pub currency: String,
+    pub payment_ref: Option<String>,
+}
+
+type PaymentTuple = (String, i64, String, String, i64, String, Option<String>);
+
+fn payment_row(
+    (session, order, provider, state, amount_cents, currency, payment_ref): PaymentTuple,
+) -> Result<PaymentRow, sqlx::Error> {
+    Ok(PaymentRow {
+        session,
+        order: OrderId::from_db(order).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
+        provider,
+        state: PaymentState::parse(&state)?,
+        amount_cents,
+        currency,
+        payment_ref,
+    })
+}
+
+const PAYMENT_COLUMNS: &str =
+    "session_id, order_id, provider, state, amount_cents, currency, payment_ref";
+
+/// Locks the payment `session` in the caller's transaction.
+pub async fn lock(
+    tx: &mut Transaction<'_, Postgres>,
+    session: &str,
+) -> Result<Option<PaymentRow>, sqlx::Error> {
+    let row: Option<PaymentTuple> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {PAYMENT_COLUMNS} FROM payments WHERE session_id = $1 FOR UPDATE"
+    )))
+    .bind(session)
+    .fetch_optional(&mut **tx)
+    .await?;
+    row.map(payment_row).transpose()
+}
+
+/// Moves payment `session` to `state`, with the reference of its money and why it was flagged
+/// when known (a value already recorded is kept).
+pub async fn set_state(
+    conn: &mut PgConnection,
+    session: &str,
+    state: PaymentState,
+    payment_ref: Option<&str>,
+    mismatch: Option<&str>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE payments SET state = $2, payment_ref = coalesce($3, payment_ref),
+                mismatch = coalesce($4, mismatch), updated_at = now(), checked_at = now()
+         WHERE session_id = $1",
+    )
+    .bind(session)
+    .bind(state.as_str())
+    .bind(payment_ref)
+    .bind(mismatch)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Closes payment `session` if it is still open (the shop gave up on it: the deadline, a
+/// cancellation); money that still arrives for it is then refunded if its order is gone.
+pub async fn close_if_open(db: &PgPool, session: &str) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE payments SET state = 'closed', updated_at = now()
+         WHERE session_id = $1 AND state = 'open'",
+    )
+    .bind(session)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// Notes that payment `session` was just asked of the provider.
+pub async fn checked(db: &PgPool, session: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE payments SET checked_at = now() WHERE session_id = $1")
+        .bind(session)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
+/// `user`'s order's open payment, if it was never asked of the provider or last asked more
+/// than `older_than_ms` ago (the shopper's return is looked up at most that often).
+pub async fn open_of(
+    db: &PgPool,
+    order: OrderId,
+    user: UserId,
+    older_than_ms: i64,
+) -> Result<Option<String>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT p.session_id FROM payments p JOIN orders o ON o.id = p.order_id
+         WHERE p.order_id = $1 AND o.user_id = $2 AND p.state = 'open'
+           AND (p.checked_at = p.created_at
+                OR p.checked_at <= now() - make_interval(secs => $3::float8 / 1000))",
+    )
+    .bind(order.as_i64())
+    .bind(user.get())
+    .bind(older_than_ms as f64)
+    .fetch_optional(db)
+    .await
+}
+
+/// `provider`'s open payments not asked of it for `older_than_ms` (their webhook may be lost),
+/// least recently asked first.
+pub async fn stale_open(
+    db: &PgPool,
+    provider: &str,
+    older_than_ms: i64,
+    limit: i64,
+) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT session_id FROM payments
+         WHERE state = 'open' AND provider = $1
+           AND checked_at <= now() - make_interval(secs => $2::float8 / 1000)
+         ORDER BY checked_at LIMIT $3",
+    )
+    .bind(provider)
+    .bind(older_than_ms as f64)
+    .bind(limit)
+    .fetch_all(db)
+    .await
+}
+
+/// An open payment of an order past its deadline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenPastDeadline {
+    pub session: String,
+    pub provider: String,
+    /// How long past the deadline its order is.
+    pub late_ms: i64,
+}
+
+/// Open payments of orders past their deadline, which the provider must close before the
+/// orders are cancelled.
+pub async fn open_past_deadline(
+    db: &PgPool,
+    limit: i64,
+) -> Result<Vec<OpenPastDeadline>, sqlx::Error> {
+    let rows: Vec<(String, String, i64)> = sqlx::query_as(
+        "SELECT p.session_id, p.provider, (extract(epoch FROM now() - o.pay_by) * 1000)::int8
+         FROM payments p JOIN orders o ON o.id = p.order_id
+         WHERE p.state = 'open' AND o.status = 'created' AND o.pay_by <= now()
+         ORDER BY o.pay_by LIMIT $1",
+    )
+    .bind(limit)
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(session, provider, late_ms)| OpenPastDeadline {
+            session,
+            provider,
+            late_ms,
+        })
+        .collect())
+}
+
+/// `provider`'s refunds owed (session, the money's reference), oldest first.
+pub async fn refunds_due(
+    db: &PgPool,
+    provider: &str,
+    limit: i64,
+) -> Result<Vec<(String, Option<String>)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT session_id, payment_ref FROM payments
+         WHERE state = 'refund_due' AND provider = $1 ORDER BY updated_at LIMIT $2",
+    )
+    .bind(provider)
+    .bind(limit)
+    .fetch_all(db)
+    .await
+}
+
+/// A refund owed was made.
+pub async fn mark_refunded(db: &PgPool, session: &str) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE payments SET state = 'refunded', updated_at = now()
+         WHERE session_id = $1 AND state = 'refund_due'",
+    )
+    .bind(session)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// Money held for `orders` that did not pay them (flagged) is owed back now they are
+/// cancelled.
+pub async fn owe_refunds_of_cancelled(
+    conn: &mut PgConnection,
+    orders: &[i64],
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE payments SET state = 'refund_due', updated_at = now()
+         WHERE order_id = ANY($1) AND state = 'flagged'",
+    )
+    .bind(orders)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Records notification `event_id` of `provider` as applied in the caller's transaction;
+/// `false` when it already was (a replay: apply nothing).
+pub async fn first_delivery(
+    tx: &mut Transaction<'_, Postgres>,
+    provider: &str,
+    event_id: &str,
+    kind: &str,
+    session: Option<&str>,
+) -> Result<bool, sqlx::Error> {
+    let inserted = sqlx::query(
+        "INSERT INTO payment_events (provider, event_id, kind, session_id)
+         VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+    )
+    .bind(provider)
+    .bind(event_id)
+    .bind(kind)
+    .bind(session)
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
+    Ok(inserted == 1)
+}

@@ -1,0 +1,219 @@
+//! Payment providers (design.md §2, decision 33). Real providers (Stripe Checkout, Alipay's
+//! page pay, WeChat Pay) take the shopper to a page of theirs and tell the shop later, by a
+//! signed notification, sometimes after the shop's deadline. So a provider does five things,
+//! and the shop builds its one payment path on them:
+//!
+//! | call | when |
+//! | --- | --- |
+//! | [`PaymentProvider::open`] | **Pay now**: a hosted payment for the order, answered with where to send the shopper |
+//! | [`PaymentProvider::notification`] | the provider's webhook: verified before anything is read, then what it says of a session |
+//! | [`PaymentProvider::lookup`] | the shopper is back, or the webhook is late: the session as the provider knows it |
+//! | [`PaymentProvider::expire`] | the deadline (or the shopper cancels): the session can no longer be paid; if it was paid first, its state says so and the payment wins |
+//! | [`PaymentProvider::refund`] | money that arrived for an order that cannot take it (cancelled, or paid twice) goes back, idempotently |
+//!
+//! What the provider answers is applied to the order in one place ([`crate::orders::settle`]).
+//! Providers: [`dev::DevPayments`] (its "hosted page" approves at once: the shopper is sent
+//! straight back and the lookup finds the session paid; `SECKILL_DEV_PAYMENTS=true`),
+//! [`stripe::Stripe`] (`SECKILL_STRIPE_*`), and [`NoPayments`] when neither is set (start-up
+//! refuses that; it remains for tools that build a core without a provider).
+
+pub mod dev;
+pub mod stripe;
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use futures::future::BoxFuture;
+use reqwest::header::HeaderMap;
+
+use crate::domain::{Currency, OrderId};
+
+/// What the shop asks a provider to collect for one order.
+#[derive(Debug, Clone)]
+pub struct CheckoutRequest<'a> {
+    pub order: OrderId,
+    /// The order's payment attempts so far, this one included: the idempotency key of the
+    /// session is the order's and this number's, so a double click or a retry opens one session.
+    pub attempt: i32,
+    /// The voucher's title, the line item's name on the hosted page.
+    pub title: &'a str,
+    pub amount_cents: i64,
+    pub currency: &'a Currency,
+    /// Where the provider sends the shopper after paying, and after giving up.
+    pub success_url: String,
+    pub cancel_url: String,
+}
+
+impl CheckoutRequest<'_> {
+    /// The idempotency key of this session: one per order and attempt.
+    pub fn idempotency_key(&self) -> String {
+        format!("seckill-checkout-{}-{}", self.order, self.attempt)
+    }
+}
+
+/// A hosted payment, opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Opened {
+    /// The provider's name for it (Stripe: `cs_…`).
+    pub session: String,
+    /// Where to send the shopper.
+    pub redirect_url: String,
+}
+
+/// Where a hosted payment stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionStatus {
+    /// The shopper may still pay.
+    Open,
+    /// The shopper finished on the hosted page (paid, or an asynchronous method still pending
+    /// or failed: see [`SessionState::paid`]).
+    Complete,
+    /// It can no longer be paid.
+    Expired,
+}
+
+/// A hosted payment as the provider knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionState {
+    pub session: String,
+    pub status: SessionStatus,
+    /// The money was taken (Stripe: `payment_status` `paid`).
+    pub paid: bool,
+    /// What was taken, in minor units and the currency's lower-case code: checked against the
+    /// order before it counts.
+    pub amount_cents: i64,
+    pub currency: String,
+    /// The provider's reference of the payment (Stripe: the payment intent `pi_…`), which a
+    /// refund names.
+    pub payment_ref: Option<String>,
+}
+
+/// What a verified notification says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notification {
+    /// The provider's ID of the event: each is applied once.
+    pub event_id: String,
+    /// Its type, as the provider names it (for the log and the record).
+    pub kind: String,
+    /// The hosted payment it is about, when it is one of the events the shop acts on.
+    pub session: Option<SessionState>,
+}
+
+/// A provider call that did not go through.
+#[derive(Debug, thiserror::Error)]
+pub enum PaymentError {
+    /// The provider answered that the request is wrong (a 4xx): a fault of this shop's
+    /// (a bad key, a bad parameter), or, for an expiry, a session that is no longer open.
+    #[error("the payment provider refused: {0}")]
+    Refused(String),
+    /// No answer in time, a 5xx or a 429: the same call may go through shortly.
+    #[error("the payment provider did not answer: {0}")]
+    Unavailable(String),
+}
+
+/// A notification that is not taken.
+#[derive(Debug, thiserror::Error)]
+pub enum NotificationError {
+    /// This shop takes no notifications from that provider (it is not the configured one).
+    #[error("no such payment provider here")]
+    NotHere,
+    /// Its signature or timestamp does not hold, or its body is not the provider's format:
+    /// nothing is read from it and nothing changes.
+    #[error("refused notification: {0}")]
+    Refused(&'static str),
+}
+
+/// A payment provider (see the module's table). Futures are boxed so the core can hold the
+/// configured one behind `Arc<dyn …>`.
+pub trait PaymentProvider: Send + Sync {
+    /// Its name in URLs (`/api/payments/{name}/webhook`) and records: `stripe`, `dev`.
+    fn name(&self) -> &'static str;
+
+    fn open<'a>(
+        &'a self,
+        request: CheckoutRequest<'a>,
+    ) -> BoxFuture<'a, Result<Opened, PaymentError>>;
+
+    fn lookup<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<SessionState, PaymentError>>;
+
+    /// Closes `session` so it can no longer be paid and answers its state after: `Expired`,
+    /// or `Complete` when the shopper finished first.
+    fn expire<'a>(&'a self, session: &'a str) -> BoxFuture<'a, Result<SessionState, PaymentError>>;
+
+    /// Gives back the whole payment `payment_ref` (what was taken, which may not be what was
+    /// due); `key` makes a retry refund once.
+    fn refund<'a>(
+        &'a self,
+        payment_ref: &'a str,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<(), PaymentError>>;
+
+    /// Verifies a notification's raw bytes (nothing is read before) and says what it is about.
+    fn notification(
+        &self,
+        headers: &HeaderMap,
+        body: &[u8],
+        now: DateTime<Utc>,
+    ) -> Result<Notification, NotificationError>;
+}
+
+/// No provider configured: nothing can be paid.
+#[derive(Debug, Default)]
+pub struct NoPayments;
+
+const NO_PROVIDER: &str =
+    "no payment provider is configured (SECKILL_STRIPE_SECRET_KEY, or SECKILL_DEV_PAYMENTS=true)";
+
+impl PaymentProvider for NoPayments {
+    fn name(&self) -> &'static str {
+        "none"
+    }
+
+    fn open<'a>(&'a self, _: CheckoutRequest<'a>) -> BoxFuture<'a, Result<Opened, PaymentError>> {
+        Box::pin(async { Err(PaymentError::Unavailable(NO_PROVIDER.into())) })
+    }
+
+    fn lookup<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<SessionState, PaymentError>> {
+        Box::pin(async { Err(PaymentError::Unavailable(NO_PROVIDER.into())) })
+    }
+
+    fn expire<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<SessionState, PaymentError>> {
+        Box::pin(async { Err(PaymentError::Unavailable(NO_PROVIDER.into())) })
+    }
+
+    fn refund<'a>(&'a self, _: &'a str, _: &'a str) -> BoxFuture<'a, Result<(), PaymentError>> {
+        Box::pin(async { Err(PaymentError::Unavailable(NO_PROVIDER.into())) })
+    }
+
+    fn notification(
+        &self,
+        _: &HeaderMap,
+        _: &[u8],
+        _: DateTime<Utc>,
+    ) -> Result<Notification, NotificationError> {
+        Err(NotificationError::NotHere)
+    }
+}
+
+/// Which provider the configuration names.
+#[derive(Debug, Clone)]
+pub enum ProviderSettings {
+    /// Neither: start-up refuses it (a shop that cannot be paid cancels every order).
+    None,
+    /// `SECKILL_DEV_PAYMENTS=true`.
+    Dev,
+    /// `SECKILL_STRIPE_SECRET_KEY` and `SECKILL_STRIPE_WEBHOOK_SECRET`.
+    Stripe(stripe::StripeSettings),
+}
+
+/// The provider the configuration asks for, speaking over `http` (which has TLS).
+pub fn from_settings(
+    settings: &ProviderSettings,
+    http: reqwest::Client,
+) -> Arc<dyn PaymentProvider> {
+    match settings {
+        ProviderSettings::None => Arc::new(NoPayments),
+        ProviderSettings::Dev => Arc::new(dev::DevPayments),
+        ProviderSettings::Stripe(s) => Arc::new(stripe::Stripe::new(s.clone(), http)),
+    }
+}

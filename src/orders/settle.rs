@@ -1,0 +1,179 @@
+//! What a payment provider says of a hosted payment, applied to the shop's books in one place
+//! (design.md §2, decision 33), whoever heard it: the webhook, the shopper's return, the sweep's
+//! lookup or the deadline's expiry. In one transaction, the payment's row then its order's row
+//! locked in that order (every writer takes them so):
+//!
+//! | the provider says | the order is | the shop does |
+//! | --- | --- | --- |
+//! | paid, the amount and currency due | awaiting payment (even past its deadline, not yet cancelled) | the order is `paid`: the payment wins |
+//! | paid, the amount and currency due | cancelled, or already paid by another session | a refund is owed (`refund_due`), made at once and retried by the sweep until done: a cancelled order never comes back to life |
+//! | paid, another amount or currency | any | not paid: the payment is `flagged` for the admins, refunded if the order is cancelled |
+//! | expired, or its asynchronous payment failed | awaiting payment | the session is `closed`; the order waits for another payment until its deadline |
+//! | still open | | nothing (its last check is noted) |
+//!
+//! Applying the same word twice changes nothing (the payment's state says it was applied); a
+//! notification's ID is recorded in the same transaction, so a replay is recognised even when
+//! it arrives after a crash between the commit and the answer.
+
+use crate::{
+    infra::{
+        backend::Backend,
+        store::{
+            self,
+            orders::lifecycle::Current,
+            payments::{PaymentRow, PaymentState},
+        },
+    },
+    orders::payment::{Notification, PaymentError, SessionState, SessionStatus},
+    Core,
+};
+
+/// What applying a provider's word did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settled {
+    /// The order is paid now.
+    Paid,
+    /// Money arrived for an order that cannot take it: a refund is owed (and was tried).
+    RefundOwed,
+    /// Money arrived that does not match the order: held for the admins.
+    Flagged,
+    /// The session ended without money; the order may be paid another way until its deadline.
+    Closed,
+    /// Nothing new: still open, or already applied.
+    Unchanged,
+    /// A notification seen before (its ID is recorded): nothing applied.
+    Replay,
+    /// No payment of this shop's has that session (another shop's on the same account, or a
+    /// forged but validly signed test event): acknowledged, nothing changes.
+    Unknown,
+}
+
+/// Applies `state` (and records `notification`, when it came as one) to the books.
+pub async fn apply(
+    core: &Core,
+    state: &SessionState,
+    notification: Option<&Notification>,
+) -> Result<Settled, Backend> {
+    let mut tx = core.db.begin().await?;
+    if let Some(n) = notification {
+        let first = store::payments::first_delivery(
+            &mut tx,
+            core.payments.name(),
+            &n.event_id,
+            &n.kind,
+            Some(&state.session),
+        )
+        .await?;
+        if !first {
+            return Ok(Settled::Replay);
+        }
+    }
+    let Some(row) = store::payments::lock(&mut tx, &state.session).await? else {
+        tx.commit().await?;
+        return Ok(Settled::Unknown);
+    };
+    let outcome = if state.paid {
+        money_arrived(&mut tx, &row, state).await?
+    } else if state.status == SessionStatus::Expired && row.state == PaymentState::Open {
+        store::payments::set_state(&mut tx, &row.session, PaymentState::Closed, None, None).await?;
+        Settled::Closed
+    } else {
+        store::payments::set_state(&mut tx, &row.session, row.state, None, None).await?;
+        Settled::Unchanged
+    };
+    tx.commit().await?;
+    match outcome {
+        Settled::Paid => {
+            metrics::counter!("seckill_orders_paid_total").increment(1);
+            tracing::info!(order = %row.order, session = %row.session, "order paid");
+        }
+        Settled::RefundOwed => {
+            tracing::warn!(order = %row.order, session = %row.session,
+                "a payment arrived for an order that cannot take it; refunding");
+            if let Err(e) = refund(core, &row.session, state.payment_ref.as_deref()).await {
+                tracing::warn!(session = %row.session, error = %e, "refund not made yet; the sweep retries");
+            }
+        }
+        _ => {}
+    }
+    Ok(outcome)
+}
+
+async fn money_arrived(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    row: &PaymentRow,
+    state: &SessionState,
+) -> Result<Settled, Backend> {
+    match row.state {
+        PaymentState::Open | PaymentState::Closed => {}
+        PaymentState::Paid
+        | PaymentState::Flagged
+        | PaymentState::RefundDue
+        | PaymentState::Refunded => return Ok(Settled::Unchanged),
+    }
+    let order = store::orders::lifecycle::lock_any(tx, row.order).await?;
+    // A provider that names no reference for the money is referred to by its session.
+    let reference = state.payment_ref.as_deref().unwrap_or(&state.session);
+    if state.amount_cents != row.amount_cents || state.currency != row.currency {
+        let why = format!(
+            "{} {} arrived, {} {} due",
+            state.amount_cents, state.currency, row.amount_cents, row.currency
+        );
+        tracing::warn!(target: "audit", order = %row.order, session = %row.session, mismatch = %why,
+            "payment flagged: it does not match the order, which stays unpaid");
+        metrics::counter!("seckill_payments_flagged_total").increment(1);
+        let next = if order == Some(Current::Cancelled) {
+            PaymentState::RefundDue
+        } else {
+            PaymentState::Flagged
+        };
+        store::payments::set_state(tx, &row.session, next, Some(reference), Some(&why)).await?;
+        return Ok(Settled::Flagged);
+    }
+    match order {
+        Some(Current::Created { .. }) => {
+            store::orders::lifecycle::mark_paid(tx, row.order, &row.session, reference).await?;
+            store::payments::set_state(tx, &row.session, PaymentState::Paid, Some(reference), None)
+                .await?;
+            Ok(Settled::Paid)
+        }
+        Some(Current::Paid | Current::Confirmed | Current::Cancelled) | None => {
+            store::payments::set_state(
+                tx,
+                &row.session,
+                PaymentState::RefundDue,
+                Some(reference),
+                None,
+            )
+            .await?;
+            Ok(Settled::RefundOwed)
+        }
+    }
+}
+
+/// Why a refund owed was not made.
+#[derive(Debug, thiserror::Error)]
+pub enum RefundError {
+    #[error(transparent)]
+    Provider(#[from] PaymentError),
+    #[error(transparent)]
+    Backend(#[from] Backend),
+}
+
+/// Makes the refund owed for payment `session` (idempotent at the provider by its key) and
+/// records it made.
+pub async fn refund(
+    core: &Core,
+    session: &str,
+    payment_ref: Option<&str>,
+) -> Result<(), RefundError> {
+    let reference = payment_ref.unwrap_or(session);
+    let key = format!("seckill-refund-{session}");
+    core.payments.refund(reference, &key).await?;
+    store::payments::mark_refunded(&core.db, session)
+        .await
+        .map_err(Backend::from)?;
+    metrics::counter!("seckill_payments_refunded_total").increment(1);
+    tracing::info!(target: "audit", session, payment = reference, "payment refunded");
+    Ok(())
+}
