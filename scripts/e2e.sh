@@ -37,7 +37,8 @@ healthy "$LEPTOS_SITE_ADDR" "$ROOT/target/e2e-server.log"
 
 # A second shop as one is deployed: dev login and dev payments off, codes through the SMS
 # relay's webhook (end2end/sms-relay.mjs checks the signature and hands the code to the
-# journey, as the shopper's phone would).
+# journey, as the shopper's phone would), payments through Stripe Checkout, here the Stripe
+# stand-in (fakes/: its API, its hosted page, its signed webhooks to the shop).
 # Its own database and key prefix: a deployment of its own, whose sweeper leaves the first's
 # orders alone.
 relay_port=$((port + 2)) prod_addr="127.0.0.1:$((port + 1))" secret="e2e-relay-secret-$port"
@@ -45,14 +46,24 @@ prod_db="seckill_e2e_$((port + 1))"
 psql "$DATABASE_URL" -qc "DROP DATABASE IF EXISTS $prod_db" -c "CREATE DATABASE $prod_db" >/dev/null
 node "$ROOT/end2end/sms-relay.mjs" "$relay_port" "$secret" > "$ROOT/target/e2e-relay.log" 2>&1 &
 pids+=($!)
-log "starting a production-mode server on $prod_addr (codes through the webhook) for the sign-in journeys"
+stripe_port=$((port + 3)) whsec="whsec_e2e_$port"
+"$CARGO_TARGET_DIR/$server_dir/fake-stripe" "$stripe_port" "http://$prod_addr/api/payments/stripe/webhook" "$whsec" \
+  > "$ROOT/target/e2e-stripe.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do
+  [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$stripe_port/v1/refunds")" != 000 ] && break
+  sleep 0.1
+done
+log "starting a production-mode server on $prod_addr (codes through the webhook, payments through the Stripe stand-in on $stripe_port)"
 DATABASE_URL="${DATABASE_URL%/*}/$prod_db" LEPTOS_SITE_ADDR=$prod_addr SECKILL_KEY_PREFIX="e2e-$((port + 1)):" SECKILL_INSTANCE_ID="e2e-$((port + 1))" \
   SECKILL_DEV_LOGIN=false SECKILL_DEV_PAYMENTS=false \
   SECKILL_SMS_WEBHOOK_URL="http://127.0.0.1:$relay_port/sms" SECKILL_SMS_WEBHOOK_SECRET=$secret \
+  SECKILL_STRIPE_SECRET_KEY=sk_test_e2e SECKILL_STRIPE_WEBHOOK_SECRET=$whsec \
+  SECKILL_STRIPE_API_BASE="http://127.0.0.1:$stripe_port" SECKILL_PUBLIC_ORIGIN="http://$prod_addr" \
   "$CARGO_TARGET_DIR/$server_dir/server" serve > "$ROOT/target/e2e-prod-server.log" 2>&1 &
 pids+=($!)
 healthy "$prod_addr" "$ROOT/target/e2e-prod-server.log"
 
 log "Playwright (Debian chromium); screenshots in end2end/test-results/"
 (cd "$ROOT/end2end" && BASE_URL="http://$LEPTOS_SITE_ADDR" PROD_BASE_URL="http://$prod_addr" \
-  RELAY_URL="http://127.0.0.1:$relay_port" npx playwright test "$@")
+  RELAY_URL="http://127.0.0.1:$relay_port" STRIPE_URL="http://127.0.0.1:$stripe_port" npx playwright test "$@")

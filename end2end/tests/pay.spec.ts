@@ -18,7 +18,9 @@ test("a shopper buys, sees the time left to pay counting down, pays, and my orde
   await page.screenshot({ path: "test-results/pay-before.png", fullPage: true });
   await noAxeViolations(page);
 
+  // The dev provider's "hosted page" approves at once and sends the shopper straight back.
   await page.getByTestId("pay").click();
+  await expect(page).toHaveURL(/\/orders\/\d+\?payment=return$/);
   await expect(page.getByTestId("order-state")).toHaveAttribute("data-state", "paid");
   await expect(page.getByTestId("pay-box")).toHaveCount(0);
   await page.reload();
@@ -43,7 +45,7 @@ test.describe("without JavaScript", () => {
     await expect(page.getByTestId("order-state")).toHaveAttribute("data-state", "created", { timeout: 10_000 });
     await expect(page.getByTestId("pay-countdown")).toContainText("Pay within");
     await page.getByTestId("pay").click();
-    await expect(page).toHaveURL(/\/orders\/\d+$/);
+    await expect(page).toHaveURL(/\/orders\/\d+\?payment=return$/);
     await expect(page.getByTestId("order-state")).toHaveAttribute("data-state", "paid");
   });
 });

@@ -85,3 +85,31 @@ export async function noAxeViolations(page: Page): Promise<void> {
   const found = results.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(" | ")}`);
   expect(found, "axe-core violations").toEqual([]);
 }
+
+/** The shop started as deployed (scripts/e2e.sh's second server), its SMS relay, and the Stripe
+ * stand-in it takes payments through. */
+export const prod = process.env.PROD_BASE_URL ?? "http://127.0.0.1:3918";
+export const relay = process.env.RELAY_URL ?? "http://127.0.0.1:3919";
+export const stripe = process.env.STRIPE_URL ?? "http://127.0.0.1:3920";
+
+/** The code the relay received for `phone` (typed nationally), once it has one. */
+export async function smsFor(phone: string): Promise<string> {
+  let code = "";
+  await expect
+    .poll(async () => {
+      const r = await fetch(`${relay}/codes?phone=${encodeURIComponent(e164(phone))}`);
+      code = r.ok ? await r.text() : "";
+      return code;
+    })
+    .toMatch(/^\d{6}$/);
+  return code;
+}
+
+/** Signs a request context in on the deployed shop, with the code the relay got. */
+export async function prodApiSignIn(request: APIRequestContext, phone: string): Promise<void> {
+  const sent = await request.post(`${prod}/api/login/code`, { data: { phone } });
+  expect(sent.status(), await sent.text()).toBe(200);
+  const code = await smsFor(phone);
+  const login = await request.post(`${prod}/api/login`, { data: { phone, code } });
+  expect(login.status()).toBe(200);
+}

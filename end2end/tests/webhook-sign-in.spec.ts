@@ -1,24 +1,9 @@
 import { expect, test, type Page } from "@playwright/test";
-import { e164, freshPhone, hydrated } from "./support";
+import { e164, freshPhone, hydrated, prod, smsFor } from "./support";
 
 // A shop as deployed (scripts/e2e.sh's second server): dev login off, sign-in codes through the
 // SMS gateway's webhook. The journey reads the code from the relay, as the shopper would from
 // their phone; the page never shows one.
-const prod = process.env.PROD_BASE_URL ?? "http://127.0.0.1:3918";
-const relay = process.env.RELAY_URL ?? "http://127.0.0.1:3919";
-
-/** The code the relay received for `phone` (typed nationally), once it has one. */
-async function smsFor(phone: string): Promise<string> {
-  let code = "";
-  await expect
-    .poll(async () => {
-      const r = await fetch(`${relay}/codes?phone=${encodeURIComponent(e164(phone))}`);
-      code = r.ok ? await r.text() : "";
-      return code;
-    })
-    .toMatch(/^\d{6}$/);
-  return code;
-}
 
 /** Signs in on the sign-in page with the code the relay got; `sent` checks the page between. */
 async function signInThroughSms(page: Page, phone: string, sent?: () => Promise<void>): Promise<void> {
