@@ -257,8 +257,8 @@ impl FromStr for Canceller {
     }
 }
 
-/// A client's key for one payment attempt (the `Idempotency-Key` header): the same key again
-/// answers the same. 1 to 100 visible ASCII characters.
+/// A client's key for one request that must take effect once (the `Idempotency-Key` header of
+/// an admin's top-up): the same key again answers the same. 1 to 100 visible ASCII characters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct IdempotencyKey(String);
 
