@@ -329,15 +329,16 @@ fn webhook(get: &impl Fn(&'static str) -> Option<String>) -> Result<Option<Webho
         (None, Some(_)) => return Err(missing(URL, SECRET)),
         (Some(url), Some(secret)) => (url, secret),
     };
-    // This build's HTTP client speaks plain HTTP: the relay runs beside the shop (loopback or
-    // a private network) and holds the gateway's own TLS connection.
-    let host = url.strip_prefix("http://").unwrap_or_default();
+    // The client speaks TLS since the payment provider needed it (decision 33): a relay may be
+    // reached over https anywhere, or over plain http beside the shop.
+    let host = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .unwrap_or_default();
     if host.is_empty() || host.starts_with('/') {
         return Err(ConfigError {
             var: URL,
-            message: format!(
-                "{url:?} must be an http:// address of the SMS relay (https is not built in; run the relay on loopback or a private network)"
-            ),
+            message: format!("{url:?} must be an https:// (or, beside the shop, http://) address of the SMS relay"),
         });
     }
     if secret.len() < 16 {
@@ -624,6 +625,19 @@ mod tests {
         );
         let err = config(&STRIPE[..2]).expect_err("nowhere to come back to");
         assert_eq!(err.var, "SECKILL_PUBLIC_ORIGIN");
+    }
+
+    #[test]
+    fn the_sms_relay_may_be_reached_over_https_or_plain_http() {
+        let secret = ("SECKILL_SMS_WEBHOOK_SECRET", "0123456789abcdef");
+        for ok in ["https://sms.example/hook", "http://127.0.0.1:9/sms"] {
+            let c = config(&[("SECKILL_SMS_WEBHOOK_URL", ok), secret]).expect(ok);
+            assert_eq!(c.auth.webhook.map(|w| w.url).as_deref(), Some(ok));
+        }
+        for bad in ["ftp://sms.example", "sms.example", "https:///x"] {
+            let err = config(&[("SECKILL_SMS_WEBHOOK_URL", bad), secret]).expect_err(bad);
+            assert_eq!(err.var, "SECKILL_SMS_WEBHOOK_URL");
+        }
     }
 
     #[test]

@@ -54,6 +54,12 @@ pub async fn run(core: &Core) -> Result<PaymentsReport, Backend> {
     look_up_stale(core, &mut report).await?;
     close_due(core, &mut report).await?;
     report.refunded = refund_owed(core, REFUNDS_PER_PASS).await;
+    // Money the shop holds and owes back: an operator alerts on these staying up (the provider
+    // refusing refunds, a key without the right to make them).
+    let (owed, oldest_secs) = store::payments::refunds_owed(&core.db).await?;
+    metrics::gauge!("seckill_payments_refunds_owed").set(owed as f64);
+    metrics::gauge!("seckill_payments_refund_owed_oldest_seconds").set(oldest_secs);
+    metrics::gauge!("seckill_payments_held_at_deadline").set(report.held as f64);
     Ok(report)
 }
 

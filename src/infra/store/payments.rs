@@ -313,6 +313,16 @@ pub async fn refunds_due(
     .await
 }
 
+/// Refunds owed and not yet made, and the oldest one's age in seconds (0 when none).
+pub async fn refunds_owed(db: &PgPool) -> Result<(i64, f64), sqlx::Error> {
+    sqlx::query_as(
+        "SELECT count(*), coalesce(extract(epoch FROM now() - min(updated_at)), 0)::float8
+         FROM payments WHERE state = 'refund_due'",
+    )
+    .fetch_one(db)
+    .await
+}
+
 /// A refund owed was made.
 pub async fn mark_refunded(db: &PgPool, session: &str) -> Result<(), sqlx::Error> {
     sqlx::query(
