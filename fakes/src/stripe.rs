@@ -85,8 +85,8 @@ struct Inner {
     secret: String,
     webhook_url: Option<String>,
     sessions: BTreeMap<String, Session>,
-    /// Idempotency-Key → the first answer (status, body).
-    idempotent: HashMap<String, (u16, Value)>,
+    /// Idempotency-Key → the first (successful) answer's body.
+    idempotent: HashMap<String, Value>,
     refunds: Vec<Refund>,
     /// Events sent, by ID (a replay sends one again).
     events: BTreeMap<String, Value>,
@@ -375,6 +375,12 @@ fn idempotency_key(headers: &HeaderMap) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// The first answer to a request with this `Idempotency-Key`, as Stripe answers a retry.
+fn replayed(f: &Inner, key: Option<&str>) -> Option<Response> {
+    let body = f.idempotent.get(key?)?;
+    Some(Json(body.clone()).into_response())
+}
+
 async fn create_session(
     State((fake, _)): St,
     headers: HeaderMap,
@@ -385,12 +391,8 @@ async fn create_session(
     }
     let key = idempotency_key(&headers);
     let mut f = fake.lock();
-    if let Some((status, body)) = key.as_ref().and_then(|k| f.idempotent.get(k)) {
-        return (
-            StatusCode::from_u16(*status).unwrap_or(StatusCode::OK),
-            Json(body.clone()),
-        )
-            .into_response();
+    if let Some(first) = replayed(&f, key.as_deref()) {
+        return first;
     }
     let field = |name: &str| form.get(name).cloned().unwrap_or_default();
     let amount: Option<i64> = field("line_items[0][price_data][unit_amount]").parse().ok();
@@ -436,7 +438,7 @@ async fn create_session(
     body["url"] = Value::String(format!("{}/pay/{id}", f.base));
     f.sessions.insert(id, session);
     if let Some(k) = key {
-        f.idempotent.insert(k, (200, body.clone()));
+        f.idempotent.insert(k, body.clone());
     }
     Json(body).into_response()
 }
@@ -514,12 +516,8 @@ async fn create_refund(
     }
     let key = idempotency_key(&headers);
     let mut f = fake.lock();
-    if let Some((status, body)) = key.as_ref().and_then(|k| f.idempotent.get(k)) {
-        return (
-            StatusCode::from_u16(*status).unwrap_or(StatusCode::OK),
-            Json(body.clone()),
-        )
-            .into_response();
+    if let Some(first) = replayed(&f, key.as_deref()) {
+        return first;
     }
     let intent = form.get("payment_intent").cloned().unwrap_or_default();
     let paid = f
@@ -560,7 +558,7 @@ async fn create_refund(
     let body = json!({ "id": refund.id, "object": "refund", "amount": amount, "payment_intent": refund.payment_intent, "status": "succeeded" });
     f.refunds.push(refund);
     if let Some(k) = key {
-        f.idempotent.insert(k, (200, body.clone()));
+        f.idempotent.insert(k, body.clone());
     }
     Json(body).into_response()
 }

@@ -7,22 +7,9 @@ use reqwest::{Client, StatusCode};
 use serde_json::{json, Value};
 use sqlx::PgPool;
 
-use crate::support::{expect_error, spawn_app, TestApp};
+use crate::support::{expect_error, remaining, spawn_app, TestApp};
 
 const EVIL: &str = "http://evil.example";
-
-async fn remaining(app: &TestApp, v: i64) -> i64 {
-    crate::support::client()
-        .get(format!("{}/api/vouchers/{v}", app.base))
-        .send()
-        .await
-        .expect("send")
-        .json::<Value>()
-        .await
-        .expect("json")["remaining"]
-        .as_i64()
-        .expect("remaining")
-}
 
 async fn buy_from(
     app: &TestApp,

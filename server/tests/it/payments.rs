@@ -37,23 +37,20 @@ async fn shop(db: PgPool, extra: &[(&'static str, &str)]) -> (TestApp, FakeStrip
     (app, fake)
 }
 
-/// A voucher on sale now, priced `price_cents`.
-async fn on_sale(app: &TestApp, admin: &Client, price_cents: i64, stock: i64) -> i64 {
-    let now = chrono::Utc::now();
-    let r = admin
-        .post(format!("{}/api/admin/vouchers", app.base))
-        .json(&json!({
-            "title": "Tea for two", "description": "", "price_cents": price_cents, "stock": stock,
-            "begins_at": (now - chrono::Duration::seconds(5)).to_rfc3339(),
-            "ends_at": (now + chrono::Duration::seconds(3600)).to_rfc3339(),
-        }))
-        .send()
-        .await
-        .expect("send");
-    assert_eq!(r.status(), StatusCode::CREATED);
-    r.json::<Value>().await.expect("json")["id"]
-        .as_i64()
-        .expect("id")
+/// A shop taking payments through the stand-in, with a voucher on sale now priced
+/// `price_cents`: the shop, the stand-in, the voucher.
+async fn shop_selling(
+    db: PgPool,
+    extra: &[(&'static str, &str)],
+    price_cents: i64,
+    stock: i64,
+) -> (TestApp, FakeStripe, i64) {
+    let (app, fake) = shop(db, extra).await;
+    let admin = app.sign_in("13800000000").await;
+    let v = app
+        .create_priced(&admin, -5, 3600, stock, price_cents)
+        .await;
+    (app, fake, v)
 }
 
 /// A written order of a new shopper on `v`: (the shopper, the order).
@@ -125,6 +122,16 @@ async fn sweep(app: &TestApp) -> seckill::jobs::sweeper::SweepReport {
     panic!("the sweep never ran")
 }
 
+/// Voucher `v`'s figures as the admin console counts them.
+async fn console_row(app: &TestApp, v: i64) -> seckill::catalog::console::VoucherCounts {
+    seckill::catalog::console::overview(&app.core, 10)
+        .await
+        .expect("console")
+        .into_iter()
+        .find(|r| r.state.voucher.id.get() == v)
+        .expect("the voucher's row")
+}
+
 async fn payment_state(app: &TestApp, session: &str) -> String {
     sqlx::query_scalar("SELECT state FROM payments WHERE session_id = $1")
         .bind(session)
@@ -154,16 +161,7 @@ async fn units_hold(app: &TestApp, v: i64, stock: i64) {
     assert_eq!(twice, 0, "I2");
     let mut remaining = -1;
     for _ in 0..100 {
-        remaining = crate::support::client()
-            .get(format!("{}/api/vouchers/{v}", app.base))
-            .send()
-            .await
-            .expect("send")
-            .json::<Value>()
-            .await
-            .expect("json")["remaining"]
-            .as_i64()
-            .expect("remaining");
+        remaining = crate::support::remaining(app, v).await;
         if remaining + live == stock {
             return;
         }
@@ -174,9 +172,7 @@ async fn units_hold(app: &TestApp, v: i64, stock: i64) {
 
 #[sqlx::test]
 async fn a_shopper_pays_on_the_hosted_page_and_the_webhook_marks_the_order_paid(db: PgPool) {
-    let (app, fake) = shop(db, &[]).await;
-    let admin = app.sign_in("13800000000").await;
-    let v = on_sale(&app, &admin, 990, 2).await;
+    let (app, fake, v) = shop_selling(db, &[], 990, 2).await;
     let (c, id) = written_order(&app, v, "13900000101").await;
 
     // A double click (or a retry) opens one session.
@@ -197,7 +193,7 @@ async fn a_shopper_pays_on_the_hosted_page_and_the_webhook_marks_the_order_paid(
     let s = &sessions[0];
     assert_eq!(s.id, opened);
     assert_eq!((s.amount, s.currency.as_str()), (990, "cny"));
-    assert_eq!(s.name, "Tea for two");
+    assert_eq!(s.name, "API voucher");
     assert_eq!(
         (s.order.as_str(), s.client_reference_id.as_str()),
         (id.as_str(), id.as_str())
@@ -242,14 +238,7 @@ async fn a_shopper_pays_on_the_hosted_page_and_the_webhook_marks_the_order_paid(
     .await;
     assert!(fake.refunds().is_empty());
     // The console counts the money: revenue from the paid order.
-    let console = app.core.clone();
-    let rows = seckill::catalog::console::overview(&console, 10)
-        .await
-        .expect("console");
-    let row = rows
-        .iter()
-        .find(|r| r.state.voucher.id.get() == v)
-        .expect("row");
+    let row = console_row(&app, v).await;
     assert_eq!(
         (row.paid, row.revenue_cents, row.refunded, row.flagged),
         (1, 990, 0, 0)
@@ -259,9 +248,7 @@ async fn a_shopper_pays_on_the_hosted_page_and_the_webhook_marks_the_order_paid(
 
 #[sqlx::test]
 async fn a_webhook_whose_signature_does_not_hold_changes_nothing(db: PgPool) {
-    let (app, fake) = shop(db, &[]).await;
-    let admin = app.sign_in("13800000000").await;
-    let v = on_sale(&app, &admin, 500, 1).await;
+    let (app, fake, v) = shop_selling(db, &[], 500, 1).await;
     let (c, id) = written_order(&app, v, "13900000102").await;
     fake.drop_webhooks(true);
     let session = open_session(&app, &c, &id, &fake).await;
@@ -379,9 +366,7 @@ async fn a_webhook_whose_signature_does_not_hold_changes_nothing(db: PgPool) {
 async fn a_payment_of_another_amount_is_flagged_not_paid_and_refunded_with_the_cancellation(
     db: PgPool,
 ) {
-    let (app, fake) = shop(db, &[("SECKILL_PAY_WITHIN_MS", "1500")]).await;
-    let admin = app.sign_in("13800000000").await;
-    let v = on_sale(&app, &admin, 800, 1).await;
+    let (app, fake, v) = shop_selling(db, &[("SECKILL_PAY_WITHIN_MS", "1500")], 800, 1).await;
     let (c, id) = written_order(&app, v, "13900000103").await;
     let session = open_session(&app, &c, &id, &fake).await;
     fake.pay_reporting(&session, Some(1))
@@ -395,13 +380,7 @@ async fn a_payment_of_another_amount_is_flagged_not_paid_and_refunded_with_the_c
     }
     assert_eq!(payment_state(&app, &session).await, "flagged");
     assert_eq!(order(&app, &c, &id).await["status"], "created", "not paid");
-    let rows = seckill::catalog::console::overview(&app.core, 10)
-        .await
-        .expect("console");
-    let row = rows
-        .iter()
-        .find(|r| r.state.voucher.id.get() == v)
-        .expect("row");
+    let row = console_row(&app, v).await;
     assert_eq!(
         (row.paid, row.revenue_cents, row.flagged),
         (0, 0, 1),
@@ -429,10 +408,8 @@ async fn a_payment_of_another_amount_is_flagged_not_paid_and_refunded_with_the_c
 
 #[sqlx::test]
 async fn a_lost_webhook_is_found_by_the_shoppers_return_and_by_the_sweep(db: PgPool) {
-    let (app, fake) = shop(db, &[]).await;
+    let (app, fake, v) = shop_selling(db, &[], 300, 2).await;
     fake.drop_webhooks(true);
-    let admin = app.sign_in("13800000000").await;
-    let v = on_sale(&app, &admin, 300, 2).await;
 
     // The return to success_url asks Stripe.
     let (a, first) = written_order(&app, v, "13900000104").await;
@@ -481,10 +458,8 @@ async fn a_lost_webhook_is_found_by_the_shoppers_return_and_by_the_sweep(db: PgP
 
 #[sqlx::test]
 async fn a_payment_completed_just_after_the_deadline_wins_over_the_cancellation(db: PgPool) {
-    let (app, fake) = shop(db, &[("SECKILL_PAY_WITHIN_MS", "1500")]).await;
+    let (app, fake, v) = shop_selling(db, &[("SECKILL_PAY_WITHIN_MS", "1500")], 300, 2).await;
     fake.drop_webhooks(true);
-    let admin = app.sign_in("13800000000").await;
-    let v = on_sale(&app, &admin, 300, 2).await;
     let (c, id) = written_order(&app, v, "13900000106").await;
     let session = open_session(&app, &c, &id, &fake).await;
     tokio::time::sleep(Duration::from_millis(1600)).await;
@@ -535,9 +510,7 @@ async fn a_payment_completed_just_after_the_deadline_wins_over_the_cancellation(
 
 #[sqlx::test]
 async fn money_arriving_after_the_cancellation_is_refunded_and_the_unit_is_sold_once(db: PgPool) {
-    let (app, fake) = shop(db, &[]).await;
-    let admin = app.sign_in("13800000000").await;
-    let v = on_sale(&app, &admin, 700, 1).await;
+    let (app, fake, v) = shop_selling(db, &[], 700, 1).await;
     let (c, id) = written_order(&app, v, "13900000108").await;
     let session = open_session(&app, &c, &id, &fake).await;
     // Stripe is out of reach past the deadline and its grace: the order is cancelled anyway.
@@ -588,22 +561,14 @@ async fn money_arriving_after_the_cancellation_is_refunded_and_the_unit_is_sold_
     let _ = sweep(&app).await;
     assert_eq!(fake.refunds().len(), 1);
     assert_eq!(order(&app, &other, &theirs).await["status"], "created");
-    let rows = seckill::catalog::console::overview(&app.core, 10)
-        .await
-        .expect("console");
-    let row = rows
-        .iter()
-        .find(|r| r.state.voucher.id.get() == v)
-        .expect("row");
+    let row = console_row(&app, v).await;
     assert_eq!((row.refunded, row.revenue_cents), (1, 0));
     units_hold(&app, v, 1).await;
 }
 
 #[sqlx::test]
 async fn stripe_failing_or_slow_answers_503_and_leaves_no_stuck_order(db: PgPool) {
-    let (app, fake) = shop(db, &[]).await;
-    let admin = app.sign_in("13800000000").await;
-    let v = on_sale(&app, &admin, 300, 1).await;
+    let (app, fake, v) = shop_selling(db, &[], 300, 1).await;
     let (c, id) = written_order(&app, v, "13900000110").await;
 
     fake.fail_next(2);
@@ -645,9 +610,7 @@ async fn stripe_failing_or_slow_answers_503_and_leaves_no_stuck_order(db: PgPool
 
 #[sqlx::test]
 async fn a_free_voucher_is_confirmed_once_written_and_asks_no_provider(db: PgPool) {
-    let (app, fake) = shop(db, &[("SECKILL_PAY_WITHIN_MS", "300")]).await;
-    let admin = app.sign_in("13800000000").await;
-    let v = on_sale(&app, &admin, 0, 2).await;
+    let (app, fake, v) = shop_selling(db, &[("SECKILL_PAY_WITHIN_MS", "300")], 0, 2).await;
     let (c, id) = written_order(&app, v, "13900000111").await;
     let body = order(&app, &c, &id).await;
     assert_eq!(body["status"], "confirmed", "{body}");

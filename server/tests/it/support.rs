@@ -204,13 +204,26 @@ impl TestApp {
         c
     }
 
-    /// Creates a voucher as `admin`; returns its ID.
+    /// Creates a voucher priced 5.00 as `admin`; returns its ID.
     pub async fn create(&self, admin: &Client, begins_in: i64, lasts: i64, stock: i64) -> i64 {
+        self.create_priced(admin, begins_in, lasts, stock, 500)
+            .await
+    }
+
+    /// Creates a voucher priced `price_cents` as `admin`; returns its ID.
+    pub async fn create_priced(
+        &self,
+        admin: &Client,
+        begins_in: i64,
+        lasts: i64,
+        stock: i64,
+        price_cents: i64,
+    ) -> i64 {
         let now = chrono::Utc::now();
         let r = admin
             .post(format!("{}/api/admin/vouchers", self.base))
             .json(&json!({
-                "title": "API voucher", "description": "", "price_cents": 500, "stock": stock,
+                "title": "API voucher", "description": "", "price_cents": price_cents, "stock": stock,
                 "begins_at": (now + chrono::Duration::seconds(begins_in)).to_rfc3339(),
                 "ends_at": (now + chrono::Duration::seconds(begins_in + lasts)).to_rfc3339(),
             }))
@@ -222,6 +235,20 @@ impl TestApp {
             .as_i64()
             .expect("id")
     }
+}
+
+/// The stock left of voucher `v`, as the API shows it.
+pub async fn remaining(app: &TestApp, v: i64) -> i64 {
+    client()
+        .get(format!("{}/api/vouchers/{v}", app.base))
+        .send()
+        .await
+        .expect("send")
+        .json::<Value>()
+        .await
+        .expect("json")["remaining"]
+        .as_i64()
+        .expect("remaining")
 }
 
 /// A throwaway Redis on a free loopback port, without persistence.

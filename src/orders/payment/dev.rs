@@ -5,14 +5,9 @@
 //! session's name carries what it charged (`dev_<order>_<attempt>_<amount>_<currency>`).
 //! Nothing is charged; start-up logs a WARN and every page says "Development mode".
 
-use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
-use reqwest::header::HeaderMap;
 
-use super::{
-    CheckoutRequest, Notification, NotificationError, Opened, PaymentError, PaymentProvider,
-    SessionState, SessionStatus,
-};
+use super::{CheckoutRequest, Opened, PaymentError, PaymentProvider, SessionState, SessionStatus};
 
 /// The development provider.
 #[derive(Debug, Default)]
@@ -72,15 +67,6 @@ impl PaymentProvider for DevPayments {
 
     fn refund<'a>(&'a self, _: &'a str, _: &'a str) -> BoxFuture<'a, Result<(), PaymentError>> {
         Box::pin(async { Ok(()) })
-    }
-
-    fn notification(
-        &self,
-        _: &HeaderMap,
-        _: &[u8],
-        _: DateTime<Utc>,
-    ) -> Result<Notification, NotificationError> {
-        Err(NotificationError::NotHere)
     }
 }
 

@@ -149,12 +149,16 @@ pub trait PaymentProvider: Send + Sync {
     ) -> BoxFuture<'a, Result<(), PaymentError>>;
 
     /// Verifies a notification's raw bytes (nothing is read before) and says what it is about.
+    /// A provider that sends none takes none.
     fn notification(
         &self,
         headers: &HeaderMap,
         body: &[u8],
         now: DateTime<Utc>,
-    ) -> Result<Notification, NotificationError>;
+    ) -> Result<Notification, NotificationError> {
+        let _ = (headers, body, now);
+        Err(NotificationError::NotHere)
+    }
 }
 
 /// No provider configured: nothing can be paid.
@@ -183,15 +187,6 @@ impl PaymentProvider for NoPayments {
 
     fn refund<'a>(&'a self, _: &'a str, _: &'a str) -> BoxFuture<'a, Result<(), PaymentError>> {
         Box::pin(async { Err(PaymentError::Unavailable(NO_PROVIDER.into())) })
-    }
-
-    fn notification(
-        &self,
-        _: &HeaderMap,
-        _: &[u8],
-        _: DateTime<Utc>,
-    ) -> Result<Notification, NotificationError> {
-        Err(NotificationError::NotHere)
     }
 }
 
