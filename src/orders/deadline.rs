@@ -17,7 +17,7 @@
 use crate::{
     infra::{backend::Backend, store},
     orders::{
-        payment::SessionStatus,
+        payment::{PaymentError, SessionStatus},
         settle::{self, Settled},
     },
     Core,
@@ -87,17 +87,21 @@ async fn look_up_stale(core: &Core, report: &mut PaymentsReport) -> Result<(), B
 }
 
 async fn close_due(core: &Core, report: &mut PaymentsReport) -> Result<(), Backend> {
+    // After one call finds the provider out of reach, the rest of the pass does not wait on it
+    // (each call may take its timeout twice): they are held, or closed past the grace.
+    let mut reachable = true;
     for due in store::payments::open_past_deadline(&core.db, EXPIRIES_PER_PASS).await? {
-        let answer = if due.provider == core.payments.name() {
-            core.payments
-                .expire(&due.session)
-                .await
-                .map_err(|e| e.to_string())
-        } else {
+        let answer = if due.provider != core.payments.name() {
             Err(format!(
                 "its provider {:?} is not the configured one",
                 due.provider
             ))
+        } else if !reachable {
+            Err("the provider did not answer earlier in this pass".to_owned())
+        } else {
+            let answer = core.payments.expire(&due.session).await;
+            reachable = !matches!(answer, Err(PaymentError::Unavailable(_)));
+            answer.map_err(|e| e.to_string())
         };
         match answer {
             Ok(state) => match settle::apply(core, &state, None).await? {

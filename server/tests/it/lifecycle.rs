@@ -2,7 +2,7 @@
 //! of transitions no longer possible, someone else's order, and an admin ending a sale or adding
 //! stock. Run on one Redis node and on the cluster.
 
-use crate::support::{buy_order as buy, expect_error, spawn_app, written};
+use crate::support::{buy_order as buy, expect_error, remaining, spawn_app, written};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use sqlx::PgPool;
@@ -111,21 +111,7 @@ async fn paying_and_cancelling_over_http(db: PgPool) {
     // B buys, cancels (twice: the same answer), and the unit is back on sale.
     let theirs = buy(&app, &b, v).await;
     written(&app, &b, &theirs).await;
-    let remaining = |c: reqwest::Client| {
-        let url = format!("{}/api/vouchers/{v}", app.base);
-        async move {
-            c.get(url)
-                .send()
-                .await
-                .expect("send")
-                .json::<Value>()
-                .await
-                .expect("json")["remaining"]
-                .as_i64()
-                .expect("remaining")
-        }
-    };
-    assert_eq!(remaining(b.clone()).await, 0);
+    assert_eq!(remaining(&app, v).await, 0);
     for _ in 0..2 {
         let r = b
             .post(format!("{}/api/orders/{theirs}/cancel", app.base))
@@ -138,7 +124,7 @@ async fn paying_and_cancelling_over_http(db: PgPool) {
             json!({ "order_id": theirs, "status": "cancelled" })
         );
     }
-    assert_eq!(remaining(b.clone()).await, 1, "the unit is back");
+    assert_eq!(remaining(&app, v).await, 1, "the unit is back");
     expect_error(
         b.post(format!("{}/api/orders/{theirs}/pay", app.base))
             .send()
