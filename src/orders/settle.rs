@@ -1,7 +1,8 @@
 //! What a payment provider says of a hosted payment, applied to the shop's books in one place
 //! (design.md §2, decision 33), whoever heard it: the webhook, the shopper's return, the sweep's
-//! lookup or the deadline's expiry. In one transaction, the payment's row then its order's row
-//! locked in that order (every writer takes them so):
+//! lookup or the deadline's expiry. In one transaction, the order's row then the payment's row
+//! locked in that order, the order every writer of both takes (paying, cancelling, the
+//! deadline), so none of them can deadlock another:
 //!
 //! | the provider says | the order is | the shop does |
 //! | --- | --- | --- |
@@ -68,12 +69,18 @@ pub async fn apply(
             return Ok(Settled::Replay);
         }
     }
+    // The payment's order never changes: read it unlocked, lock the order, then the payment.
+    let Some(order) = store::payments::order_of(&mut tx, &state.session).await? else {
+        tx.commit().await?;
+        return Ok(Settled::Unknown);
+    };
+    let current = store::orders::lifecycle::lock_any(&mut tx, order).await?;
     let Some(row) = store::payments::lock(&mut tx, &state.session).await? else {
         tx.commit().await?;
         return Ok(Settled::Unknown);
     };
     let outcome = if state.paid {
-        money_arrived(&mut tx, &row, state).await?
+        money_arrived(&mut tx, &row, current, state).await?
     } else if state.status == SessionStatus::Expired && row.state == PaymentState::Open {
         store::payments::set_state(&mut tx, &row.session, PaymentState::Closed, None, None).await?;
         Settled::Closed
@@ -99,9 +106,11 @@ pub async fn apply(
     Ok(outcome)
 }
 
+/// Money taken for payment `row`, whose order (locked) is `order`.
 async fn money_arrived(
     tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
     row: &PaymentRow,
+    order: Option<Current>,
     state: &SessionState,
 ) -> Result<Settled, Backend> {
     match row.state {
@@ -111,7 +120,6 @@ async fn money_arrived(
         | PaymentState::RefundDue
         | PaymentState::Refunded => return Ok(Settled::Unchanged),
     }
-    let order = store::orders::lifecycle::lock_any(tx, row.order).await?;
     // A provider that names no reference for the money is referred to by its session.
     let reference = state.payment_ref.as_deref().unwrap_or(&state.session);
     if state.amount_cents != row.amount_cents || state.currency != row.currency {

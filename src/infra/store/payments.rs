@@ -162,7 +162,23 @@ fn payment_row(
 const PAYMENT_COLUMNS: &str =
     "session_id, order_id, provider, state, amount_cents, currency, payment_ref";
 
-/// Locks the payment `session` in the caller's transaction.
+/// The order payment `session` is for (unlocked: it never changes).
+pub async fn order_of(
+    tx: &mut Transaction<'_, Postgres>,
+    session: &str,
+) -> Result<Option<OrderId>, sqlx::Error> {
+    let order: Option<i64> =
+        sqlx::query_scalar("SELECT order_id FROM payments WHERE session_id = $1")
+            .bind(session)
+            .fetch_optional(&mut **tx)
+            .await?;
+    order
+        .map(|id| OrderId::from_db(id).map_err(|e| sqlx::Error::Decode(Box::new(e))))
+        .transpose()
+}
+
+/// Locks the payment `session` in the caller's transaction (after its order's row: see
+/// `orders::settle`).
 pub async fn lock(
     tx: &mut Transaction<'_, Postgres>,
     session: &str,
