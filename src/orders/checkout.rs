@@ -116,13 +116,14 @@ pub async fn pay(
     let Some(o) = store::payments::for_checkout(&core.db, order, shopper).await? else {
         return Err(not_written(core, shopper, order).await);
     };
-    match o.status.as_str() {
-        "paid" => return Err(CheckoutError::AlreadyPaid),
-        "confirmed" => return Err(CheckoutError::Confirmed),
-        "cancelled" => return Err(CheckoutError::Cancelled),
-        _ if o.overdue => return Err(CheckoutError::Expired),
-        _ => {}
-    }
+    let price_cents = match o.current {
+        Current::Created {
+            overdue: false,
+            price_cents,
+            ..
+        } => price_cents,
+        other => return Err(refusal(other)),
+    };
     if let Some(redirect_url) = o.open_url {
         return Ok(PaymentStart { redirect_url });
     }
@@ -133,19 +134,23 @@ pub async fn pay(
             order,
             attempt: o.next_attempt,
             title: &o.title,
-            amount_cents: o.price_cents,
+            amount_cents: price_cents,
             currency,
             success_url: order_url(core, order, true),
             cancel_url: order_url(core, order, false),
         })
         .await?;
+    if !redirectable(&opened.redirect_url) {
+        return Err(CheckoutError::PaymentUnavailable(format!(
+            "the provider's payment page {:?} is not an address to send a shopper to",
+            opened.redirect_url
+        )));
+    }
     let mut tx = core.db.begin().await?;
     let refused = match store::orders::lifecycle::lock_for_update(&mut tx, order, shopper).await? {
         Some(Current::Created { overdue: false, .. }) => None,
-        Some(Current::Created { overdue: true, .. }) => Some(CheckoutError::Expired),
-        Some(Current::Paid) => Some(CheckoutError::AlreadyPaid),
-        Some(Current::Confirmed) => Some(CheckoutError::Confirmed),
-        Some(Current::Cancelled) | None => Some(CheckoutError::Cancelled),
+        Some(other) => Some(refusal(other)),
+        None => Some(CheckoutError::Cancelled),
     };
     if let Some(refused) = refused {
         drop(tx);
@@ -163,20 +168,26 @@ pub async fn pay(
             provider: core.payments.name(),
             attempt: o.next_attempt,
             redirect_url: &opened.redirect_url,
-            amount_cents: o.price_cents,
+            amount_cents: price_cents,
             currency: currency.as_str(),
         },
     )
     .await?;
     tx.commit().await?;
     tracing::info!(%order, session = %opened.session, "payment opened");
-    let redirect_url = recorded.unwrap_or(opened.redirect_url);
-    if !redirectable(&redirect_url) {
-        return Err(CheckoutError::PaymentUnavailable(format!(
-            "the provider's payment page {redirect_url:?} is not an address to send a shopper to"
-        )));
+    Ok(PaymentStart {
+        redirect_url: recorded.unwrap_or(opened.redirect_url),
+    })
+}
+
+/// Why an order that is not awaiting payment in time cannot be paid.
+fn refusal(current: Current) -> CheckoutError {
+    match current {
+        Current::Created { .. } => CheckoutError::Expired,
+        Current::Paid => CheckoutError::AlreadyPaid,
+        Current::Confirmed => CheckoutError::Confirmed,
+        Current::Cancelled => CheckoutError::Cancelled,
     }
-    Ok(PaymentStart { redirect_url })
 }
 
 /// An absolute http(s) address or a path on the shop, of visible ASCII only (it becomes a

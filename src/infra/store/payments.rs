@@ -3,7 +3,10 @@
 
 use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 
-use crate::domain::{OrderId, UserId, VoucherId};
+use chrono::{DateTime, Utc};
+
+use super::orders::lifecycle::Current;
+use crate::domain::{OrderId, UserId};
 
 /// Where a hosted payment stands in the shop's books (the `state` column).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,12 +51,9 @@ impl PaymentState {
 /// An order as **Pay now** sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ForCheckout {
-    /// `created`, `paid`, `confirmed` or `cancelled`.
-    pub status: String,
-    pub overdue: bool,
-    pub voucher: VoucherId,
+    pub current: Current,
+    /// Its voucher's title (the line item's name).
     pub title: String,
-    pub price_cents: i64,
     /// Its open hosted payment's redirect address, if one is open.
     pub open_url: Option<String>,
     /// The attempt number a new hosted payment would take.
@@ -67,9 +67,18 @@ pub async fn for_checkout(
     order: OrderId,
     user: UserId,
 ) -> Result<Option<ForCheckout>, sqlx::Error> {
-    type Row = (String, bool, i64, String, i64, Option<String>, i32);
+    type Row = (
+        String,
+        i64,
+        DateTime<Utc>,
+        bool,
+        i64,
+        String,
+        Option<String>,
+        i32,
+    );
     let row: Option<Row> = sqlx::query_as(
-        "SELECT o.status, o.pay_by <= now(), o.voucher_id, v.title, v.price_cents,
+        "SELECT o.status, o.voucher_id, o.pay_by, o.pay_by <= now(), v.price_cents, v.title,
                 (SELECT p.redirect_url FROM payments p WHERE p.order_id = o.id AND p.state = 'open'),
                 (SELECT coalesce(max(p.attempt), 0) + 1 FROM payments p WHERE p.order_id = o.id)
          FROM orders o JOIN vouchers v ON v.id = o.voucher_id
@@ -79,17 +88,17 @@ pub async fn for_checkout(
     .bind(user.get())
     .fetch_optional(db)
     .await?;
-    Ok(row.map(
-        |(status, overdue, voucher, title, price_cents, open_url, next_attempt)| ForCheckout {
-            status,
-            overdue,
-            voucher: VoucherId::from_db(voucher),
-            title,
-            price_cents,
-            open_url,
-            next_attempt,
+    row.map(
+        |(status, voucher, pay_by, overdue, price, title, open_url, next_attempt)| {
+            Ok(ForCheckout {
+                current: Current::decode(order, &status, voucher, pay_by, overdue, price)?,
+                title,
+                open_url,
+                next_attempt,
+            })
         },
-    ))
+    )
+    .transpose()
 }
 
 /// A hosted payment just opened, to record.

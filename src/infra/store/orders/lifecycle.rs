@@ -74,23 +74,38 @@ async fn lock(
     .bind(user.map(UserId::get))
     .fetch_optional(&mut **tx)
     .await?;
-    row.map(
-        |(status, voucher, pay_by, overdue, price_cents)| match status.as_str() {
-            "created" => Ok(Current::Created {
+    row.map(|(status, voucher, pay_by, overdue, price_cents)| {
+        Current::decode(order, &status, voucher, pay_by, overdue, price_cents)
+    })
+    .transpose()
+}
+
+impl Current {
+    /// An order's columns (status, voucher, pay-by, whether PostgreSQL's clock passed it,
+    /// price) as a `Current`; a status this code does not know is a decoding error.
+    pub fn decode(
+        order: OrderId,
+        status: &str,
+        voucher: i64,
+        pay_by: DateTime<Utc>,
+        overdue: bool,
+        price_cents: i64,
+    ) -> Result<Self, sqlx::Error> {
+        match status {
+            "created" => Ok(Self::Created {
                 voucher: VoucherId::from_db(voucher),
                 pay_by,
                 overdue,
                 price_cents,
             }),
-            "paid" => Ok(Current::Paid),
-            "confirmed" => Ok(Current::Confirmed),
-            "cancelled" => Ok(Current::Cancelled),
+            "paid" => Ok(Self::Paid),
+            "confirmed" => Ok(Self::Confirmed),
+            "cancelled" => Ok(Self::Cancelled),
             other => Err(sqlx::Error::Decode(
                 format!("order {order}: unreadable status {other:?}").into(),
             )),
-        },
-    )
-    .transpose()
+        }
+    }
 }
 
 /// Marks a locked `created` order paid by the hosted payment `session`, with the provider's
