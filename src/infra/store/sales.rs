@@ -5,8 +5,8 @@ use sqlx::PgPool;
 
 use crate::domain::{FailureReason, VoucherId};
 
-/// What PostgreSQL holds for one voucher's orders.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// What PostgreSQL holds for one voucher's orders (read by column name).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, sqlx::FromRow)]
 pub struct Tally {
     /// Orders written (whatever became of them since).
     pub written: i64,
@@ -31,13 +31,11 @@ pub struct Tally {
 /// The [`Tally`] of each voucher, in the order given.
 pub async fn tallies(db: &PgPool, vouchers: &[VoucherId]) -> Result<Vec<Tally>, sqlx::Error> {
     let ids: Vec<i64> = vouchers.iter().map(|v| v.get()).collect();
-    // written, awaiting, paid, cancelled, revenue, failed, refunded, flagged.
-    type Row = (i64, i64, i64, i64, i64, i64, i64, i64);
-    let rows: Vec<Row> = sqlx::query_as(
-        "SELECT o.written, o.created, o.paid, o.cancelled,
-                o.paid * coalesce(vo.price_cents, 0),
+    sqlx::query_as(
+        "SELECT o.written, o.created AS awaiting_payment, o.paid, o.cancelled,
+                o.paid * coalesce(vo.price_cents, 0) AS revenue_cents,
                 (SELECT count(*) FROM order_failures f
-                  WHERE f.voucher_id = v.id AND NOT starts_with(f.reason, $2)),
+                  WHERE f.voucher_id = v.id AND NOT starts_with(f.reason, $2)) AS failed,
                 m.refunded, m.flagged
          FROM UNNEST($1::int8[]) WITH ORDINALITY AS v(id, n)
          LEFT JOIN vouchers vo ON vo.id = v.id
@@ -59,33 +57,7 @@ pub async fn tallies(db: &PgPool, vouchers: &[VoucherId]) -> Result<Vec<Tally>, 
     .bind(&ids)
     .bind(FailureReason::DEAD_LETTER_CODE)
     .fetch_all(db)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(
-            |(
-                written,
-                awaiting_payment,
-                paid,
-                cancelled,
-                revenue_cents,
-                failed,
-                refunded,
-                flagged,
-            )| {
-                Tally {
-                    written,
-                    awaiting_payment,
-                    paid,
-                    cancelled,
-                    revenue_cents,
-                    failed,
-                    refunded,
-                    flagged,
-                }
-            },
-        )
-        .collect())
+    .await
 }
 
 /// Written orders of `voucher` per `bucket_secs`-wide interval of admission time, counted from
