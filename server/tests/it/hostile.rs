@@ -182,10 +182,20 @@ async fn check(
     if let Some(cookie) = cookie {
         req = req.header(header::COOKIE, cookie);
     }
-    let r = req
-        .send()
-        .await
-        .map_err(|e| format!("{method} {url}: {e}"))?;
+    // A request the client sent on a pooled connection the server was closing at that moment
+    // (it closes after answering early a body it will not read, e.g. 413 or 404) fails to
+    // send without reaching the server: it is sent once more, and then must be answered.
+    let again = req.try_clone();
+    let r = match req.send().await {
+        Ok(r) => r,
+        Err(first) => match again {
+            Some(again) if first.is_request() || first.is_connect() => again
+                .send()
+                .await
+                .map_err(|e| format!("{method} {url}: {e} (after {first})"))?,
+            _ => return Err(format!("{method} {url}: {first}")),
+        },
+    };
     let status = r.status();
     let bytes = r
         .bytes()
