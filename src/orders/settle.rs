@@ -85,7 +85,8 @@ pub async fn apply(
         store::payments::set_state(&mut tx, &row.session, PaymentState::Closed, None, None).await?;
         Settled::Closed
     } else {
-        store::payments::set_state(&mut tx, &row.session, row.state, None, None).await?;
+        // Still open (or already applied): nothing to write; the lookups that get here noted
+        // their check before asking.
         Settled::Unchanged
     };
     tx.commit().await?;
