@@ -1,5 +1,5 @@
 -- Decides a batch of purchases of one voucher atomically, in one round trip, in the order given
--- (prepended with master.lua and order_id.lua). A batch of one is a single purchase; the app gathers the buys
+-- (prepended with master.lua, order_id.lua and take.lua). A batch of one is a single purchase; the app gathers the buys
 -- that arrive for a voucher while its previous call is in flight (src/admissions.rs).
 --
 -- KEYS[1] sale hash (begins_ms, ends_ms)   KEYS[2] stock   KEYS[3] buyers hash (user -> order)
@@ -21,8 +21,14 @@
 --     {2, seconds, sequence} already bought: this shopper's order on this sale
 --     {3, 0, 0} not started    {4, 0, 0} ended    {6, 0, 0} order IDs exhausted
 --     {7, 0, 0} too many attempts this second
+--     {10, 0, 0} a draw sale whose draw has not run, or is giving its units out by rank
 --
--- Each shopper's checks, in order: attempts, buyer, window, stock; a unit is taken only after
+-- A draw sale (field `entries_ms`, design.md decision 34) sells nothing before its draw
+-- (`draw_cursor` absent) nor while units remain for the entrants not yet reached
+-- (`draw_cursor` < `draw_entrants`, see draw_admit.lua): a unit that comes back then goes down
+-- the ranking, not to the fastest buyer; once every entrant was reached it sells first come.
+--
+-- Each shopper's checks, in order: attempts, buyer, window, draw, stock; a unit is taken only after
 -- every check passed, in the same step that records the buyer and enqueues the order, so the
 -- batch decides exactly what the same purchases made one by one would (a shopper twice in one
 -- batch is admitted once, then learns that order). The buyer is checked before the window so
@@ -37,14 +43,17 @@ local now_ms = now_sec * 1000 + math.floor(tonumber(now[2]) / 1000)
 local today = day_of(now_sec)
 if today ~= tonumber(ARGV[1]) then return {8, today} end
 
-local window = redis.call('HMGET', KEYS[1], 'begins_ms', 'ends_ms', 'master')
+local window = redis.call('HMGET', KEYS[1], 'begins_ms', 'ends_ms', 'master', 'entries_ms',
+  'draw_cursor', 'draw_entrants')
 local stock = redis.call('GET', KEYS[2])
 if not window[1] or not window[2] or not stock then return {5} end
 if window[3] ~= master_id() then return {9} end
 stock = tonumber(stock)
 local begins, ends = tonumber(window[1]), tonumber(window[2])
 local voucher, limit, shard = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local is_draw, cursor, entrants = window[4], tonumber(window[5]), tonumber(window[6])
 local reply = {0}
+local k = {stock = KEYS[2], buyers = KEYS[3], queued = KEYS[4], orders = KEYS[5], counter = KEYS[6]}
 
 local function decide(rate_key, user)
   local attempts = redis.call('INCR', rate_key)
@@ -54,27 +63,20 @@ local function decide(rate_key, user)
   if held then
     return 2, tonumber(string.sub(held, 1, 8), 16), tonumber(string.sub(held, 9, 16), 16)
   end
-  if now_ms < begins then return 3 end
   if now_ms >= ends then return 4 end
+  if is_draw then
+    if not cursor then return 10 end
+    if cursor < entrants then
+      if stock > 0 then return 10 end
+      return 1
+    end
+  end
+  if now_ms < begins then return 3 end
   if stock <= 0 then return 1 end
 
-  local secs, seq = next_order_id(KEYS[6], shard, now_sec)
+  local secs, seq = take_unit(k, voucher, shard, now_sec, user)
   if not secs then return 6 end
-  local order = string.format('%08x%08x', secs, seq)
-  -- A day counter that went back (a failover to a lagging replica, an AOF loss) may hand out an
-  -- ID still queued on this sale: step past it, as the queued hash holds one shopper per ID. (An
-  -- ID already written is caught by the worker, which refuses the second order as duplicate_id.)
-  while redis.call('HEXISTS', KEYS[4], order) == 1 do
-    secs, seq = next_order_id(KEYS[6], shard, now_sec)
-    if not secs then return 6 end
-    order = string.format('%08x%08x', secs, seq)
-  end
-
   stock = stock - 1
-  redis.call('DECR', KEYS[2])
-  redis.call('HSET', KEYS[3], user, order)
-  redis.call('HSET', KEYS[4], order, user)
-  redis.call('XADD', KEYS[5], '*', 'order', order, 'user', user, 'voucher', voucher)
   return 0, secs, seq
 end
 

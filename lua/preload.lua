@@ -6,7 +6,9 @@
 -- ARGV[1] begins_ms   ARGV[2] ends_ms   ARGV[3] stock offered (initial + added)
 -- ARGV[4] units PostgreSQL has not sold (vouchers.stock)
 -- ARGV[5] mode: 'check', 'load' or 'reconcile'
--- ARGV[6] m, then ARGV[7 .. 6+m] the keys of every stock move PostgreSQL holds for the sale
+-- ARGV[6] a draw sale's entries_ms ('' for first come)   ARGV[7], ARGV[8] a recorded draw's
+-- cursor and entrants ('' before its record; design.md decision 34)
+-- ARGV[9] m, then ARGV[10 .. 9+m] the keys of every stock move PostgreSQL holds for the sale
 -- then pairs: user, order (16-hex) of each live written order
 -- (ARGV[4], the moves and the pairs are one PostgreSQL snapshot; 'check' sends none.)
 --
@@ -22,7 +24,9 @@
 -- PostgreSQL's remainder minus the queued orders PostgreSQL does not hold, so it can never
 -- exceed what PostgreSQL will accept. The worker settles no order and no move is applied while
 -- the sale is unchecked (settle.lua, apply_move.lua), so every order written after the snapshot
--- is still queued here. Returns {1, stock}.
+-- is still queued here. A recorded draw's cursor is restored at least to PostgreSQL's (every rank
+-- up to the last entrant holding an order was reached), so a sale whose Redis state was lost
+-- does not reopen its draw. Returns {1, stock}.
 local mode = ARGV[5]
 local current = redis.call('GET', KEYS[2])
 if current then
@@ -31,6 +35,7 @@ if current then
   else
     if mode == 'load' then
       redis.call('HSET', KEYS[1], 'begins_ms', ARGV[1], 'ends_ms', ARGV[2], 'initial', ARGV[3])
+      if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'entries_ms', ARGV[6]) end
     end
     return {0, tonumber(current)}
   end
@@ -40,12 +45,18 @@ end
 
 redis.call('HSET', KEYS[1], 'begins_ms', ARGV[1], 'ends_ms', ARGV[2], 'initial', ARGV[3],
   'master', master_id())
+if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'entries_ms', ARGV[6]) end
+if ARGV[7] ~= '' then
+  local cursor = math.max(tonumber(redis.call('HGET', KEYS[1], 'draw_cursor') or 0),
+    tonumber(ARGV[7]))
+  redis.call('HSET', KEYS[1], 'draw_cursor', cursor, 'draw_entrants', ARGV[8])
+end
 redis.call('DEL', KEYS[3], KEYS[5])
 
-local moves = tonumber(ARGV[6])
-for i = 7, 6 + moves, 1000 do
+local moves = tonumber(ARGV[9])
+for i = 10, 9 + moves, 1000 do
   local batch = {}
-  for j = i, math.min(i + 999, 6 + moves) do
+  for j = i, math.min(i + 999, 9 + moves) do
     batch[#batch + 1] = ARGV[j]
     batch[#batch + 1] = 1
   end
@@ -65,7 +76,7 @@ end
 
 -- Written orders: their buyers, and which orders PostgreSQL holds.
 local written = {}
-for i = 7 + moves, #ARGV - 1, 2 do
+for i = 10 + moves, #ARGV - 1, 2 do
   written[ARGV[i + 1]] = true
   add_buyer(ARGV[i], ARGV[i + 1])
 end

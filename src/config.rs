@@ -174,6 +174,9 @@ pub struct RateLimits {
     /// Purchases one shopper may attempt per second on one sale (counted by the admission
     /// script, on the Redis clock).
     pub buys_per_second: u32,
+    /// Entries into draws one client address may make per minute (`SECKILL_ENTRIES_PER_CLIENT`,
+    /// counted in Redis across instances).
+    pub entries_per_client: u32,
 }
 
 /// How buys for one voucher are gathered into one admission script call (see `admissions`).
@@ -279,6 +282,7 @@ impl Config {
             },
             limits: RateLimits {
                 buys_per_second: positive(&get, "SECKILL_BUYS_PER_SECOND", 5)?,
+                entries_per_client: positive(&get, "SECKILL_ENTRIES_PER_CLIENT", 30)?,
             },
             admissions: AdmissionConfig {
                 max_batch: positive(&get, "SECKILL_ADMIT_BATCH_MAX", 64)?,

@@ -14,7 +14,7 @@ use crate::{
     infra::store,
     infra::ttl_map::TtlMap,
     orders::payment::PaymentProvider,
-    sale::admissions::Admissions,
+    sale::lanes::{Admissions, Entries},
     sale::refusals::Refusals,
 };
 
@@ -101,6 +101,10 @@ pub struct CoreParts {
     pub known: crate::sale::known::KnownVouchers,
     /// Buys gathered into batched admission calls, per voucher (`SECKILL_ADMIT_*`).
     pub admissions: Arc<Admissions>,
+    /// A draw's entries gathered into batched calls the same way.
+    pub entries: Arc<Entries>,
+    /// Draw sales' seeds read from PostgreSQL (a seed never changes).
+    pub(crate) draw_seeds: TtlMap<crate::domain::VoucherId, crate::draw::Seed>,
     /// Held while this instance reconciles a sale after its Redis master changed
     /// (`catalog::reconcile`).
     pub(crate) reconciling: tokio::sync::Mutex<()>,
@@ -154,6 +158,7 @@ impl Core {
             .connect_timeout(crate::infra::redis_conn::CONNECT_TIMEOUT)
             .build()
             .map_err(ConnectError::Http)?;
+        let replicated = replicated_admissions(&deployment, &config).await?;
         let core = Self(Arc::new(CoreParts {
             db,
             redis: redis.clone(),
@@ -175,12 +180,19 @@ impl Core {
                 config.memo.stock_read_ttl,
             ),
             admissions: Admissions::new(
-                redis,
-                replicated_admissions(&deployment, &config).await?,
+                redis.clone(),
+                replicated.clone(),
                 keys.clone(),
                 config.limits.buys_per_second,
                 config.admissions.clone(),
             ),
+            entries: Entries::new(
+                redis,
+                replicated,
+                keys.clone(),
+                config.admissions.clone(),
+            ),
+            draw_seeds: TtlMap::new(Duration::from_secs(3_600), MEMO_CAP),
             reconciling: tokio::sync::Mutex::new(()),
             live: crate::sale::live::Live::new(),
             http,
@@ -308,7 +320,7 @@ const LOADING_WAIT: Duration = Duration::from_secs(60);
 async fn replicated_admissions(
     deployment: &Deployment,
     config: &Config,
-) -> Result<Option<crate::sale::admissions::Replicated>, ConnectError> {
+) -> Result<Option<Arc<crate::sale::lanes::Replicated>>, ConnectError> {
     if config.durability != crate::Durability::Replicated {
         return Ok(None);
     }
@@ -325,10 +337,10 @@ async fn replicated_admissions(
                 .map_err(ConnectError::Redis)?,
         );
     }
-    Ok(Some(crate::sale::admissions::Replicated {
+    Ok(Some(Arc::new(crate::sale::lanes::Replicated {
         connections,
         wait,
-    }))
+    })))
 }
 
 /// Connections the admissions use when each batch waits for replicas.

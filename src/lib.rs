@@ -7,6 +7,7 @@
 //! | --- | --- |
 //! | [`catalog`] | vouchers: created by admins, listed, preloaded into Redis; an admin ending a sale or adding stock; the console's figures |
 //! | [`sale`] | sale day: a buy decided by the batched admission script, answers from memory, order IDs, an order's status, the live figures of open pages |
+//! | [`draw`] | a fair opening: entries, the auditable draw at the start, units back down the ranking |
 //! | [`orders`] | after the rush: paying or cancelling, the payment provider, units back on sale |
 //! | [`jobs`] | what runs without a request: the order writer, the sweeper, the live push, the stock-back subscription |
 //! | [`auth`] | sign-in codes and sessions |
@@ -21,6 +22,7 @@
 pub mod auth;
 pub mod catalog;
 pub mod config;
+pub mod draw;
 mod handles;
 mod infra;
 pub mod jobs;

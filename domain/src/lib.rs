@@ -9,6 +9,7 @@ mod field;
 mod ids;
 mod money;
 mod number;
+mod opening;
 mod order;
 mod phone;
 mod shard;
@@ -21,6 +22,7 @@ pub use field::{FieldError, FieldErrors};
 pub use ids::{IdParseError, UserId, VoucherId};
 pub use money::{Currency, CurrencyError};
 pub use number::{count, grouped};
+pub use opening::{EntryState, Opening, OpeningKind, DEFAULT_ENTRY_LEAD};
 pub use order::{
     Canceller, CancellerError, IdempotencyKey, IdempotencyKeyError, OrderId, OrderIdError,
     OrderStatus, ORDER_EPOCH_UNIX,

@@ -4,7 +4,10 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::{FieldErrors, SaleWindow, Stock, VoucherId, VoucherStatus};
+use crate::{
+    opening::DEFAULT_ENTRY_LEAD, FieldErrors, Opening, OpeningKind, SaleWindow, Stock, VoucherId,
+    VoucherStatus,
+};
 
 /// The highest price, in cents (¥1,000,000.00).
 pub const MAX_PRICE_CENTS: i64 = 100_000_000;
@@ -25,6 +28,12 @@ pub struct VoucherDraft {
     pub begins_at: String,
     /// RFC 3339 with offset.
     pub ends_at: String,
+    /// `first_come` (or empty) or `draw`.
+    #[serde(default)]
+    pub opening: String,
+    /// RFC 3339 with offset; empty for a draw is 10 minutes before `begins_at`.
+    #[serde(default)]
+    pub entries_open_at: String,
 }
 
 /// A validated voucher, ready to store.
@@ -35,6 +44,7 @@ pub struct NewVoucher {
     pub price_cents: i64,
     pub stock: Stock,
     pub window: SaleWindow,
+    pub opening: Opening,
 }
 
 impl NewVoucher {
@@ -118,15 +128,64 @@ impl NewVoucher {
             },
             (None, Some(_)) => None,
         };
-        match (price, stock, window) {
-            (Some(price_cents), Some(stock), Some(window)) if errors.is_empty() => Ok(Self {
-                title: title.to_owned(),
-                description: description.to_owned(),
-                price_cents,
-                stock,
-                window,
-            }),
+        let opening = opening(draft, begins, now, &mut errors);
+        match (price, stock, window, opening) {
+            (Some(price_cents), Some(stock), Some(window), Some(opening)) if errors.is_empty() => {
+                Ok(Self {
+                    title: title.to_owned(),
+                    description: description.to_owned(),
+                    price_cents,
+                    stock,
+                    window,
+                    opening,
+                })
+            }
             _ => Err(errors),
+        }
+    }
+}
+
+/// The draft's opening: a draw's entries open before the sale begins and after `now` would be
+/// pointless to require (an admin may create a draw whose entries are already open), so only
+/// the order against `begins_at` is a rule.
+fn opening(
+    draft: &VoucherDraft,
+    begins: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+    errors: &mut FieldErrors,
+) -> Option<Opening> {
+    let Some(kind) = OpeningKind::parse(&draft.opening) else {
+        errors.push("opening", "must be first_come or draw");
+        return None;
+    };
+    let entries = draft.entries_open_at.trim();
+    match kind {
+        OpeningKind::FirstCome if entries.is_empty() => Some(Opening::FirstCome),
+        OpeningKind::FirstCome => {
+            errors.push("entries_open_at", "is only for a draw");
+            None
+        }
+        OpeningKind::Draw => {
+            let begins = begins?;
+            let at = if entries.is_empty() {
+                (begins - DEFAULT_ENTRY_LEAD).max(now.min(begins - chrono::Duration::seconds(1)))
+            } else if let Some(at) = instant(entries) {
+                at
+            } else {
+                errors.push("entries_open_at", instant_message(entries));
+                return None;
+            };
+            if at >= begins {
+                errors.push("entries_open_at", "must be before the start");
+                return None;
+            }
+            if begins <= now {
+                errors.push("begins_at", "must be in the future for a draw");
+                return None;
+            }
+            Some(Opening::Draw {
+                entries_open_at: at,
+            })
         }
     }
 }
@@ -158,6 +217,7 @@ pub struct Voucher {
     /// Units PostgreSQL has not yet sold (initial + added − live orders written).
     pub db_stock: i64,
     pub window: SaleWindow,
+    pub opening: Opening,
     pub created_at: DateTime<Utc>,
 }
 
@@ -200,6 +260,7 @@ mod tests {
             stock: "100".into(),
             begins_at: "2026-11-22T21:00:00+08:00".into(),
             ends_at: "2026-11-23T12:00:00Z".into(),
+            ..VoucherDraft::default()
         }
     }
 
@@ -223,6 +284,8 @@ mod tests {
             stock: "0".into(),
             begins_at: "tomorrow".into(),
             ends_at: "2026-11-22T11:00:00Z".into(),
+            opening: "lottery".into(),
+            entries_open_at: String::new(),
         };
         let errors = NewVoucher::parse(&bad, now()).expect_err("invalid");
         assert_eq!(errors.get("title"), Some("is required"));
@@ -240,6 +303,53 @@ mod tests {
             Some("must be a date and time with a UTC offset")
         );
         assert_eq!(errors.get("ends_at"), Some("must be in the future"));
+        assert_eq!(errors.get("opening"), Some("must be first_come or draw"));
+    }
+
+    #[test]
+    fn a_draw_opens_its_entries_before_the_start() {
+        let mut d = draft();
+        d.opening = "draw".into();
+        let v = NewVoucher::parse(&d, now()).expect("valid");
+        assert_eq!(
+            v.opening.entries_open_at().map(|t| t.to_rfc3339()),
+            Some("2026-11-22T12:50:00+00:00".to_owned()),
+            "ten minutes before the start by default"
+        );
+        d.entries_open_at = "2026-11-22T12:00:00Z".into();
+        let v = NewVoucher::parse(&d, now()).expect("valid");
+        assert_eq!(v.opening.entries_open_at(), Some(now()));
+        d.entries_open_at = "2026-11-22T13:00:00Z".into();
+        let errors = NewVoucher::parse(&d, now()).expect_err("at the start");
+        assert_eq!(
+            errors.get("entries_open_at"),
+            Some("must be before the start")
+        );
+        d.entries_open_at = "soon".into();
+        assert!(NewVoucher::parse(&d, now()).is_err());
+        d.opening = "first_come".into();
+        d.entries_open_at = "2026-11-22T12:00:00Z".into();
+        let errors = NewVoucher::parse(&d, now()).expect_err("entries without a draw");
+        assert_eq!(errors.get("entries_open_at"), Some("is only for a draw"));
+    }
+
+    #[test]
+    fn a_draw_that_would_open_at_once_is_refused() {
+        let mut d = draft();
+        d.opening = "draw".into();
+        d.begins_at = "2026-11-22T11:00:00Z".into();
+        let errors = NewVoucher::parse(&d, now()).expect_err("begun");
+        assert_eq!(
+            errors.get("begins_at"),
+            Some("must be in the future for a draw")
+        );
+        d.begins_at = "2026-11-22T12:05:00Z".into();
+        let v = NewVoucher::parse(&d, now()).expect("five minutes ahead");
+        assert_eq!(
+            v.opening.entries_open_at(),
+            Some(now()),
+            "entries open now when the default lead would be in the past"
+        );
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Per-client limits on sign-in: fixed one-minute windows counted in Redis, so every instance
+//! Per-client limits on sign-in and on entering draws: fixed one-minute windows counted in Redis, so every instance
 //! shares them; each counter expires with its window, so their memory is bounded by the
 //! clients of the last minute (decision 26).
 
@@ -16,6 +16,8 @@ pub enum Action {
     CodeRequest,
     /// Sending a code to sign in (`SECKILL_SIGN_INS_PER_CLIENT`).
     SignIn,
+    /// Entering a draw (`SECKILL_ENTRIES_PER_CLIENT`).
+    DrawEntry,
 }
 
 impl Action {
@@ -23,6 +25,7 @@ impl Action {
         match self {
             Self::CodeRequest => "codes",
             Self::SignIn => "sign-ins",
+            Self::DrawEntry => "entries",
         }
     }
 
@@ -30,6 +33,7 @@ impl Action {
         match self {
             Self::CodeRequest => core.config.auth.codes_per_client,
             Self::SignIn => core.config.auth.sign_ins_per_client,
+            Self::DrawEntry => core.config.limits.entries_per_client,
         }
     }
 }

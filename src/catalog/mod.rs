@@ -111,6 +111,10 @@ async fn create_checked(
     let new = NewVoucher::parse(draft, now)?;
     let mut tx = core.db.begin().await?;
     let id = store::vouchers::insert(&mut tx, &new, admin.user()).await?;
+    if new.opening.is_draw() {
+        let seed = crate::draw::Seed::generate();
+        store::draws::insert(&mut tx, id, seed.expose(), &seed.commitment()).await?;
+    }
     tx.commit().await?;
     let voucher = store::vouchers::get(&core.db, id)
         .await?
@@ -176,6 +180,8 @@ async fn check(core: &Core, voucher: VoucherId) -> Result<PreloadOutcome, Backen
         db_stock: 0,
         moves: &[],
         buyers: &[],
+        entries_ms: None,
+        draw: None,
     };
     let mut redis = core.redis.clone();
     scripts::preload(
@@ -272,6 +278,11 @@ async fn run_preload(
         db_stock: snapshot.db_stock,
         moves: &snapshot.moves,
         buyers: &snapshot.buyers,
+        entries_ms: voucher
+            .opening
+            .entries_open_at()
+            .map(|t| t.timestamp_millis()),
+        draw: snapshot.draw,
     };
     scripts::preload(redis, keys, mode, &input).await
 }
@@ -354,22 +365,26 @@ pub struct LiveSale {
     pub remaining: i64,
     /// When admissions stop (an admin may have ended the sale early).
     pub ends_at: DateTime<Utc>,
+    /// A draw sale's entrants so far (0 for a first-come sale).
+    pub entrants: i64,
 }
 
-/// `id`'s stock left and end, read from Redis alone (one round trip, one slot). `None` when
+/// `id`'s stock left, end and entrants, read from Redis alone (one round trip, one slot). `None` when
 /// the sale is not preloaded.
 pub async fn live(core: &Core, id: VoucherId) -> Result<Option<LiveSale>, Backend> {
     let mut redis = core.redis.clone();
     let k = core.keys.voucher(id);
-    let (stock, ends_ms): (Option<i64>, Option<i64>) = redis::pipe()
+    let (stock, ends_ms, entrants): (Option<i64>, Option<i64>, i64) = redis::pipe()
         .get(&k.stock)
         .hget(&k.sale, "ends_ms")
+        .scard(&k.entries)
         .query_async(&mut redis)
         .await?;
     Ok(stock.zip(ends_ms).and_then(|(s, ms)| {
         Some(LiveSale {
             remaining: s.max(0),
             ends_at: DateTime::from_timestamp_millis(ms)?,
+            entrants,
         })
     }))
 }

@@ -50,6 +50,8 @@ pub struct VoucherKeys {
     /// Hash: key of each stock move (a cancelled order's unit back, an admin's top-up) already
     /// applied to `stock`, so a move is applied once (`lua/apply_move.lua`).
     pub moves: String,
+    /// Set: a draw sale's entrants (user IDs), frozen when its draw opens (`lua/enter.lua`).
+    pub entries: String,
     /// Prefix of the per-shopper purchase-attempt counters (append the user ID): each counts
     /// the attempts of one Redis-clock second and expires at its end.
     pub rate: String,
@@ -115,6 +117,7 @@ impl Keys {
             orders: format!("{base}:orders"),
             dead: format!("{base}:dead"),
             moves: format!("{base}:moves"),
+            entries: format!("{base}:entries"),
             rate: format!("{base}:rate:"),
         }
     }
@@ -221,7 +224,8 @@ mod tests {
         let v = keys.voucher(VoucherId::try_from(42).expect("positive"));
         let rate = v.rate_of(crate::domain::UserId::try_from(7).expect("positive"));
         for k in [
-            &v.sale, &v.stock, &v.buyers, &v.queued, &v.orders, &v.dead, &v.moves, &rate,
+            &v.sale, &v.stock, &v.buyers, &v.queued, &v.orders, &v.dead, &v.moves, &v.entries,
+            &rate,
         ] {
             assert!(k.starts_with("t1:seckill:{s42}:v42:"), "{k}");
             assert_eq!(slot_tag(k), "s42");

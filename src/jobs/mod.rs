@@ -2,12 +2,14 @@
 //!
 //! | file | job |
 //! | --- | --- |
+//! | `draws.rs` | the draws at their sales' starts, and units back down the drawn sales' rankings |
 //! | `order_writer/` | the durable queue's consumer: orders from Redis Streams into PostgreSQL |
 //! | `sweeper.rs` | housekeeping, one instance at a time: restores, retirements, the payment deadline, pending stock moves |
 //! | `live_push.rs` | the figures of the sales open pages watch, read and pushed |
 //! | `stock_back.rs` | the subscription: units back on sale, catalog changes, revoked sessions |
 //! | `revocations.rs` | the revoked sessions reloaded now and then (a lost announcement's bound) |
 
+pub mod draws;
 pub mod live_push;
 pub mod order_writer;
 pub mod revocations;
@@ -28,6 +30,7 @@ pub async fn spawn_all(
     let writer = order_writer::Worker::new(core.clone(), core.config.instance_id.clone()).await?;
     tasks.spawn(writer.run(shutdown.clone()));
     tasks.spawn(sweeper::run(core.clone(), shutdown.clone()));
+    tasks.spawn(draws::run(core.clone(), shutdown.clone()));
     tasks.spawn(stock_back::listen(core.clone(), shutdown.clone()));
     tasks.spawn(revocations::run(core.clone(), shutdown.clone()));
     tasks.spawn(live_push::run(

@@ -76,6 +76,11 @@ pub async fn apply(core: &Core, voucher: VoucherId, step: &StockMove) -> Result<
     }
     if let MoveApplied::Applied { stock } = outcome {
         tracing::debug!(%voucher, key = %step.key, stock, "stock move applied");
+        // On a drawn sale the unit goes to the next entrant by rank first (buys are refused
+        // while it waits there); the draws job does it later if this fails.
+        if let Err(e) = crate::draw::advance(core, voucher).await {
+            tracing::warn!(%voucher, error = %e, "a unit back did not go down the draw's ranking yet");
+        }
         crate::sale::announce_stock_back(core, voucher).await;
     }
     store::moves::mark_applied(&core.db, std::slice::from_ref(&step.key)).await?;

@@ -35,6 +35,9 @@ pub enum BuyError {
     Ended,
     #[error("too many purchase attempts; slow down")]
     RateLimited,
+    /// A draw sale sells nothing before its draw, nor while its units go down the ranking.
+    #[error("this sale opens by a draw: the units go to the entrants first")]
+    DrawPending,
     #[error("order IDs for today are exhausted")]
     IdsExhausted,
     #[error(transparent)]
@@ -56,6 +59,7 @@ impl Unavailable for BuyError {
             | Self::NotStarted
             | Self::Ended
             | Self::RateLimited
+            | Self::DrawPending
             | Self::IdsExhausted => false,
         }
     }
@@ -101,6 +105,7 @@ pub async fn buy(core: &Core, shopper: UserId, voucher: VoucherId) -> Result<Ord
         AdmissionOutcome::Ended => ("ended", Err(BuyError::Ended)),
         AdmissionOutcome::IdsExhausted => ("ids_exhausted", Err(BuyError::IdsExhausted)),
         AdmissionOutcome::RateLimited => ("rate_limited", Err(BuyError::RateLimited)),
+        AdmissionOutcome::DrawPending => ("draw_pending", Err(BuyError::DrawPending)),
         // Preloaded a moment ago and gone again: the voucher's sale is not available.
         AdmissionOutcome::NotLoaded => ("not_found", Err(BuyError::NotFound)),
         // Reconciled a moment ago and its master changed again: a failover in progress.

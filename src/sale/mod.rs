@@ -3,14 +3,14 @@
 //! | file | job |
 //! | --- | --- |
 //! | `buy.rs` | [`buy`]: a refusal from memory, else the voucher's admission lane |
-//! | `admissions.rs` | the lanes: buys for one voucher gathered into one script call (design.md §8, decision 19) |
+//! | `lanes.rs` | the lanes: buys (or a draw's entries) for one voucher gathered into one script call (design.md §8, decision 19) |
 //! | `refusals.rs` | sales that refuse everyone, remembered for a moment (decision 17) |
 //! | `order_id.rs` | the global order IDs' counters (design.md §3) |
 //! | `status.rs` | an order's and a shopper's orders' status |
 //! | `live.rs` | the live figures open sale pages follow (decision 20) |
 
-pub mod admissions;
 mod buy;
+pub mod lanes;
 pub mod known;
 pub mod live;
 pub mod order_id;

@@ -61,6 +61,9 @@ pub struct VoucherDetail {
 pub struct StockNow {
     pub remaining: Option<i64>,
     pub ends_at: Option<DateTime<Utc>>,
+    /// A draw sale's entrants so far (0 for first come).
+    #[serde(default)]
+    pub entrants: i64,
     pub server_time: DateTime<Utc>,
 }
 

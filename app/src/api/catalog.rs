@@ -40,6 +40,7 @@ pub async fn voucher_stock(id: i64) -> Result<StockNow, AppError> {
     Ok(StockNow {
         remaining: live.map(|l| l.remaining),
         ends_at: live.map(|l| l.ends_at),
+        entrants: live.map_or(0, |l| l.entrants),
         server_time: chrono::Utc::now(),
     })
 }

@@ -54,6 +54,7 @@ fn events(feed: SaleFeed, slot: StreamSlot) -> impl Stream<Item = Result<Event, 
         let figures = StockNow {
             remaining: live.map(|l| l.remaining),
             ends_at: live.map(|l| l.ends_at),
+            entrants: live.map_or(0, |l| l.entrants),
             server_time: chrono::Utc::now(),
         };
         let data = serde_json::to_string(&figures).unwrap_or_default();

@@ -2,9 +2,9 @@
 
 use std::sync::LazyLock;
 
-use redis::{aio::ConnectionLike, ErrorKind, Script, ScriptInvocation, ServerErrorKind};
+use redis::{aio::ConnectionLike, Script, ScriptInvocation};
 
-use super::{order_id, Backend, CounterDay, MASTER_LIB, ORDER_ID_LIB};
+use super::{eval_then_wait, order_id, Backend, CounterDay, MASTER_LIB, ORDER_ID_LIB, TAKE_LIB};
 use crate::{
     domain::{OrderId, Shard, UserId, VoucherId},
     infra::{durability::ReplicaWait, keys::Keys},
@@ -14,7 +14,7 @@ use crate::{
 const ADMIT_BODY: &str = include_str!("../../../lua/admit.lua");
 /// The admission script as Redis runs it: the master and ID libraries, then `lua/admit.lua`.
 pub static ADMIT_SOURCE: LazyLock<String> =
-    LazyLock::new(|| [MASTER_LIB, ORDER_ID_LIB, ADMIT_BODY].concat());
+    LazyLock::new(|| [MASTER_LIB, ORDER_ID_LIB, TAKE_LIB, ADMIT_BODY].concat());
 static ADMIT: LazyLock<Script> = LazyLock::new(|| Script::new(&ADMIT_SOURCE));
 
 /// `lua/admit.lua`'s reply codes: per shopper `{code, a, b}`, or one code for the whole batch.
@@ -32,6 +32,7 @@ mod code {
     pub const WRONG_DAY: i64 = 8;
     /// The whole batch: the sale was not reconciled under this Redis master.
     pub const UNRECONCILED: i64 = 9;
+    pub const DRAW_PENDING: i64 = 10;
 }
 
 /// What the admission script decided for one purchase.
@@ -50,6 +51,8 @@ pub enum AdmissionOutcome {
     IdsExhausted,
     /// The shopper made more attempts on this sale this second than allowed.
     RateLimited,
+    /// A draw sale before its draw, or while its units go to the entrants by rank.
+    DrawPending,
     /// The Redis clock is on this other day than the counter named (around midnight): nothing
     /// was written; [`admit_batch`] retries once with that day's counter.
     WrongDay(CounterDay),
@@ -88,6 +91,7 @@ impl AdmissionOutcome {
             [code::ENDED, 0, 0] => Self::Ended,
             [code::IDS_EXHAUSTED, 0, 0] => Self::IdsExhausted,
             [code::RATE_LIMITED, 0, 0] => Self::RateLimited,
+            [code::DRAW_PENDING, 0, 0] => Self::DrawPending,
             _ => return None,
         })
     }
@@ -249,47 +253,15 @@ impl Call<'_> {
         call
     }
 
-    /// The bare `EVALSHA` of the call, for a pipeline.
-    fn evalsha(&self, day: CounterDay) -> redis::Cmd {
-        let (keys, args) = self.keys_and_args(day);
-        let mut cmd = redis::cmd("EVALSHA");
-        cmd.arg(ADMIT.get_hash())
-            .arg(keys.len())
-            .arg(keys)
-            .arg(args);
-        cmd
-    }
-
-    /// The script and `WAIT` in one pipeline on one connection to the sale's master (a
-    /// pipeline goes to the node of its first keyed command; `WAIT` names no key), so the wait
-    /// covers the script's writes; a dropped connection fails both. The script is loaded once
-    /// on `NOSCRIPT`.
+    /// The call followed by `WAIT` (see [`eval_then_wait`]).
     async fn run_then_wait<C: ConnectionLike + Send>(
         &self,
         conn: &mut C,
         day: CounterDay,
         wait: ReplicaWait,
     ) -> Result<Vec<i64>, Backend> {
-        let mut pipe = redis::pipe();
-        pipe.add_command(self.evalsha(day))
-            .add_command(wait.command());
-        let mut loaded = false;
-        loop {
-            match pipe.query_async::<(Vec<i64>, i64)>(conn).await {
-                Ok((reply, acked)) if wait.holds(acked) => return Ok(reply),
-                Ok((_, acked)) => {
-                    return Err(Backend::NotReplicated {
-                        acked,
-                        wanted: wait.min_replicas,
-                    })
-                }
-                Err(e) if !loaded && e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-                    ADMIT.load_async(conn).await?;
-                    loaded = true;
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
+        let (keys, args) = self.keys_and_args(day);
+        eval_then_wait(conn, &ADMIT, &keys, &args, wait).await
     }
 }
 

@@ -7,7 +7,9 @@
 
 mod admit;
 mod apply_move;
+mod draw;
 mod end_sale;
+mod enter;
 mod lock;
 #[cfg(feature = "testing")]
 mod order_id;
@@ -21,6 +23,8 @@ mod verify_code;
 pub use admit::{admit, admit_batch_on_day, admit_on_day, ADMIT_SOURCE};
 pub use admit::{admit_batch, AdmissionOutcome};
 pub use apply_move::{apply_move, MoveApplied};
+pub use draw::{draw_admit, draw_open, DrawAdmit, DrawOpen};
+pub use enter::{enter_batch, EntryOutcome};
 pub use end_sale::{end_sale, SaleEnd};
 pub use lock::{lock_acquire, lock_release, lock_renew, LockGrant, LockRelease};
 #[cfg(feature = "testing")]
@@ -40,6 +44,54 @@ const MASTER_LIB: &str = include_str!("../../../lua/master.lua");
 
 /// `lua/order_id.lua`: the ID library the admission and ID scripts start with.
 const ORDER_ID_LIB: &str = include_str!("../../../lua/order_id.lua");
+
+/// `lua/take.lua`: taking a unit and enqueueing its order (after the ID library).
+const TAKE_LIB: &str = include_str!("../../../lua/take.lua");
+
+/// `script` with `keys` and `args`, then `WAIT` in one pipeline on one connection to the
+/// keys' master (a pipeline goes to the node of its first keyed command; `WAIT` names no key),
+/// so the wait covers the script's writes; a dropped connection fails both. The script is
+/// loaded once on `NOSCRIPT`. Fewer replicas than asked for is [`Backend::NotReplicated`].
+async fn eval_then_wait<C, A>(
+    conn: &mut C,
+    script: &redis::Script,
+    keys: &[String],
+    args: &[A],
+    wait: crate::infra::durability::ReplicaWait,
+) -> Result<Vec<i64>, Backend>
+where
+    C: redis::aio::ConnectionLike + Send,
+    A: redis::ToRedisArgs,
+{
+    let mut evalsha = redis::cmd("EVALSHA");
+    evalsha.arg(script.get_hash()).arg(keys.len()).arg(keys);
+    for a in args {
+        evalsha.arg(a);
+    }
+    let mut pipe = redis::pipe();
+    pipe.add_command(evalsha).add_command(wait.command());
+    let mut loaded = false;
+    loop {
+        match pipe.query_async::<(Vec<i64>, i64)>(conn).await {
+            Ok((reply, acked)) if wait.holds(acked) => return Ok(reply),
+            Ok((_, acked)) => {
+                return Err(Backend::NotReplicated {
+                    acked,
+                    wanted: wait.min_replicas,
+                })
+            }
+            Err(e)
+                if !loaded
+                    && e.kind()
+                        == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) =>
+            {
+                script.load_async(conn).await?;
+                loaded = true;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
 
 /// The UTC day an order-ID counter is named for; the ID scripts compare its number (days since
 /// 1970-01-01) with the Redis clock's day.

@@ -63,6 +63,10 @@ pub struct PreloadInput<'a> {
     pub moves: &'a [String],
     /// Users holding live written orders, with those orders.
     pub buyers: &'a [(UserId, OrderId)],
+    /// A draw sale's entries opening (ms); `None` for first come.
+    pub entries_ms: Option<i64>,
+    /// A recorded draw's (cursor, entrants) by PostgreSQL (read with the snapshot).
+    pub draw: Option<(i64, i64)>,
 }
 
 /// Runs `lua/preload.lua` for one voucher.
@@ -82,6 +86,9 @@ pub async fn preload<C: ConnectionLike + Send>(
         .arg(input.total_stock)
         .arg(input.db_stock)
         .arg(mode.arg())
+        .arg(input.entries_ms.map_or(String::new(), |ms| ms.to_string()))
+        .arg(input.draw.map_or(String::new(), |(c, _)| c.to_string()))
+        .arg(input.draw.map_or(String::new(), |(_, e)| e.to_string()))
         .arg(input.moves.len());
     for key in input.moves {
         call.arg(key);

@@ -36,6 +36,7 @@ pub async fn retire<C: ConnectionLike + Send>(
         .key(&keys.queued)
         .key(&keys.orders)
         .key(&keys.moves)
+        .key(&keys.entries)
         .arg(grace_ms)
         .invoke_async(conn)
         .await?;

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool};
 
-use crate::domain::{NewVoucher, OrderId, SaleWindow, UserId, Voucher, VoucherId};
+use crate::domain::{NewVoucher, Opening, OrderId, SaleWindow, UserId, Voucher, VoucherId};
 
 #[derive(sqlx::FromRow)]
 struct Row {
@@ -16,6 +16,7 @@ struct Row {
     stock: i64,
     begins_at: DateTime<Utc>,
     ends_at: DateTime<Utc>,
+    entries_open_at: Option<DateTime<Utc>>,
     created_at: DateTime<Utc>,
 }
 
@@ -33,6 +34,12 @@ impl Row {
             added_stock: self.added_stock,
             db_stock: self.stock,
             window,
+            // The table's CHECK ties `entries_open_at` to the draw.
+            opening: self
+                .entries_open_at
+                .map_or(Opening::FirstCome, |entries_open_at| Opening::Draw {
+                    entries_open_at,
+                }),
             created_at: self.created_at,
         })
     }
@@ -40,7 +47,7 @@ impl Row {
 
 const COLUMNS: &str =
     "id, title, description, price_cents, initial_stock, added_stock, stock, begins_at, ends_at,
-     created_at";
+     entries_open_at, created_at";
 
 /// Inserts a voucher inside the caller's transaction.
 pub async fn insert(
@@ -50,8 +57,9 @@ pub async fn insert(
 ) -> Result<VoucherId, sqlx::Error> {
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO vouchers
-             (title, description, price_cents, initial_stock, stock, begins_at, ends_at, created_by)
-         VALUES ($1, $2, $3, $4, $4, $5, $6, $7)
+             (title, description, price_cents, initial_stock, stock, begins_at, ends_at, created_by,
+              opening, entries_open_at)
+         VALUES ($1, $2, $3, $4, $4, $5, $6, $7, $8, $9)
          RETURNING id",
     )
     .bind(&v.title)
@@ -61,6 +69,8 @@ pub async fn insert(
     .bind(v.window.begins_at())
     .bind(v.window.ends_at())
     .bind(created_by.get())
+    .bind(v.opening.kind().as_str())
+    .bind(v.opening.entries_open_at())
     .fetch_one(conn)
     .await?;
     Ok(VoucherId::from_db(id))
@@ -156,6 +166,8 @@ pub struct RestoreSnapshot {
     pub moves: Vec<String>,
     /// The shoppers holding a live (not cancelled) written order, each with that order.
     pub buyers: Vec<(UserId, OrderId)>,
+    /// A recorded draw's cursor (one past the last rank holding an order) and entrants.
+    pub draw: Option<(i64, i64)>,
 }
 
 /// Reads [`RestoreSnapshot`] for `voucher` in one repeatable-read transaction, so a
@@ -184,6 +196,7 @@ pub async fn restore_snapshot(
     .bind(voucher.get())
     .fetch_all(&mut *tx)
     .await?;
+    let draw = super::draws::recorded_cursor(&mut tx, voucher).await?;
     tx.commit().await?;
     let buyers = rows
         .into_iter()
@@ -197,6 +210,7 @@ pub async fn restore_snapshot(
         total_stock,
         moves,
         buyers,
+        draw,
     })
 }
 

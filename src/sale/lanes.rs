@@ -1,21 +1,24 @@
-//! Batched admissions (design.md §8, decision 19): the buys for one voucher that arrive while this instance's
-//! previous admission calls for it are in flight are decided together, by one call of
-//! `lua/admit.lua` that takes each shopper in arrival order and answers each one.
+//! Batched calls (design.md §8, decision 19): the requests for one voucher that arrive while this
+//! instance's previous calls for it are in flight are decided together, by one script call that
+//! takes each request in arrival order and answers each one. Buys ([`Admissions`], `lua/admit.lua`)
+//! and a draw's entries ([`Entries`], `lua/enter.lua`) are batched this way.
 //!
-//! Each voucher being bought has a *lane*: a channel and a task. The task takes the first buy
-//! waiting, waits for one of `in_flight` call slots, then takes every buy that queued meanwhile
-//! (up to `max_batch`) and sends them as one call. Nothing waits on a timer: a buy that finds a
+//! Each voucher has a *lane*: a channel and a task. The task takes the first request
+//! waiting, waits for one of `in_flight` call slots, then takes every request that queued meanwhile
+//! (up to `max_batch`) and sends them as one call. Nothing waits on a timer: a request that finds a
 //! free slot leaves at once (a batch of one, no added latency when the sale is quiet); under a
 //! rush the batches grow with the wait for a slot, so one round trip and one script dispatch
-//! serve many shoppers. The script decides the batch exactly as it would decide the same buys
+//! serve many shoppers. The scripts decide a batch exactly as they would decide the same requests
 //! one by one, so the invariants and every shopper's answer are those of single calls.
 //!
-//! A lane idle for `SECKILL_ADMIT_LANE_IDLE_MS` closes itself: it leaves the map first, so a new buy
-//! opens a new lane, then closes its channel and still decides every buy already in it. A buy
-//! whose send finds the channel closed opens a new lane and sends again (it was not decided).
+//! A lane idle for `SECKILL_ADMIT_LANE_IDLE_MS` closes itself: it leaves the map first, so a new
+//! request opens a new lane, then closes its channel and still decides every request already in
+//! it. A request whose send finds the channel closed opens a new lane and sends again (it was not
+//! decided).
 
 use std::{
     collections::HashMap,
+    future::Future,
     sync::{
         atomic::{AtomicU64, Ordering},
         Arc, Mutex,
@@ -31,11 +34,82 @@ use crate::{
     infra::durability::ReplicaWait,
     infra::keys::Keys,
     infra::redis_conn::Redis,
-    infra::scripts::{self, AdmissionOutcome},
+    infra::scripts::{self, AdmissionOutcome, EntryOutcome},
 };
 
 /// A batch's call failed: every buy in it gets this, shared.
 pub type AdmitResult = Result<AdmissionOutcome, Backend>;
+
+/// How one kind of request is decided, a batch per script call.
+pub trait Decide: Send + Sync + 'static {
+    /// What each shopper's answer is.
+    type Outcome: Send + 'static;
+    /// The metric's and the log's name for it.
+    const NAME: &'static str;
+
+    /// One call deciding `users`' requests on `voucher`, in order: one outcome each.
+    fn decide(
+        &self,
+        redis: &mut Redis,
+        voucher: VoucherId,
+        users: &[UserId],
+        wait: Option<ReplicaWait>,
+    ) -> impl Future<Output = Result<Vec<Self::Outcome>, Backend>> + Send;
+}
+
+/// Buys: `lua/admit.lua`.
+pub struct Admit {
+    keys: Keys,
+    attempts_per_second: u32,
+}
+
+impl Decide for Admit {
+    type Outcome = AdmissionOutcome;
+    const NAME: &'static str = "admission";
+
+    async fn decide(
+        &self,
+        redis: &mut Redis,
+        voucher: VoucherId,
+        users: &[UserId],
+        wait: Option<ReplicaWait>,
+    ) -> Result<Vec<AdmissionOutcome>, Backend> {
+        scripts::admit_batch(
+            redis,
+            &self.keys,
+            voucher,
+            users,
+            self.attempts_per_second,
+            wait,
+        )
+        .await
+    }
+}
+
+/// A draw's entries: `lua/enter.lua`.
+pub struct Enter {
+    keys: Keys,
+}
+
+impl Decide for Enter {
+    type Outcome = EntryOutcome;
+    const NAME: &'static str = "entry";
+
+    async fn decide(
+        &self,
+        redis: &mut Redis,
+        voucher: VoucherId,
+        users: &[UserId],
+        wait: Option<ReplicaWait>,
+    ) -> Result<Vec<EntryOutcome>, Backend> {
+        scripts::enter_batch(redis, &self.keys.voucher(voucher), users, wait).await
+    }
+}
+
+/// The buys' lanes.
+pub type Admissions = Lanes<Admit>;
+/// The entries' lanes.
+pub type Entries = Lanes<Enter>;
 
 /// `SECKILL_DURABILITY=replicated`: each batch's call is followed by `WAIT` on the connection
 /// that ran it. A `WAIT` holds its connection until the replicas answer, so the lanes take turns
@@ -45,62 +119,106 @@ pub struct Replicated {
     pub wait: ReplicaWait,
 }
 
-/// The admission lanes of one instance.
-pub struct Admissions {
-    lanes: Mutex<HashMap<VoucherId, Lane>>,
+/// The lanes of one kind of request on one instance.
+pub struct Lanes<D: Decide> {
+    lanes: Mutex<HashMap<VoucherId, Lane<D::Outcome>>>,
     redis: Redis,
-    replicated: Option<Replicated>,
-    keys: Keys,
-    attempts_per_second: u32,
+    replicated: Option<Arc<Replicated>>,
+    decider: D,
     config: AdmissionConfig,
     next_lane: AtomicU64,
     calls: AtomicU64,
 }
 
-struct Lane {
+struct Lane<O> {
     id: u64,
-    sender: mpsc::Sender<Pending>,
+    sender: mpsc::Sender<Pending<O>>,
 }
 
-struct Pending {
+struct Pending<O> {
     user: UserId,
-    reply: oneshot::Sender<AdmitResult>,
+    reply: oneshot::Sender<Result<O, Backend>>,
 }
 
-impl std::fmt::Debug for Admissions {
+impl<D: Decide> std::fmt::Debug for Lanes<D> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Admissions")
+        f.debug_struct("Lanes")
+            .field("kind", &D::NAME)
             .field("config", &self.config)
             .finish_non_exhaustive()
     }
 }
 
 impl Admissions {
-    /// Buys waiting in one lane before new ones wait to be queued (back-pressure).
-    const QUEUE: usize = 4_096;
-
     pub fn new(
         redis: Redis,
-        replicated: Option<Replicated>,
+        replicated: Option<Arc<Replicated>>,
         keys: Keys,
         attempts_per_second: u32,
+        config: AdmissionConfig,
+    ) -> Arc<Self> {
+        Lanes::with(
+            redis,
+            replicated,
+            Admit {
+                keys,
+                attempts_per_second,
+            },
+            config,
+        )
+    }
+
+    /// Decides `user`'s purchase of `voucher`, in a batch with the buys for it arriving
+    /// meanwhile. Must run inside a Tokio runtime (lanes are tasks).
+    pub async fn admit(self: &Arc<Self>, voucher: VoucherId, user: UserId) -> AdmitResult {
+        self.submit(voucher, user).await
+    }
+}
+
+impl Entries {
+    pub fn new(
+        redis: Redis,
+        replicated: Option<Arc<Replicated>>,
+        keys: Keys,
+        config: AdmissionConfig,
+    ) -> Arc<Self> {
+        Lanes::with(redis, replicated, Enter { keys }, config)
+    }
+
+    /// Decides `user`'s entry into `voucher`'s draw, in a batch with the entries arriving
+    /// meanwhile.
+    pub async fn enter(
+        self: &Arc<Self>,
+        voucher: VoucherId,
+        user: UserId,
+    ) -> Result<EntryOutcome, Backend> {
+        self.submit(voucher, user).await
+    }
+}
+
+impl<D: Decide> Lanes<D> {
+    /// Requests waiting in one lane before new ones wait to be queued (back-pressure).
+    const QUEUE: usize = 4_096;
+
+    fn with(
+        redis: Redis,
+        replicated: Option<Arc<Replicated>>,
+        decider: D,
         config: AdmissionConfig,
     ) -> Arc<Self> {
         Arc::new(Self {
             lanes: Mutex::new(HashMap::new()),
             redis,
             replicated,
-            keys,
-            attempts_per_second,
+            decider,
             config,
             next_lane: AtomicU64::new(0),
             calls: AtomicU64::new(0),
         })
     }
 
-    /// Decides `user`'s purchase of `voucher`, in a batch with the buys for it arriving
-    /// meanwhile. Must run inside a Tokio runtime (lanes are tasks).
-    pub async fn admit(self: &Arc<Self>, voucher: VoucherId, user: UserId) -> AdmitResult {
+    /// Decides `user`'s request on `voucher` in its lane's next batch.
+    async fn submit(self: &Arc<Self>, voucher: VoucherId, user: UserId) -> Result<D::Outcome, Backend> {
         let (reply, answer) = oneshot::channel();
         let mut pending = Pending { user, reply };
         // A lane closing between our lookup and our send refuses the send: open a new one.
@@ -115,7 +233,7 @@ impl Admissions {
         // A lane answers every buy it received; a dropped reply would be a bug, not a refusal.
         answer
             .await
-            .unwrap_or_else(|_| Err(Backend::unknown_reply("admit", &[])))
+            .unwrap_or_else(|_| Err(Backend::unknown_reply(D::NAME, &[])))
     }
 
     #[cfg(feature = "testing")]
@@ -131,7 +249,7 @@ impl Admissions {
     }
 
     /// The open lane of `voucher`, opened if there is none.
-    fn lane(self: &Arc<Self>, voucher: VoucherId) -> mpsc::Sender<Pending> {
+    fn lane(self: &Arc<Self>, voucher: VoucherId) -> mpsc::Sender<Pending<D::Outcome>> {
         let mut lanes = self.lanes.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(lane) = lanes.get(&voucher) {
             if !lane.sender.is_closed() {
@@ -156,7 +274,7 @@ impl Admissions {
         self: Arc<Self>,
         voucher: VoucherId,
         id: u64,
-        mut queue: mpsc::Receiver<Pending>,
+        mut queue: mpsc::Receiver<Pending<D::Outcome>>,
     ) {
         let slots = Arc::new(Semaphore::new(self.config.in_flight));
         loop {
@@ -198,10 +316,10 @@ impl Admissions {
         }
     }
 
-    /// One script call for `batch`; each buy gets its own outcome (or the call's error).
-    async fn decide(&self, voucher: VoucherId, batch: Vec<Pending>) {
+    /// One script call for `batch`; each request gets its own outcome (or the call's error).
+    async fn decide(&self, voucher: VoucherId, batch: Vec<Pending<D::Outcome>>) {
         let users: Vec<UserId> = batch.iter().map(|p| p.user).collect();
-        metrics::histogram!("seckill_admission_batch_size").record(users.len() as f64);
+        metrics::histogram!("seckill_batch_size", "kind" => D::NAME).record(users.len() as f64);
         let call = self.calls.fetch_add(1, Ordering::Relaxed);
         let (mut redis, wait) = match &self.replicated {
             None => (self.redis.clone(), None),
@@ -211,21 +329,13 @@ impl Admissions {
                 (redis, Some(r.wait))
             }
         };
-        let result = scripts::admit_batch(
-            &mut redis,
-            &self.keys,
-            voucher,
-            &users,
-            self.attempts_per_second,
-            wait,
-        )
-        .await;
+        let result = self.decider.decide(&mut redis, voucher, &users, wait).await;
         if let Err(Backend::NotReplicated { acked, wanted }) = &result {
             // Per batch, so not a warning each (a replica's outage is thousands a second): the
             // metric counts them, and the order writer warns once per batch it holds.
-            tracing::debug!(%voucher, acked, wanted, shoppers = users.len(),
-                "an admission batch was not replicated in time: answered 503");
-            metrics::counter!("seckill_admissions_unreplicated_total").increment(1);
+            tracing::debug!(%voucher, acked, wanted, shoppers = users.len(), kind = D::NAME,
+                "a batch was not replicated in time: answered 503");
+            metrics::counter!("seckill_batches_unreplicated_total", "kind" => D::NAME).increment(1);
         }
         match result {
             Ok(outcomes) => {
