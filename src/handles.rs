@@ -186,12 +186,7 @@ impl Core {
                 config.limits.buys_per_second,
                 config.admissions.clone(),
             ),
-            entries: Entries::new(
-                redis,
-                replicated,
-                keys.clone(),
-                config.admissions.clone(),
-            ),
+            entries: Entries::new(redis, replicated, keys.clone(), config.admissions.clone()),
             draw_seeds: TtlMap::new(Duration::from_secs(3_600), MEMO_CAP),
             reconciling: tokio::sync::Mutex::new(()),
             live: crate::sale::live::Live::new(),

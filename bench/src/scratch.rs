@@ -134,6 +134,7 @@ impl Scratch {
             stock: stock.to_string(),
             begins_at: begins.to_rfc3339(),
             ends_at: (begins + Duration::hours(1)).to_rfc3339(),
+            ..VoucherDraft::default()
         };
         catalog::create_voucher(
             &self.core,
@@ -162,6 +163,8 @@ impl Scratch {
                 db_stock: stock,
                 moves: &[],
                 buyers: &[],
+                entries_ms: None,
+                draw: None,
             },
         )
         .await?;

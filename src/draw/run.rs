@@ -173,12 +173,11 @@ pub async fn advance(core: &Core, voucher: VoucherId) -> Result<i64, DrawError> 
     let mut redis = core.redis.clone();
     let mut admitted = 0;
     loop {
-        let ((cursor, entrants), stock): ((Option<i64>, Option<i64>), Option<i64>) =
-            redis::pipe()
-                .hmget(&keys.sale, &["draw_cursor", "draw_entrants"])
-                .get(&keys.stock)
-                .query_async(&mut redis)
-                .await?;
+        let ((cursor, entrants), stock): ((Option<i64>, Option<i64>), Option<i64>) = redis::pipe()
+            .hmget(&keys.sale, &["draw_cursor", "draw_entrants"])
+            .get(&keys.stock)
+            .query_async(&mut redis)
+            .await?;
         let (Some(cursor), Some(entrants), Some(stock)) = (cursor, entrants, stock) else {
             return Ok(admitted);
         };

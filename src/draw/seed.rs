@@ -71,10 +71,7 @@ mod tests {
             "what a verifier recomputes from the revealed seed"
         );
         assert_ne!(seed.tag(user(42)), seed.tag(user(43)));
-        assert_ne!(
-            seed.tag(user(42)),
-            Seed::from_bytes([8; 32]).tag(user(42))
-        );
+        assert_ne!(seed.tag(user(42)), Seed::from_bytes([8; 32]).tag(user(42)));
     }
 
     #[test]

@@ -27,15 +27,30 @@ pub struct Standing {
     pub draw_at: DateTime<Utc>,
 }
 
-/// `shopper`'s standing in `voucher`'s draw.
+/// `shopper`'s standing in `voucher`'s draw; for a visitor (`None`), the draw's entrants and
+/// time alone.
 pub async fn standing(
     core: &Core,
-    shopper: UserId,
+    shopper: Option<UserId>,
     voucher: VoucherId,
 ) -> Result<Standing, DrawError> {
     let (v, seed) = draw_sale(core, voucher).await?;
     let keys = core.keys.voucher(voucher);
     let mut redis = core.redis.clone();
+    let Some(shopper) = shopper else {
+        let entrants: i64 = redis.scard(&keys.entries).await?;
+        let recorded = store::draws::get(&core.db, voucher)
+            .await?
+            .and_then(|r| r.recorded);
+        return Ok(Standing {
+            state: EntryState::None,
+            tag: None,
+            order_id: None,
+            rank: None,
+            entrants: recorded.map_or(entrants, |(_, n)| n),
+            draw_at: v.window.begins_at(),
+        });
+    };
     let (member, entrants, (cursor, drawn_entrants), held): (
         bool,
         i64,

@@ -218,7 +218,11 @@ impl<D: Decide> Lanes<D> {
     }
 
     /// Decides `user`'s request on `voucher` in its lane's next batch.
-    async fn submit(self: &Arc<Self>, voucher: VoucherId, user: UserId) -> Result<D::Outcome, Backend> {
+    async fn submit(
+        self: &Arc<Self>,
+        voucher: VoucherId,
+        user: UserId,
+    ) -> Result<D::Outcome, Backend> {
         let (reply, answer) = oneshot::channel();
         let mut pending = Pending { user, reply };
         // A lane closing between our lookup and our send refuses the send: open a new one.

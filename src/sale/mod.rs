@@ -10,8 +10,8 @@
 //! | `live.rs` | the live figures open sale pages follow (decision 20) |
 
 mod buy;
-pub mod lanes;
 pub mod known;
+pub mod lanes;
 pub mod live;
 pub mod order_id;
 pub mod refusals;

@@ -86,6 +86,7 @@ pub async fn voucher(core: &Core, stock: i64, opened_secs_ago: i64, lasts_secs: 
         stock: stock.to_string(),
         begins_at: begins.to_rfc3339(),
         ends_at: (begins + Duration::seconds(lasts_secs)).to_rfc3339(),
+        ..VoucherDraft::default()
     };
     catalog::create_voucher(core, &admin(core).await, &draft, Utc::now())
         .await

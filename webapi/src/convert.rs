@@ -18,6 +18,19 @@ pub fn voucher(s: VoucherNow) -> VoucherView {
         price_cents: s.voucher.price_cents,
         remaining: s.remaining,
         window: s.voucher.window,
+        opening: s.voucher.opening,
+    }
+}
+
+/// A shopper's standing in a draw, for the wire.
+pub fn entry(s: seckill::draw::Standing) -> crate::wire::EntryView {
+    crate::wire::EntryView {
+        state: s.state,
+        tag: s.tag,
+        order_id: s.order_id,
+        rank: s.rank,
+        entrants: s.entrants,
+        draw_at: s.draw_at,
     }
 }
 

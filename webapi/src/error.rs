@@ -37,6 +37,15 @@ pub enum AppError {
     Ended,
     #[error("Too many requests; wait a moment and try again.")]
     RateLimited,
+    /// A draw sale before its draw, or while its units go to the entrants by rank.
+    #[error("This sale opens by a draw: its units go to the entrants first.")]
+    DrawPending,
+    #[error("Entries to this draw have not opened yet.")]
+    EntriesNotOpen,
+    #[error("Entries to this draw have closed: the draw has run.")]
+    EntriesClosed,
+    #[error("This sale opens first come, first served: there is no draw to enter.")]
+    NotADraw,
     /// A sign-in code was sent moments ago: another may be asked for in this many seconds.
     #[error("A code was sent moments ago; you can ask for another in {0} s.")]
     CodeResendWait(u64),
@@ -101,6 +110,10 @@ impl AppError {
             Self::SoldOut => "sold_out",
             Self::AlreadyBought(_) => "already_bought",
             Self::NotStarted => "not_started",
+            Self::DrawPending => "draw_pending",
+            Self::EntriesNotOpen => "entries_not_open",
+            Self::EntriesClosed => "entries_closed",
+            Self::NotADraw => "not_a_draw",
             Self::Ended => "ended",
             Self::RateLimited
             | Self::CodeResendWait(_)
@@ -136,6 +149,10 @@ impl AppError {
             Self::NotFound => 404,
             Self::SoldOut
             | Self::AlreadyBought(_)
+            | Self::DrawPending
+            | Self::EntriesNotOpen
+            | Self::EntriesClosed
+            | Self::NotADraw
             | Self::OrderQueued
             | Self::OrderFailed
             | Self::OrderCancelled

@@ -7,6 +7,7 @@ use http::{header, HeaderMap, HeaderValue};
 use seckill::{
     auth::{self, LoginError, Principal},
     catalog::{admin::SaleAdminError, CreateVoucherError},
+    draw::DrawError,
     orders::{checkout::CheckoutError, notify::NotifyError},
     sale::BuyError,
     Backend, Core, Unavailable,
@@ -135,11 +136,25 @@ impl From<BuyError> for AppError {
             BuyError::NotStarted => Self::NotStarted,
             BuyError::Ended => Self::Ended,
             BuyError::RateLimited => Self::RateLimited,
+            BuyError::DrawPending => Self::DrawPending,
             BuyError::IdsExhausted => {
                 tracing::error!("order IDs exhausted for the day");
                 Self::Unavailable
             }
             e @ (BuyError::Backend(_) | BuyError::Preload(_)) => fault(e),
+        }
+    }
+}
+
+impl From<DrawError> for AppError {
+    fn from(e: DrawError) -> Self {
+        match e {
+            DrawError::NotFound => Self::NotFound,
+            DrawError::NotADraw => Self::NotADraw,
+            DrawError::EntriesNotOpen => Self::EntriesNotOpen,
+            DrawError::EntriesClosed => Self::EntriesClosed,
+            DrawError::ClientLimited(secs) => Self::TryAgainIn(secs),
+            e @ (DrawError::Backend(_) | DrawError::Preload(_) | DrawError::Lock(_)) => fault(e),
         }
     }
 }

@@ -3,7 +3,9 @@
 //! crate's types, so a status is an enum and an ID is parsed on arrival, on both sides.
 
 use chrono::{DateTime, Utc};
-use domain::{OrderId, OrderStatus, Phone, SaleWindow, UserId, VoucherId, VoucherStatus};
+use domain::{
+    EntryState, Opening, OrderId, OrderStatus, Phone, SaleWindow, UserId, VoucherId, VoucherStatus,
+};
 use serde::{Deserialize, Serialize};
 
 /// How many vouchers the listings show (the home page, the console, `GET /api/vouchers`).
@@ -23,6 +25,9 @@ pub struct VoucherView {
     /// `begins_at`, `ends_at` on the wire.
     #[serde(flatten)]
     pub window: SaleWindow,
+    /// `opening` (`first_come` or `draw`) and, for a draw, `entries_open_at` on the wire.
+    #[serde(flatten)]
+    pub opening: Opening,
     /// Where the sale stood when the server read it.
     pub status: VoucherStatus,
 }
@@ -65,6 +70,20 @@ pub struct StockNow {
     #[serde(default)]
     pub entrants: i64,
     pub server_time: DateTime<Utc>,
+}
+
+/// A shopper's standing in a draw (`GET /api/vouchers/{id}/entries/me`, the sale page).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntryView {
+    pub state: EntryState,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub tag: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub order_id: Option<OrderId>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub rank: Option<i64>,
+    pub entrants: i64,
+    pub draw_at: DateTime<Utc>,
 }
 
 /// An order with the title of its voucher (my orders, the order page).
@@ -211,10 +230,15 @@ mod tests {
             stock: 5,
             remaining: 3,
             window,
+            opening: Opening::Draw {
+                entries_open_at: begins - chrono::Duration::minutes(10),
+            },
             status: VoucherStatus::Upcoming,
         };
         let json = serde_json::to_value(&v).expect("serializes");
         assert_eq!(json["id"], 4);
+        assert_eq!(json["opening"], "draw");
+        assert_eq!(json["entries_open_at"], "2030-01-01T09:50:00Z");
         assert_eq!(json["begins_at"], "2030-01-01T10:00:00Z");
         assert_eq!(json["status"], "upcoming");
         assert_eq!(

@@ -1,7 +1,7 @@
 //! The admins' side (each checks the admin role): the console, creating vouchers, ending a sale,
 //! adding stock.
 
-// A form's server function takes one argument per field (create_voucher has eight); the
+// A form's server function takes one argument per field (create_voucher has eleven); the
 // `server` macro copies them into client and server code, so the allowance is module-wide.
 #![allow(clippy::too_many_arguments)]
 
@@ -41,6 +41,9 @@ pub async fn create_voucher(
     ends_local: String,
     #[server(default)] begins_at: String,
     #[server(default)] ends_at: String,
+    #[server(default)] opening: String,
+    #[server(default)] entries_local: String,
+    #[server(default)] entries_at: String,
 ) -> Result<i64, AppError> {
     let core = crate::ssr::core()?;
     let admin = crate::ssr::signed_in_admin(&core).await?;
@@ -51,6 +54,8 @@ pub async fn create_voucher(
         stock,
         begins_at: webapi::convert::instant(&begins_at, &begins_local),
         ends_at: webapi::convert::instant(&ends_at, &ends_local),
+        opening,
+        entries_open_at: webapi::convert::instant(&entries_at, &entries_local),
     };
     let id = seckill::catalog::create_voucher(&core, &admin, &draft, chrono::Utc::now()).await?;
     crate::ssr::redirect_plain_form(&ConsoleQuery::created(id).href());

@@ -6,4 +6,5 @@
 pub mod admin;
 pub mod auth;
 pub mod catalog;
+pub mod draw;
 pub mod orders;

@@ -21,6 +21,7 @@ fn NewVoucherForm() -> impl IntoView {
     let create = ServerAction::<CreateVoucher>::new();
     let begins_local = RwSignal::new(String::new());
     let ends_local = RwSignal::new(String::new());
+    let entries_local = RwSignal::new(String::new());
     let navigate = use_navigate();
     Effect::new(move |_| {
         if let Some(Ok(id)) = create.value().get() {
@@ -91,6 +92,25 @@ fn NewVoucherForm() -> impl IntoView {
                     aria-invalid=invalid("ends_at") aria-describedby=described("ends_at") bind:value=ends_local/>
                 <input type="hidden" name="ends_at" prop:value=move || browser_rfc3339(&ends_local.get())/>
                 {error("ends_at", "Closing time")}
+                <fieldset class="opening" data-testid="opening">
+                    <legend>"Opening"</legend>
+                    <label class="choice">
+                        <input type="radio" name="opening" value="first_come" checked data-testid="opening-first-come"/>
+                        " First come, first served"
+                    </label>
+                    <label class="choice">
+                        <input type="radio" name="opening" value="draw" data-testid="opening-draw"
+                            aria-describedby="draw-hint"/>
+                        " A draw: shoppers enter before the opening; at the opening the units go to entrants in an order no one can speed up, and anyone can check it"
+                    </label>
+                    {error("opening", "Opening")}
+                    <label for="entries_local">"Entries open (draw only; empty is 10 minutes before the sale) " <span class="zone">"("{zone_text}")"</span></label>
+                    <input id="entries_local" name="entries_local" type="datetime-local" step="1" data-testid="entries-open"
+                        aria-invalid=invalid("entries_open_at") aria-describedby=described("entries_open_at") bind:value=entries_local/>
+                    <input type="hidden" name="entries_at" prop:value=move || browser_rfc3339(&entries_local.get())/>
+                    {error("entries_open_at", "Entries opening")}
+                    <p class="hint" id="draw-hint">"The draw runs when the sale opens."</p>
+                </fieldset>
                 <p class="hint" data-testid="zone-hint">
                     {move || match zone.get() {
                         Some(z) => format!("Times are in your time zone, {z}, to the second."),

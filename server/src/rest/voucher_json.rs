@@ -13,13 +13,15 @@ enum Kind {
 }
 
 /// The draft's fields in form order, with their kind.
-const FIELDS: [(&str, Kind); 6] = [
+const FIELDS: [(&str, Kind); 8] = [
     ("title", Kind::Text),
     ("description", Kind::Text),
     ("price_cents", Kind::Number),
     ("stock", Kind::Number),
     ("begins_at", Kind::Text),
     ("ends_at", Kind::Text),
+    ("opening", Kind::Text),
+    ("entries_open_at", Kind::Text),
 ];
 
 /// The draft as text (a missing or `null` field is empty), and the fields whose value was of
@@ -39,7 +41,7 @@ pub fn draft(body: &Map<String, Value>) -> (VoucherDraft, FieldErrors) {
             String::new()
         }
     };
-    let [title, description, price_cents, stock, begins_at, ends_at] =
+    let [title, description, price_cents, stock, begins_at, ends_at, opening, entries_open_at] =
         FIELDS.map(|(name, kind)| text(name, kind));
     let draft = VoucherDraft {
         title,
@@ -48,6 +50,8 @@ pub fn draft(body: &Map<String, Value>) -> (VoucherDraft, FieldErrors) {
         stock,
         begins_at,
         ends_at,
+        opening,
+        entries_open_at,
     };
     (draft, kinds)
 }
@@ -83,7 +87,14 @@ mod tests {
 
     #[test]
     fn each_text_field_refuses_other_kinds() {
-        for field in ["title", "description", "begins_at", "ends_at"] {
+        for field in [
+            "title",
+            "description",
+            "begins_at",
+            "ends_at",
+            "opening",
+            "entries_open_at",
+        ] {
             for wrong in [json!(5), json!(true), json!(["x"]), json!({"a": 1})] {
                 let kinds = kinds_of(json!({ field: wrong }));
                 assert_eq!(kinds.get(field), Some("must be text"), "{field} = {wrong}");

@@ -6,6 +6,7 @@ mod abuse;
 mod api;
 mod code_delivery;
 mod cross_site;
+mod draw;
 mod events;
 mod hostile;
 mod lifecycle;

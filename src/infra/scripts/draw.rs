@@ -29,9 +29,14 @@ static DRAW_ADMIT: LazyLock<Script> = LazyLock::new(|| {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DrawOpen {
     /// The entries are frozen: the draw's cursor and its entrants.
-    Open { cursor: i64, entrants: i64 },
+    Open {
+        cursor: i64,
+        entrants: i64,
+    },
     /// The sale begins in this many ms by the Redis clock.
-    NotYet { ms: i64 },
+    NotYet {
+        ms: i64,
+    },
     NotADraw,
     NotLoaded,
     Unreconciled,
@@ -69,10 +74,14 @@ pub enum DrawAdmit {
         admitted: i64,
     },
     /// The sale's cursor is this one, not the slice's: nothing was written.
-    Moved { cursor: i64 },
+    Moved {
+        cursor: i64,
+    },
     Ended,
     /// The day's order IDs are spent; the cursor stopped here.
-    IdsExhausted { cursor: i64 },
+    IdsExhausted {
+        cursor: i64,
+    },
     NotOpened,
     NotLoaded,
     Unreconciled,

@@ -17,9 +17,13 @@ static ENTER: LazyLock<Script> =
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EntryOutcome {
     /// Entered now; the draw has this many entrants after the batch.
-    Entered { entrants: i64 },
+    Entered {
+        entrants: i64,
+    },
     /// Had entered before (the same answer as the first time).
-    AlreadyEntered { entrants: i64 },
+    AlreadyEntered {
+        entrants: i64,
+    },
     NotOpen,
     Closed,
     NotADraw,

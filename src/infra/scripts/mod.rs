@@ -24,8 +24,8 @@ pub use admit::{admit, admit_batch_on_day, admit_on_day, ADMIT_SOURCE};
 pub use admit::{admit_batch, AdmissionOutcome};
 pub use apply_move::{apply_move, MoveApplied};
 pub use draw::{draw_admit, draw_open, DrawAdmit, DrawOpen};
-pub use enter::{enter_batch, EntryOutcome};
 pub use end_sale::{end_sale, SaleEnd};
+pub use enter::{enter_batch, EntryOutcome};
 pub use lock::{lock_acquire, lock_release, lock_renew, LockGrant, LockRelease};
 #[cfg(feature = "testing")]
 pub use order_id::{next_order_id, NextIdError};
@@ -82,8 +82,7 @@ where
             }
             Err(e)
                 if !loaded
-                    && e.kind()
-                        == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) =>
+                    && e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) =>
             {
                 script.load_async(conn).await?;
                 loaded = true;

@@ -123,13 +123,12 @@ pub async fn rank_of(
     voucher: VoucherId,
     user: UserId,
 ) -> Result<Option<i64>, sqlx::Error> {
-    let rank: Option<i32> = sqlx::query_scalar(
-        "SELECT rank FROM draw_entries WHERE voucher_id = $1 AND user_id = $2",
-    )
-    .bind(voucher.get())
-    .bind(user.get())
-    .fetch_optional(db)
-    .await?;
+    let rank: Option<i32> =
+        sqlx::query_scalar("SELECT rank FROM draw_entries WHERE voucher_id = $1 AND user_id = $2")
+            .bind(voucher.get())
+            .bind(user.get())
+            .fetch_optional(db)
+            .await?;
     Ok(rank.map(i64::from))
 }
 
@@ -154,12 +153,11 @@ pub async fn ranks(
 
 /// Every tag of `voucher`'s recorded ranking, ascending (rank order).
 pub async fn tags(db: &PgPool, voucher: VoucherId) -> Result<Vec<[u8; 32]>, sqlx::Error> {
-    let tags: Vec<Vec<u8>> = sqlx::query_scalar(
-        "SELECT tag FROM draw_entries WHERE voucher_id = $1 ORDER BY rank",
-    )
-    .bind(voucher.get())
-    .fetch_all(db)
-    .await?;
+    let tags: Vec<Vec<u8>> =
+        sqlx::query_scalar("SELECT tag FROM draw_entries WHERE voucher_id = $1 ORDER BY rank")
+            .bind(voucher.get())
+            .fetch_all(db)
+            .await?;
     tags.into_iter().map(bytes32).collect()
 }
 
@@ -200,18 +198,13 @@ pub async fn latest_order(
     .bind(user.get())
     .fetch_optional(db)
     .await?;
-    id.map(|id| {
-        crate::domain::OrderId::from_db(id).map_err(|e| sqlx::Error::Decode(Box::new(e)))
-    })
-    .transpose()
+    id.map(|id| crate::domain::OrderId::from_db(id).map_err(|e| sqlx::Error::Decode(Box::new(e))))
+        .transpose()
 }
 
 /// Draw sales whose ranking is recorded and whose sale has not ended at `now`: the ones a unit
 /// coming back may still go down the ranking of.
-pub async fn recorded_live(
-    db: &PgPool,
-    now: DateTime<Utc>,
-) -> Result<Vec<VoucherId>, sqlx::Error> {
+pub async fn recorded_live(db: &PgPool, now: DateTime<Utc>) -> Result<Vec<VoucherId>, sqlx::Error> {
     let ids: Vec<i64> = sqlx::query_scalar(
         "SELECT v.id FROM draws d JOIN vouchers v ON v.id = d.voucher_id
          WHERE d.drawn_at IS NOT NULL AND v.ends_at > $1 AND d.entrants > 0

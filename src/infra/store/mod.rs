@@ -1,7 +1,7 @@
 //! PostgreSQL: the pool, the embedded migrations and one repository per table group.
 
-pub mod jobs;
 pub mod draws;
+pub mod jobs;
 pub mod moves;
 pub mod orders;
 pub mod payments;

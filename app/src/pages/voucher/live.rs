@@ -32,6 +32,8 @@ pub struct LiveSale {
     pub phase: Memo<VoucherStatus>,
     /// The server's clock as the browser reckons it.
     pub clock: StoredValue<ServerClock>,
+    /// A draw sale's entrants, pushed like the stock.
+    pub entrants: RwSignal<i64>,
 }
 
 /// Follows `voucher` from the server's `server_time` on: the countdown's clock ticks, and the
@@ -46,6 +48,7 @@ pub fn use_live_sale(voucher: VoucherView, server_time: DateTime<Utc>) -> LiveSa
         now,
         voucher,
         phase: Memo::new(move |_| voucher.read().status_at(now.get())),
+        entrants: RwSignal::new(0),
     };
     every(TICK, move || sale.now.set(sale.clock.get_value().now()));
     // When the figures were last heard of (server clock): the page's load counts as one.
@@ -124,6 +127,9 @@ impl LiveSale {
         let _ = self.clock.try_update_value(|c| *c = synced);
         if let Some(left) = s.remaining {
             self.voucher.try_update(|v| v.remaining = left);
+        }
+        if self.voucher.read_untracked().opening.is_draw() {
+            self.entrants.try_set(s.entrants);
         }
         // An admin may have ended the sale early: the page follows Redis's end.
         if let Some(end) = s.ends_at {

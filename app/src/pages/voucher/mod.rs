@@ -5,6 +5,7 @@
 //! (or back here with the refusal), and the button's state is the server's at render time.
 
 mod buying;
+mod draw;
 mod live;
 
 use domain::VoucherStatus;
@@ -13,16 +14,17 @@ use leptos_router::hooks::use_params_map;
 
 use self::{
     buying::{use_purchase, BuyAnswer, BuyPanel},
+    draw::DrawPanel,
     live::{use_live_sale, LiveSale},
 };
 use crate::{
-    api::{catalog::get_voucher, orders::my_order_for},
+    api::{catalog::get_voucher, draw::draw_entry, orders::my_order_for},
     components::ErrorNote,
     error::AppError,
     pages::home::StockBar,
     session::Session,
     time::When,
-    wire::{format_countdown, format_price, OrderView, VoucherDetail, VoucherView},
+    wire::{format_countdown, format_price, EntryView, OrderView, VoucherDetail, VoucherView},
 };
 
 #[component]
@@ -44,6 +46,13 @@ pub fn VoucherPage() -> impl IntoView {
             None => Ok(None),
         }
     });
+    // A draw sale's draw as this visitor stands in it (`None` for first come).
+    let entry = Resource::new(id, |id| async move {
+        match id {
+            Some(id) => draw_entry(id).await,
+            None => Ok(None),
+        }
+    });
     let session = Session::get();
     view! {
         <Suspense fallback=|| view! { <p class="loading">"Loading the voucher…"</p> }>
@@ -51,8 +60,9 @@ pub fn VoucherPage() -> impl IntoView {
                 match detail.await {
                     Ok(d) => {
                         let mine = mine.await.ok().flatten();
+                        let entry = entry.await.ok().flatten();
                         let signed_in = matches!(session.me.await, Ok(Some(_)));
-                        view! { <Sale detail=d mine signed_in/> }.into_any()
+                        view! { <Sale detail=d mine entry signed_in/> }.into_any()
                     }
                     Err(AppError::NotFound) => view! { <crate::pages::NotFound/> }.into_any(),
                     Err(e) => view! { <ErrorNote error=e/> }.into_any(),
@@ -64,14 +74,23 @@ pub fn VoucherPage() -> impl IntoView {
 
 /// A voucher's sale: its facts and live figures, the buy panel and the answer to a buy.
 #[component]
-fn Sale(detail: VoucherDetail, mine: Option<OrderView>, signed_in: bool) -> impl IntoView {
+fn Sale(
+    detail: VoucherDetail,
+    mine: Option<OrderView>,
+    entry: Option<EntryView>,
+    signed_in: bool,
+) -> impl IntoView {
     let sale = use_live_sale(detail.voucher, detail.server_time);
     let purchase = use_purchase(sale, mine);
     let phase = sale.phase;
+    let panel = match entry {
+        Some(entry) => view! { <DrawPanel sale purchase entry signed_in/> }.into_any(),
+        None => view! { <BuyPanel sale purchase signed_in/> }.into_any(),
+    };
     view! {
         <section class="panel sale" data-testid="voucher" data-phase=move || phase.get().as_str()>
             <SaleFacts sale/>
-            <BuyPanel sale purchase signed_in/>
+            {panel}
         </section>
         <BuyAnswer purchase/>
     }
@@ -101,8 +120,14 @@ fn SaleFacts(sale: LiveSale) -> impl IntoView {
         description,
         price_cents,
         window,
+        opening,
         ..
     } = v.get_untracked();
+    let opens = if opening.is_draw() {
+        "Draw in"
+    } else {
+        "Opens in"
+    };
     let (begins_at, ends_at) = (window.begins_at(), window.ends_at());
     view! {
         <leptos_meta::Title text=title.clone()/>
@@ -128,7 +153,7 @@ fn SaleFacts(sale: LiveSale) -> impl IntoView {
         </p>
         <p class="countdown" data-testid="countdown" aria-live="off">
             {move || match phase.get() {
-                VoucherStatus::Upcoming => format!("Opens in {}", format_countdown((begins_at - now.get()).num_seconds() + 1)),
+                VoucherStatus::Upcoming => format!("{opens} {}", format_countdown((begins_at - now.get()).num_seconds() + 1)),
                 VoucherStatus::OnSale => format!("Closes in {}", format_countdown((ends_at - now.get()).num_seconds())),
                 VoucherStatus::SoldOut => "Every unit has been sold.".to_owned(),
                 VoucherStatus::Ended => "This sale is over.".to_owned(),

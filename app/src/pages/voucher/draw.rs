@@ -1,0 +1,168 @@
+//! A draw sale's panel: "Enter the draw" while entries are open, "You're in the draw" until
+//! it runs, then "You won" with the order, or "Not this time" with the place in line (a unit
+//! that comes back goes to the next in line). Without JavaScript the button is a plain form and
+//! the page refreshes itself around the draw; with it, the standing is asked for again once the
+//! draw's time has passed, until it is decided.
+
+use std::time::Duration;
+
+use domain::{EntryState, VoucherStatus};
+use leptos::prelude::*;
+
+use super::{
+    buying::{BuyPanel, Purchase},
+    live::LiveSale,
+};
+use crate::{
+    api::draw::{draw_entry, EnterDraw},
+    components::ErrorNote,
+    time::{every, When},
+    url::sign_in_path,
+    wire::EntryView,
+};
+
+/// How often the standing is asked for after the draw's time, until decided.
+const AFTER_DRAW: Duration = Duration::from_secs(1);
+
+#[component]
+pub fn DrawPanel(
+    sale: LiveSale,
+    purchase: Purchase,
+    entry: EntryView,
+    signed_in: bool,
+) -> impl IntoView {
+    let id = sale.voucher.read_untracked().id;
+    let opening = sale.voucher.read_untracked().opening;
+    let entries_open_at = opening.entries_open_at().unwrap_or(entry.draw_at);
+    let draw_at = entry.draw_at;
+    sale.entrants.set(entry.entrants);
+    let standing = RwSignal::new(entry);
+    let enter = ServerAction::<EnterDraw>::new();
+    Effect::new(move |_| {
+        if let Some(Ok(e)) = enter.value().get() {
+            sale.entrants.set(e.entrants);
+            standing.set(e);
+        }
+    });
+    // After the draw's time, ask until the standing is decided (a minute at most).
+    let asked = StoredValue::new(0_u32);
+    every(AFTER_DRAW, move || {
+        let undecided = standing.with_untracked(|s| s.state == EntryState::Entered);
+        if !undecided || sale.now.get_untracked() < draw_at || asked.get_value() >= 60 {
+            return;
+        }
+        asked.update_value(|n| *n += 1);
+        leptos::task::spawn_local(async move {
+            if let Ok(Some(s)) = draw_entry(id.get()).await {
+                standing.set(s);
+            }
+        });
+    });
+    let entrants = move || domain::grouped(sale.entrants.get());
+    // Memos, so the panel changes when these flip, not at every tick of the clock.
+    let drawn = Memo::new(move |_| sale.now.get() >= draw_at);
+    let entries_open = Memo::new(move |_| sale.now.get() >= entries_open_at);
+    view! {
+        <div class="draw" data-testid="draw" data-state=move || standing.with(|s| state_name(s.state))>
+            <dl class="facts">
+                <dt>"Entries open"</dt>
+                <dd><When at=entries_open_at/></dd>
+                <dt>"Draw"</dt>
+                <dd><When at=draw_at/></dd>
+                <dt>"Entered"</dt>
+                <dd data-testid="entrants">{entrants}</dd>
+            </dl>
+            {move || {
+                let s = standing.get();
+                let now = sale.now.get_untracked();
+                match s.state {
+                    EntryState::Entered => view! {
+                        <p class="entered" data-testid="entered">
+                            "You're in the draw (" {entrants} " entered). It runs at " <When at=draw_at/> "."
+                        </p>
+                        <Tag tag=s.tag.clone()/>
+                        <Refresh at=(!drawn.get()).then(|| (draw_at - now).num_seconds() + 1)/>
+                    }.into_any(),
+                    EntryState::Won => view! {
+                        <p class="won" data-testid="won">
+                            "You won: order "
+                            {s.order_id.map(|o| view! {
+                                <a href=format!("/orders/{o}") data-testid="won-order-link"><code>{o.to_string()}</code></a>
+                            })}
+                            ". Pay for it from the order's page."
+                        </p>
+                        <Tag tag=s.tag.clone()/>
+                    }.into_any(),
+                    EntryState::Lost => view! {
+                        <p class="lost" data-testid="lost">
+                            "Not this time. "
+                            {s.rank.map(|r| format!("You are number {} in line: if a winner's unit comes back, it goes to the next in line.", r + 1))}
+                        </p>
+                        <Tag tag=s.tag.clone()/>
+                        <p><a href=format!("/api/vouchers/{id}/draw") data-testid="check-draw">"Check the draw"</a></p>
+                    }.into_any(),
+                    EntryState::None if drawn.get() => view! {
+                        <BuyPanel sale purchase signed_in/>
+                    }.into_any(),
+                    EntryState::None if !signed_in => view! {
+                        <p class="buy-form">
+                            <a class="button primary" data-testid="sign-in-to-enter"
+                                href=sign_in_path(&format!("/vouchers/{id}"))>"Sign in to enter the draw"</a>
+                        </p>
+                    }.into_any(),
+                    EntryState::None => view! {
+                        <ActionForm action=enter attr:class="buy-form">
+                            <input type="hidden" name="voucher_id" value=id.get()/>
+                            <button type="submit" class="primary buy" data-testid="enter-draw"
+                                disabled=move || !entries_open.get() || enter.pending().get()>
+                                {move || if entries_open.get() { "Enter the draw" } else { "Entries not open yet" }}
+                            </button>
+                        </ActionForm>
+                        {(!entries_open.get()).then(|| view! { <Refresh at=Some((entries_open_at - now).num_seconds() + 1)/> })}
+                    }.into_any(),
+                }
+            }}
+            {move || enter.value().get().and_then(Result::err).map(|e| {
+                let code = e.code();
+                view! { <div data-testid="enter-error" data-code=code><ErrorNote error=e/></div> }
+            })}
+            <p class="hint">
+                {move || (sale.phase.get() == VoucherStatus::Upcoming).then_some(
+                    "Entering early or late makes no difference: the order is drawn at the opening, and anyone can check it afterwards.")}
+            </p>
+        </div>
+    }
+}
+
+/// A shopper's tag, the key to checking their place once the draw's seed is out.
+#[component]
+fn Tag(tag: Option<String>) -> impl IntoView {
+    tag.map(|t| {
+        view! {
+            <p class="tag">"Your tag: " <code data-testid="draw-tag">{t}</code></p>
+        }
+    })
+}
+
+/// Without JavaScript, the page reloads itself when the draw (or entries) is due within ten
+/// minutes, or every few seconds once it is past and undecided.
+#[component]
+fn Refresh(at: Option<i64>) -> impl IntoView {
+    let secs = match at {
+        Some(s) if s <= 600 => s.max(1),
+        Some(_) => return None,
+        None => 3,
+    };
+    Some(view! {
+        <noscript inner_html=format!(r#"<meta http-equiv="refresh" content="{secs}">"#)></noscript>
+    })
+}
+
+fn state_name(state: EntryState) -> &'static str {
+    match state {
+        EntryState::None => "none",
+        EntryState::Entered => "entered",
+        EntryState::Won => "won",
+        EntryState::Lost => "lost",
+    }
+}
