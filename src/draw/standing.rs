@@ -27,6 +27,10 @@ pub struct Standing {
     pub draw_at: DateTime<Utc>,
 }
 
+/// One pipelined read of a sale for a shopper: entered, entrants, (cursor, drawn entrants), the
+/// order held.
+type SaleRead = (bool, i64, (Option<i64>, Option<i64>), Option<String>);
+
 /// `shopper`'s standing in `voucher`'s draw; for a visitor (`None`), the draw's entrants and
 /// time alone.
 pub async fn standing(
@@ -51,12 +55,7 @@ pub async fn standing(
             draw_at: v.window.begins_at(),
         });
     };
-    let (member, entrants, (cursor, drawn_entrants), held): (
-        bool,
-        i64,
-        (Option<i64>, Option<i64>),
-        Option<String>,
-    ) = redis::pipe()
+    let (member, entrants, (cursor, drawn_entrants), held): SaleRead = redis::pipe()
         .sismember(&keys.entries, shopper.get())
         .scard(&keys.entries)
         .hmget(&keys.sale, &["draw_cursor", "draw_entrants"])

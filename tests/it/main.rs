@@ -7,6 +7,7 @@ mod audit;
 mod catalog_cache;
 mod common;
 mod console;
+mod draw;
 mod failover;
 mod lifecycle;
 mod lock;

@@ -36,19 +36,27 @@ pub async fn insert(
     Ok(())
 }
 
+#[derive(sqlx::FromRow)]
+struct Row {
+    seed: Vec<u8>,
+    commitment: Vec<u8>,
+    drawn_at: Option<DateTime<Utc>>,
+    entrants: Option<i32>,
+}
+
 /// `voucher`'s draw, if it is a draw sale.
 pub async fn get(db: &PgPool, voucher: VoucherId) -> Result<Option<DrawRow>, sqlx::Error> {
-    let row: Option<(Vec<u8>, Vec<u8>, Option<DateTime<Utc>>, Option<i32>)> = sqlx::query_as(
+    let row: Option<Row> = sqlx::query_as(
         "SELECT seed, commitment, drawn_at, entrants FROM draws WHERE voucher_id = $1",
     )
     .bind(voucher.get())
     .fetch_optional(db)
     .await?;
-    row.map(|(seed, commitment, drawn_at, entrants)| {
+    row.map(|r| {
         Ok(DrawRow {
-            seed: bytes32(seed)?,
-            commitment: bytes32(commitment)?,
-            recorded: drawn_at.zip(entrants.map(i64::from)),
+            seed: bytes32(r.seed)?,
+            commitment: bytes32(r.commitment)?,
+            recorded: r.drawn_at.zip(r.entrants.map(i64::from)),
         })
     })
     .transpose()
