@@ -39,13 +39,13 @@ cargo test "${NATIVE[@]}"
 eval "$("$ROOT/scripts/cluster.sh" redis-start --replicas | grep '^export SECKILL_CLUSTER_URL=')"
 log "integration tests again on a 3-master Redis Cluster with replicas ($SECKILL_CLUSTER_URL)"
 # The same selection as above, so nothing is compiled again: the core's sale flow, order IDs,
-# lifecycle, lock, sweeper, console and catalog-cache (its pub/sub on a cluster) modules and the
-# server's API, lifecycle, payments, scale-out, hostile-input and abuse (sign-in keys and per-client
+# lifecycle, lock, sweeper, console, catalog-cache (its pub/sub on a cluster) and draw modules and
+# the server's API, lifecycle, payments, draw, scale-out, hostile-input and abuse (sign-in keys and per-client
 # counters in their slots) modules. RedLock starts its own five independent masters: nothing to
 # learn from a second pass.
 REDIS_URL=$SECKILL_CLUSTER_URL cargo test "${NATIVE[@]}" --test it -- --skip redlock \
   sale_flow:: order_ids:: lifecycle:: lock:: sweeper:: console:: api:: scaleout:: hostile:: abuse:: \
-  catalog_cache:: payments::
+  catalog_cache:: payments:: draw::
 log "HAProxy's per-source connection limit (scripts/cluster.sh lb-check)"
 "$ROOT/scripts/cluster.sh" lb-check
 
