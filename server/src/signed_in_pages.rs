@@ -6,7 +6,8 @@
 //! such a page once, for a stand-in shopper (a session this instance signs for a user ID and a
 //! phone no one has), keeps it like a shared page, and answers each shopper with the stand-in's
 //! ID and phone replaced by theirs: the HTML the page would have been for them, hydration data
-//! included. A shopper holding an order on the sale (their order in the buy panel), an admin
+//! included. A draw sale's page (the shopper's own standing in its draw), a shopper holding an
+//! order on the sale (their order in the buy panel), an admin
 //! (the console link) and a session from before signed tokens get their page rendered as
 //! before.
 
@@ -53,8 +54,8 @@ impl StandIn {
 }
 
 /// The shopper behind `token` when their page of `path` may come from the template: a signed
-/// session, no admin, and on a voucher's page no order of theirs on that sale (as the page's
-/// own `my_order_for` would find it). `None` for anything else, a store's error included: the
+/// session, no admin, and on a voucher's page a first-come sale and no order of theirs on it (as
+/// the page's own `my_order_for` would find it). `None` for anything else, a store's error included: the
 /// page is then rendered for them as before.
 pub async fn eligible(core: &Core, token: &str, path: &str) -> Option<Principal> {
     if !auth::token::is_signed(token) {
@@ -66,6 +67,17 @@ pub async fn eligible(core: &Core, token: &str, path: &str) -> Option<Principal>
     }
     if let Some(id) = path.strip_prefix("/vouchers/") {
         let voucher = VoucherId::try_from(id.parse::<i64>().ok()?).ok()?;
+        // A draw sale's page shows where this shopper stands in its draw: theirs alone.
+        if core
+            .catalog
+            .get(core, voucher)
+            .await
+            .ok()??
+            .opening
+            .is_draw()
+        {
+            return None;
+        }
         if sale::order_for(core, shopper.user, voucher)
             .await
             .ok()?

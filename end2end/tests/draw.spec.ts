@@ -1,0 +1,77 @@
+import { APIRequestContext, expect, test } from "@playwright/test";
+import { ADMIN_PHONE, apiSignIn, freshPhone, hydrated, noAxeViolations, title, uiSignIn } from "./support";
+
+/** A draw sale whose entries are open and whose draw is `drawInSec` away. */
+async function createDraw(request: APIRequestContext, name: string, stock: number, drawInSec: number): Promise<number> {
+  const now = Date.now();
+  const res = await request.post("/api/admin/vouchers", {
+    data: {
+      title: name,
+      description: "Playwright draw",
+      price_cents: 990,
+      stock,
+      begins_at: new Date(now + drawInSec * 1000).toISOString(),
+      ends_at: new Date(now + 3_600_000).toISOString(),
+      opening: "draw",
+      entries_open_at: new Date(now - 1000).toISOString(),
+    },
+  });
+  expect(res.status(), await res.text()).toBe(201);
+  return (await res.json()).id;
+}
+
+test("a shopper enters the draw, watches the entrants grow, and learns the outcome at the draw", async ({ page, request, playwright }) => {
+  await apiSignIn(request, ADMIN_PHONE);
+  const id = await createDraw(request, title("Draw me"), 1, 12);
+  await uiSignIn(page, freshPhone());
+  await page.goto(`/vouchers/${id}`);
+  await hydrated(page);
+  await expect(page.getByTestId("countdown")).toContainText("Draw in");
+  await expect(page.getByTestId("draw")).toHaveAttribute("data-state", "none");
+  await page.getByTestId("enter-draw").click();
+  await expect(page.getByTestId("draw")).toHaveAttribute("data-state", "entered");
+  await expect(page.getByTestId("entered")).toContainText("You're in the draw (1 entered)");
+  await expect(page.getByTestId("draw-tag")).toHaveText(/^[0-9a-f]{64}$/);
+  await noAxeViolations(page);
+
+  // Another shopper enters elsewhere: the count on this page follows, pushed.
+  const other = await playwright.request.newContext({ baseURL: test.info().project.use.baseURL });
+  await apiSignIn(other, freshPhone());
+  const entered = await other.post(`/api/vouchers/${id}/entries`);
+  expect(entered.status()).toBe(202);
+  await expect(page.getByTestId("entrants")).toHaveText("2", { timeout: 5_000 });
+
+  // At the draw one of the two wins the single unit; this page says which, without a reload.
+  await expect(page.getByTestId("draw")).toHaveAttribute("data-state", /^(won|lost)$/, { timeout: 20_000 });
+  const state = await page.getByTestId("draw").getAttribute("data-state");
+  const mine = await (await page.request.get(`/api/vouchers/${id}/entries/me`)).json();
+  expect(mine.state).toBe(state);
+  const theirs = await (await other.get(`/api/vouchers/${id}/entries/me`)).json();
+  expect([mine.state, theirs.state].sort()).toEqual(["lost", "won"]);
+  if (state === "won") {
+    await expect(page.getByTestId("won-order-link")).toHaveAttribute("href", `/orders/${mine.order_id}`);
+  } else {
+    await expect(page.getByTestId("lost")).toContainText("number 2 in line");
+  }
+  const draw = await (await page.request.get(`/api/vouchers/${id}/draw`)).json();
+  expect(draw.tags).toContain(mine.tag);
+  await noAxeViolations(page);
+  await other.dispose();
+});
+
+test.describe("without JavaScript", () => {
+  test.use({ javaScriptEnabled: false });
+
+  test("the Enter form posts, and the page refreshes itself to the outcome", async ({ page, request }) => {
+    await apiSignIn(request, ADMIN_PHONE);
+    const id = await createDraw(request, title("Draw plain"), 1, 8);
+    await apiSignIn(page.request, freshPhone());
+    await page.goto(`/vouchers/${id}`);
+    await page.getByTestId("enter-draw").click();
+    await expect(page).toHaveURL(new RegExp(`/vouchers/${id}$`));
+    await expect(page.getByTestId("draw")).toHaveAttribute("data-state", "entered");
+    // Alone in the draw: the page reloads itself past the draw and shows the order won.
+    await expect(page.getByTestId("won")).toBeVisible({ timeout: 25_000 });
+    await expect(page.getByTestId("won-order-link")).toHaveAttribute("href", /^\/orders\/\d+$/);
+  });
+});
