@@ -21,12 +21,17 @@
 //!                        push stream, then polling
 //! bench pages [--quick] [--conns N]  pages anonymous and signed in, the JSON API and a static
 //!                        file, closed loop; a cold visit's weight over the wire
+//! bench draw [--quick] [--shoppers N] [--stock N] [--conns N]  the same crowd (a tenth bots
+//!                        firing at the opening millisecond) meets a first-come opening, then a
+//!                        draw: the bots' share of the winners, arrival × winning, time to admit
+//!                        and write every winner, entries/s against GET /api/live
 //! bench all [--quick]    lock, core, rush, pages and watchers in turn
 //! ```
 //! A full run appends its figures to BENCHMARKS.md; every run writes JSON to
 //! `target/bench/<name>.json`. `--no-record` leaves BENCHMARKS.md alone.
 
 mod corebench;
+mod draw;
 mod drill;
 mod lockbench;
 mod pages;
@@ -98,7 +103,7 @@ impl Options {
 }
 
 const USAGE: &str =
-    "usage: bench <rush|core|lock|drill|failover|scaleout|watchers|pages|all> [--quick] [--no-record] [--profile] \
+    "usage: bench <rush|core|lock|drill|failover|scaleout|watchers|pages|draw|all> [--quick] [--no-record] [--profile] \
                      [--shoppers N] [--stock N] [--conns N] [--rate buys/s (rush: open loop)]";
 
 #[tokio::main]
@@ -122,6 +127,7 @@ async fn main() -> anyhow::Result<()> {
         "scaleout" => scaleout::run(&options).await,
         "watchers" => watchers::run(&options).await,
         "pages" => pages::run(&options).await,
+        "draw" => draw::run(&options).await,
         "all" => {
             lockbench::run(&options).await?;
             corebench::run(&options).await?;

@@ -66,6 +66,9 @@ impl Scratch {
             // A shop must have a way to be paid to start (decision 33); the bench pays nothing
             // but the drill's orders, through the dev provider.
             ("SECKILL_DEV_PAYMENTS".into(), "true".into()),
+            // Every bench shopper comes from loopback: the per-address entry limit would count
+            // them as one client.
+            ("SECKILL_ENTRIES_PER_CLIENT".into(), "100000000".into()),
         ];
         let vars: HashMap<String, String> = env.iter().cloned().collect();
         let config = Config::from_lookup(|k| vars.get(k).cloned())?;
@@ -144,6 +147,24 @@ impl Scratch {
         )
         .await
         .context("creating the voucher")
+    }
+
+    /// A draw sale whose entries open now and whose draw (its start) is `draw_in` away.
+    pub async fn draw_voucher(&self, stock: usize, draw_in: Duration) -> anyhow::Result<VoucherId> {
+        let begins = Utc::now() + draw_in;
+        let draft = VoucherDraft {
+            title: "Draw voucher".into(),
+            description: "benchmark".into(),
+            price_cents: "100".into(),
+            stock: stock.to_string(),
+            begins_at: begins.to_rfc3339(),
+            ends_at: (begins + Duration::hours(1)).to_rfc3339(),
+            opening: "draw".into(),
+            entries_open_at: (Utc::now() - Duration::seconds(1)).to_rfc3339(),
+        };
+        catalog::create_voucher(&self.core, &self.admin().await?, &draft, Utc::now())
+            .await
+            .context("creating the draw voucher")
     }
 
     /// A sale that exists only in Redis (no PostgreSQL row), open for the next hour with

@@ -1,0 +1,388 @@
+//! `bench draw`: the same crowd meets a sale twice in one sitting, once opening first come and
+//! once by a draw (issue #33). Humans act at random times in a window with human latency; bots
+//! (a tenth of the accounts, many connections) fire at the opening millisecond. For each
+//! opening: the bots' share of the crowd and of the winners, the correlation of arrival order
+//! with winning, the time from the opening to every winner admitted and written; and the entry
+//! rate against `GET /api/live` on the same connections.
+
+use std::{sync::Arc, time::Duration};
+
+use anyhow::Context;
+use chrono::Utc;
+use futures::StreamExt;
+use rand::Rng;
+use redis::AsyncCommands;
+use seckill::domain::VoucherId;
+use tokio::{sync::Semaphore, time::Instant};
+
+use crate::{
+    report::Report,
+    rush::{fire::live_ceiling, process::Server, setup::load_client},
+    scratch::Scratch,
+    Options,
+};
+
+/// One member of the crowd.
+#[derive(Clone, Copy)]
+struct Member {
+    bot: bool,
+    /// When they act, from the opening (bots: at once).
+    offset: Duration,
+}
+
+/// What one opening gave.
+struct Outcome {
+    /// Per member: (sent at, from the opening; won).
+    arrivals: Vec<(Duration, bool)>,
+    admitted_after: Duration,
+    written_after: Duration,
+}
+
+pub async fn run(options: &Options) -> anyhow::Result<()> {
+    let (crowd, stock, conns, window) = if options.quick {
+        (2_000, 200, 50, Duration::from_secs(2))
+    } else {
+        (100_000, 10_000, 500, Duration::from_secs(8))
+    };
+    let crowd = options.shoppers.unwrap_or(crowd);
+    let stock = options.stock.unwrap_or(stock);
+    let conns = options.conns.unwrap_or(conns);
+    println!("draw: a crowd of {crowd} (a tenth bots), stock {stock}, {conns} connections");
+    let scratch = Scratch::new("draw").await?;
+    let result = bench(options, &scratch, crowd, stock, conns, window).await;
+    scratch.cleanup().await?;
+    result
+}
+
+async fn bench(
+    options: &Options,
+    scratch: &Scratch,
+    crowd: usize,
+    stock: usize,
+    conns: usize,
+    window: Duration,
+) -> anyhow::Result<()> {
+    let mut server = Server::start(&scratch.env).await?;
+    let users = scratch.users(crowd * 2).await?;
+    let tokens = scratch.sessions(&users).await?;
+    let (first_tokens, draw_tokens) = tokens.split_at(crowd);
+    let mut rng = rand::rng();
+    let members: Vec<Member> = (0..crowd)
+        .map(|i| {
+            let bot = i % 10 == 0;
+            let offset = if bot {
+                Duration::ZERO
+            } else {
+                window.mul_f64(rng.random::<f64>())
+                    + Duration::from_millis(rng.random_range(150..600))
+            };
+            Member { bot, offset }
+        })
+        .collect();
+    let humans = load_client(conns)?;
+    let bots = load_client(conns)?;
+    let base = server.base.clone();
+
+    // First come: the sale opens, everyone buys at their moment.
+    let v = scratch
+        .voucher(stock, chrono::Duration::milliseconds(1_500))
+        .await?;
+    let opens = seckill::testing::store::vouchers::get(&scratch.core.db, v)
+        .await?
+        .context("voucher")?
+        .window
+        .begins_at();
+    tokio::time::sleep((opens - Utc::now()).to_std().unwrap_or_default()).await;
+    let opening = Instant::now();
+    // Timed while the crowd still arrives: the units may be gone long before the last human.
+    let (arrivals, first) = tokio::join!(
+        act(&humans, &bots, &members, first_tokens, conns, |_| {
+            format!("{base}/api/vouchers/{v}/orders")
+        }),
+        settle(scratch, v, stock, Vec::new(), opening)
+    );
+    let first = Outcome {
+        arrivals: arrivals?,
+        ..first?
+    };
+
+    // A draw: entries open now, the draw when the window has passed.
+    let draw_in = window + Duration::from_millis(1_500);
+    let d = scratch
+        .draw_voucher(stock, chrono::Duration::from_std(draw_in)?)
+        .await?;
+    let entries_opened = Instant::now();
+    let entered = act(&humans, &bots, &members, draw_tokens, conns, |_| {
+        format!("{base}/api/vouchers/{d}/entries")
+    })
+    .await?;
+    let draw_at = entries_opened + draw_in;
+    tokio::time::sleep_until(draw_at).await;
+    let mut draw = settle(scratch, d, stock, entered, draw_at).await?;
+    // Every winner is written now: who won is who holds an order.
+    let winners = winners(scratch, d, &users[crowd..]).await?;
+    for ((_, won), w) in draw.arrivals.iter_mut().zip(winners) {
+        *won = w;
+    }
+
+    // Entries per second, every member at once, against GET /api/live on the same connections.
+    let burst = scratch
+        .draw_voucher(stock, chrono::Duration::hours(1))
+        .await?;
+    let started = Instant::now();
+    let url = format!("{base}/api/vouchers/{burst}/entries");
+    let sent = futures::stream::iter(first_tokens.iter())
+        .map(|t| {
+            humans
+                .post(&url)
+                .header(reqwest::header::COOKIE, format!("seckill_session={t}"))
+                .send()
+        })
+        .buffer_unordered(conns)
+        .filter(|r| futures::future::ready(r.as_ref().is_ok_and(|r| r.status().as_u16() == 202)))
+        .count()
+        .await;
+    let entries_per_s = sent as f64 / started.elapsed().as_secs_f64();
+    let live = live_ceiling(&humans, &base, &Arc::new(first_tokens.to_vec()), conns).await?;
+    server.stop();
+
+    let mut rows = Vec::new();
+    let mut json = serde_json::Map::new();
+    for (name, o) in [("first come", &first), ("draw", &draw)] {
+        let won: Vec<bool> = o.arrivals.iter().map(|(_, w)| *w).collect();
+        let winners = won.iter().filter(|w| **w).count();
+        let bot_winners = members
+            .iter()
+            .zip(&won)
+            .filter(|(m, w)| m.bot && **w)
+            .count();
+        let bot_share = members.iter().filter(|m| m.bot).count() as f64 / crowd as f64;
+        let win_share = bot_winners as f64 / winners.max(1) as f64;
+        let r = rank_correlation(&o.arrivals);
+        let se = (bot_share * (1.0 - bot_share) / winners.max(1) as f64).sqrt();
+        rows.push((
+            format!("{name}: bots' share of the crowd / of the winners"),
+            format!(
+                "{:.1} % / {:.1} % (± {:.1} % at 2σ)",
+                bot_share * 100.0,
+                win_share * 100.0,
+                2.0 * se * 100.0
+            ),
+        ));
+        rows.push((
+            format!("{name}: rank correlation, arrival order × winning"),
+            format!("{r:+.3}"),
+        ));
+        rows.push((
+            format!("{name}: winners admitted / written after the opening"),
+            format!(
+                "{} / {} ({winners} winners)",
+                fmt(o.admitted_after),
+                fmt(o.written_after)
+            ),
+        ));
+        json.insert(
+            name.replace(' ', "_"),
+            serde_json::json!({
+                "bots_crowd_share": bot_share, "bots_winner_share": win_share, "winners": winners,
+                "rank_correlation": r, "admitted_after_ms": o.admitted_after.as_millis(),
+                "written_after_ms": o.written_after.as_millis(), "two_sigma": 2.0 * se,
+            }),
+        );
+    }
+    rows.push((
+        "entries/s (all at once) / GET /api/live req/s".into(),
+        format!(
+            "{entries_per_s:.0} / {live:.0} ({:.2}x)",
+            entries_per_s / live
+        ),
+    ));
+    json.insert("entries_per_s".into(), entries_per_s.into());
+    json.insert("live_per_s".into(), live.into());
+    let verdict = verdict(&members, &draw, crowd);
+    Report {
+        name: if options.quick { "draw-quick" } else { "draw" },
+        title: format!(
+            "Draw vs first come{}",
+            if options.quick { " (quick)" } else { "" }
+        ),
+        rows,
+        notes: vec![verdict.clone()],
+        json: serde_json::Value::Object(json),
+    }
+    .publish(options)?;
+    if verdict.starts_with("MISSED") {
+        anyhow::bail!("{verdict}");
+    }
+    Ok(())
+}
+
+/// Everyone acts at their moment from the start of the call: bots from their own connections,
+/// humans from theirs. Returns per member (sent at, answered 202).
+async fn act(
+    humans: &reqwest::Client,
+    bots: &reqwest::Client,
+    members: &[Member],
+    tokens: &[String],
+    conns: usize,
+    url: impl Fn(usize) -> String,
+) -> anyhow::Result<Vec<(Duration, bool)>> {
+    let start = Instant::now();
+    let (human_slots, bot_slots) = (
+        Arc::new(Semaphore::new(conns)),
+        Arc::new(Semaphore::new(conns)),
+    );
+    let mut order: Vec<usize> = (0..members.len()).collect();
+    order.sort_by_key(|i| members[*i].offset);
+    let mut tasks = Vec::with_capacity(members.len());
+    for i in order {
+        let m = members[i];
+        tokio::time::sleep_until(start + m.offset).await;
+        let (client, slots) = if m.bot {
+            (bots.clone(), bot_slots.clone())
+        } else {
+            (humans.clone(), human_slots.clone())
+        };
+        let (url, token) = (url(i), tokens[i].clone());
+        tasks.push(tokio::spawn(async move {
+            let _slot = slots.acquire_owned().await;
+            let sent = start.elapsed();
+            let ok = client
+                .post(url)
+                .header(reqwest::header::COOKIE, format!("seckill_session={token}"))
+                .send()
+                .await
+                .is_ok_and(|r| r.status().as_u16() == 202);
+            (i, sent, ok)
+        }));
+    }
+    let mut out = vec![(Duration::ZERO, false); members.len()];
+    for t in tasks {
+        let (i, sent, ok) = t.await?;
+        out[i] = (sent, ok);
+    }
+    Ok(out)
+}
+
+/// Waits until `stock` orders are admitted (Redis's stock at 0) and written (PostgreSQL), each
+/// timed from `opening`.
+async fn settle(
+    scratch: &Scratch,
+    v: VoucherId,
+    stock: usize,
+    arrivals: Vec<(Duration, bool)>,
+    opening: Instant,
+) -> anyhow::Result<Outcome> {
+    let mut o = Outcome {
+        arrivals,
+        admitted_after: Duration::ZERO,
+        written_after: Duration::ZERO,
+    };
+    let keys = scratch.core.keys.voucher(v);
+    let mut redis = scratch.core.redis.clone();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let left: i64 = redis.get(&keys.stock).await?;
+        if left <= 0 {
+            o.admitted_after = opening.elapsed();
+            break;
+        }
+        anyhow::ensure!(Instant::now() < deadline, "{left} units never admitted");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    loop {
+        let written: i64 = sqlx::query_scalar("SELECT count(*) FROM orders WHERE voucher_id = $1")
+            .bind(v.get())
+            .fetch_one(&scratch.core.db)
+            .await?;
+        if written >= i64::try_from(stock)? {
+            o.written_after = opening.elapsed();
+            return Ok(o);
+        }
+        anyhow::ensure!(Instant::now() < deadline, "only {written} orders written");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Per user (in `users`' order), whether they hold a written order on `v`.
+async fn winners(
+    scratch: &Scratch,
+    v: VoucherId,
+    users: &[(seckill::domain::UserId, seckill::domain::Phone)],
+) -> anyhow::Result<Vec<bool>> {
+    let holders: Vec<i64> = sqlx::query_scalar("SELECT user_id FROM orders WHERE voucher_id = $1")
+        .bind(v.get())
+        .fetch_all(&scratch.core.db)
+        .await?;
+    let holders: std::collections::HashSet<i64> = holders.into_iter().collect();
+    Ok(users
+        .iter()
+        .map(|(u, _)| holders.contains(&u.get()))
+        .collect())
+}
+
+/// Pearson's correlation of arrival rank (1 first) with winning (1 won): negative when the
+/// early win. Ties in arrival get their average rank.
+fn rank_correlation(arrivals: &[(Duration, bool)]) -> f64 {
+    let n = arrivals.len();
+    let mut idx: Vec<usize> = (0..n).collect();
+    idx.sort_by_key(|i| arrivals[*i].0);
+    let mut ranks = vec![0.0; n];
+    let mut k = 0;
+    while k < n {
+        let mut j = k;
+        while j + 1 < n && arrivals[idx[j + 1]].0 == arrivals[idx[k]].0 {
+            j += 1;
+        }
+        let avg = (k + j) as f64 / 2.0 + 1.0;
+        for t in &idx[k..=j] {
+            ranks[*t] = avg;
+        }
+        k = j + 1;
+    }
+    let wins: Vec<f64> = arrivals
+        .iter()
+        .map(|(_, w)| f64::from(u8::from(*w)))
+        .collect();
+    let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len().max(1) as f64;
+    let (mr, mw) = (mean(&ranks), mean(&wins));
+    let cov: f64 = ranks
+        .iter()
+        .zip(&wins)
+        .map(|(r, w)| (r - mr) * (w - mw))
+        .sum();
+    let var_r: f64 = ranks.iter().map(|r| (r - mr).powi(2)).sum();
+    let var_w: f64 = wins.iter().map(|w| (w - mw).powi(2)).sum();
+    if var_r == 0.0 || var_w == 0.0 {
+        return 0.0;
+    }
+    cov / (var_r * var_w).sqrt()
+}
+
+/// The targets: in the draw, the bots' share of the winners within 3σ of their share of the
+/// crowd, and the correlation of arrival with winning within 4/√n of 0.
+fn verdict(members: &[Member], draw: &Outcome, crowd: usize) -> String {
+    let winners = draw.arrivals.iter().filter(|(_, w)| *w).count().max(1);
+    let bots = members.iter().filter(|m| m.bot).count() as f64 / crowd as f64;
+    let bot_wins = members
+        .iter()
+        .zip(&draw.arrivals)
+        .filter(|(m, (_, w))| m.bot && *w)
+        .count() as f64
+        / winners as f64;
+    let sigma = (bots * (1.0 - bots) / winners as f64).sqrt();
+    let r = rank_correlation(&draw.arrivals);
+    let r_bound = 4.0 / (crowd as f64).sqrt();
+    let fair = (bot_wins - bots).abs() <= 3.0 * sigma && r.abs() <= r_bound;
+    format!(
+        "{}: in the draw the bots won {:.1} % of the units for {:.1} % of the crowd (3σ = {:.1} %), arrival × winning r = {r:+.3} (bound ±{r_bound:.3}).",
+        if fair { "Targets met" } else { "MISSED" },
+        bot_wins * 100.0,
+        bots * 100.0,
+        3.0 * sigma * 100.0
+    )
+}
+
+fn fmt(d: Duration) -> String {
+    format!("{} ms", d.as_millis())
+}
