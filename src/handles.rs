@@ -81,6 +81,9 @@ pub struct CoreParts {
     pub config: Arc<Config>,
     /// Locks on the same Redis (fenced work: voucher preloads, singleton jobs).
     pub locks: LockClient,
+    /// The draws' locks: short leases (renewed while held), so a draw whose instance died
+    /// mid-way is resumed by another within seconds, not a preload lock's half-minute.
+    pub(crate) draw_locks: LockClient,
     /// Takes payments for orders (Stripe, or the dev provider; see `orders::payment`).
     pub payments: Arc<dyn PaymentProvider>,
     /// Sessions from before signed tokens, read from Redis a moment ago
@@ -163,6 +166,14 @@ impl Core {
             db,
             redis: redis.clone(),
             locks: LockClient::single(deployment.clone(), keys.clone(), LockOptions::default()),
+            draw_locks: LockClient::single(
+                deployment.clone(),
+                keys.clone(),
+                LockOptions {
+                    lease: DRAW_LOCK_LEASE,
+                    ..LockOptions::default()
+                },
+            ),
             payments: crate::orders::payment::from_settings(
                 &config.payments.provider,
                 http.clone(),
@@ -337,6 +348,9 @@ async fn replicated_admissions(
         wait,
     })))
 }
+
+/// A draw's lock lease: how long a draw stalls at most when the instance running it dies.
+const DRAW_LOCK_LEASE: Duration = Duration::from_secs(3);
 
 /// Connections the admissions use when each batch waits for replicas.
 const ADMISSION_CONNECTIONS: usize = 4;

@@ -75,3 +75,33 @@ test.describe("without JavaScript", () => {
     await expect(page.getByTestId("won-order-link")).toHaveAttribute("href", /^\/orders\/\d+$/);
   });
 });
+
+test("an admin creates a draw sale with the form, and shoppers see it is one", async ({ page }) => {
+  await uiSignIn(page, ADMIN_PHONE);
+  await page.goto("/admin/vouchers/new");
+  await hydrated(page);
+  const name = title("Form draw");
+  await page.getByTestId("title").fill(name);
+  await page.getByTestId("price").fill("990");
+  await page.getByTestId("stock").fill("5");
+  await page.getByTestId("begins").fill("2031-06-01T10:00:00");
+  await page.getByTestId("ends").fill("2031-06-01T12:00:00");
+  await page.getByTestId("opening-draw").check();
+  await page.getByTestId("entries-open").fill("2031-06-01T11:00:00");
+  await page.getByTestId("create").click();
+  await expect(page.getByTestId("error-entries_open_at")).toHaveText("Entries opening must be before the start");
+  await noAxeViolations(page);
+  await page.getByTestId("entries-open").fill("2031-06-01T09:00:00");
+  await page.getByTestId("create").click();
+  await expect(page).toHaveURL(/\/admin\?created=\d+$/);
+  const id = new URL(page.url()).searchParams.get("created");
+  const stored = await (await page.request.get(`/api/vouchers/${id}`)).json();
+  expect(stored.opening).toBe("draw");
+  expect(Date.parse(stored.entries_open_at)).toBe(Date.parse(stored.begins_at) - 3_600_000);
+  await page.goto("/");
+  const card = page.getByTestId("voucher-card").filter({ hasText: name });
+  await expect(card.getByTestId("draw-badge")).toHaveText("Draw");
+  await page.goto(`/vouchers/${id}`);
+  await expect(page.getByTestId("draw")).toBeVisible();
+  await expect(page.getByTestId("countdown")).toContainText("Draw in");
+});

@@ -104,11 +104,13 @@ pub fn VoucherCard(
     let page = format!("/vouchers/{}", v.id);
     let title = v.title.clone();
     let price = format_price(v.price_cents);
+    let draw = v.opening.is_draw();
     let status = Signal::derive(move || v.status_at(now.get()));
     view! {
         <li class="voucher-card" data-testid="voucher-card" data-status=move || status.get().as_str()>
             <a href=page.clone() class="voucher-title">{title}</a>
             {move || view! { <StatusBadge status=status.get()/> }}
+            {draw.then(|| view! { <span class="badge badge-draw" data-testid="draw-badge">"Draw"</span> })}
             <p class="price">{price}</p>
             {move || match status.get() {
                 VoucherStatus::Ended => view! {

@@ -57,7 +57,11 @@ impl Server {
             .env("LEPTOS_SITE_ADDR", &addr)
             .env("SECKILL_METRICS_ADDR", &metrics)
             .env("SECKILL_INSTANCE_ID", format!("bench-{port}"))
-            .env("RUST_LOG", "warn")
+            // `SECKILL_BENCH_SERVER_LOG=info` to see what the server did (target/bench-server.log).
+            .env(
+                "RUST_LOG",
+                std::env::var("SECKILL_BENCH_SERVER_LOG").unwrap_or_else(|_| "warn".into()),
+            )
             .stdout(log.try_clone().context("server log")?)
             .stderr(log)
             .spawn()
