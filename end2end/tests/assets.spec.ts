@@ -41,7 +41,9 @@ test("static files go out precompressed under hashed names, immutable, and a col
   await page.waitForLoadState("networkidle");
   await page.waitForTimeout(200);
   console.log(`cold page weight of / over the wire: ${bytes} bytes, of which static files ${assets}`);
-  // 1,337 KB raw before precompression; brotli gives ~461 KB (the 400 KB target is not met).
+  // The whole app hydrates on every page: 1.84 MB raw, 501 KB over the wire since the draw's
+  // panel and calls (issue #33, +24 KB). Islands (issue #34) are what brings it under 150 KB; until
+  // then this bound only catches a regression beyond that.
   expect(assets).toBeGreaterThan(0);
-  expect(assets).toBeLessThan(480_000);
+  expect(assets).toBeLessThan(515_000);
 });

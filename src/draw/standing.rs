@@ -83,7 +83,12 @@ pub async fn standing(
     }
     let drawn = cursor.is_some() || recorded.is_some();
     if !drawn {
-        standing.state = EntryState::Entered;
+        // A sale an admin ended before its start never draws: nobody won it.
+        standing.state = if v.window.ends_at() <= Utc::now() {
+            EntryState::Lost
+        } else {
+            EntryState::Entered
+        };
         return Ok(standing);
     }
     let order = match held.and_then(|hex| OrderId::from_redis_hex(&hex).ok()) {

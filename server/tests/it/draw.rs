@@ -378,6 +378,17 @@ async fn entries_keep_to_their_window_and_to_the_per_client_limit(db: PgPool) {
     )
     .await;
 
+    // A draw sale ended before its start never draws: its entrant learns they did not win.
+    let r = admin
+        .post(format!("{}/api/admin/vouchers/{open}/end", app.base))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), StatusCode::OK);
+    let s = standing(&app, &c, open).await;
+    assert_eq!(s["state"], "lost", "{s}");
+    assert!(s.get("rank").is_none(), "{s}");
+
     // The admin's mistakes are field messages.
     let now = chrono::Utc::now();
     let r = admin

@@ -96,7 +96,10 @@ pub fn DrawPanel(
                     EntryState::Lost => view! {
                         <p class="lost" data-testid="lost">
                             "Not this time. "
-                            {s.rank.map(|r| format!("You are number {} in line: if a winner's unit comes back, it goes to the next in line.", r + 1))}
+                            {match s.rank {
+                                Some(r) => format!("You are number {} in line: if a winner's unit comes back, it goes to the next in line.", r + 1),
+                                None => "The sale ended before its draw.".to_owned(),
+                            }}
                         </p>
                         <Tag tag=s.tag.clone()/>
                         <p><a href=format!("/api/vouchers/{id}/draw") data-testid="check-draw">"Check the draw"</a></p>
