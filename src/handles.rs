@@ -108,6 +108,8 @@ pub struct CoreParts {
     pub entries: Arc<Entries>,
     /// Draw sales' seeds read from PostgreSQL (a seed never changes).
     pub(crate) draw_seeds: TtlMap<crate::domain::VoucherId, crate::draw::Seed>,
+    /// Recorded draws as published (`GET …/draw`), kept for an hour, a few at a time.
+    pub(crate) draw_reveals: TtlMap<crate::domain::VoucherId, Arc<crate::draw::PublicDraw>>,
     /// Held while this instance reconciles a sale after its Redis master changed
     /// (`catalog::reconcile`).
     pub(crate) reconciling: tokio::sync::Mutex<()>,
@@ -199,6 +201,7 @@ impl Core {
             ),
             entries: Entries::new(redis, replicated, keys.clone(), config.admissions.clone()),
             draw_seeds: TtlMap::new(Duration::from_secs(3_600), MEMO_CAP),
+            draw_reveals: TtlMap::new(Duration::from_secs(3_600), 16),
             reconciling: tokio::sync::Mutex::new(()),
             live: crate::sale::live::Live::new(),
             http,

@@ -131,11 +131,16 @@ pub struct Revealed {
 /// recorded, so it never leaves before the entries are frozen and ranked.
 pub async fn public(core: &Core, voucher: VoucherId) -> Result<PublicDraw, DrawError> {
     let (_, seed) = draw_sale(core, voucher).await?;
+    // A recorded draw never changes: its 100,000 tags are read from PostgreSQL once per
+    // instance, not once per request (anyone may ask, as often as they like).
+    if let Some(drawn) = core.draw_reveals.get(&voucher) {
+        return Ok(PublicDraw::clone(&drawn));
+    }
     let commitment = hex::encode(seed.commitment());
     let row = store::draws::get(&core.db, voucher).await?;
     if let Some((drawn_at, entrants)) = row.and_then(|r| r.recorded) {
         let tags = store::draws::tags(&core.db, voucher).await?;
-        return Ok(PublicDraw {
+        let drawn = std::sync::Arc::new(PublicDraw {
             commitment,
             entrants,
             revealed: Some(Revealed {
@@ -144,6 +149,9 @@ pub async fn public(core: &Core, voucher: VoucherId) -> Result<PublicDraw, DrawE
                 drawn_at,
             }),
         });
+        core.draw_reveals
+            .insert(voucher, std::sync::Arc::clone(&drawn));
+        return Ok(PublicDraw::clone(&drawn));
     }
     let mut redis = core.redis.clone();
     let entrants: i64 = redis.scard(core.keys.voucher(voucher).entries).await?;

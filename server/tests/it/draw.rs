@@ -326,6 +326,15 @@ async fn units_beyond_the_entrants_sell_first_come_after_the_draw(db: PgPool) {
     let order = buy_order(&app, &late, v).await;
     written(&app, &late, &order).await;
     units_hold(&app, v, 4).await;
+
+    // A published draw is answered from the instance's memory, not read again per request.
+    let published = drawn(&app, v).await;
+    sqlx::query("DELETE FROM draw_entries WHERE voucher_id = $1")
+        .bind(v)
+        .execute(&app.core.db)
+        .await
+        .expect("delete");
+    assert_eq!(public_draw(&app, v).await["tags"], published["tags"]);
 }
 
 #[sqlx::test]
