@@ -13,7 +13,8 @@ use sha2::Digest;
 use sqlx::PgPool;
 
 use crate::support::{
-    buy_order, client, expect_error, spawn_app_setting, spawn_instances, user_id, written, TestApp,
+    buy_order, client, expect_error, spawn_app_setting, spawn_instances, units_hold, user_id,
+    written, TestApp,
 };
 
 /// Creates a draw sale as `admin`: entries open `entries_in` seconds from now, the draw (the
@@ -88,35 +89,6 @@ fn tag_of(seed: &[u8], user: i64) -> String {
     let mut mac = <hmac::Hmac<sha2::Sha256> as KeyInit>::new_from_slice(seed).expect("key");
     mac.update(user.to_string().as_bytes());
     hex::encode(mac.finalize().into_bytes())
-}
-
-/// I1 and I2 on `v` once quiet.
-async fn units_hold(app: &TestApp, v: i64, stock: i64) {
-    let live: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM orders WHERE voucher_id = $1 AND status <> 'cancelled'",
-    )
-    .bind(v)
-    .fetch_one(&app.core.db)
-    .await
-    .expect("count");
-    let twice: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM (SELECT user_id FROM orders WHERE voucher_id = $1
-           AND status <> 'cancelled' GROUP BY user_id HAVING count(*) > 1) t",
-    )
-    .bind(v)
-    .fetch_one(&app.core.db)
-    .await
-    .expect("count");
-    assert_eq!(twice, 0, "I2");
-    let mut remaining = -1;
-    for _ in 0..100 {
-        remaining = crate::support::remaining(app, v).await;
-        if remaining + live == stock {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("I1: {remaining} left in Redis + {live} live orders != {stock}");
 }
 
 /// A state reached within 10 s, as shopper `c` sees it.

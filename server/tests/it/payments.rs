@@ -12,7 +12,7 @@ use reqwest::{Client, StatusCode};
 use serde_json::{json, Value};
 use sqlx::PgPool;
 
-use crate::support::{buy_order, expect_error, spawn_app_setting, written, TestApp};
+use crate::support::{buy_order, expect_error, spawn_app_setting, units_hold, written, TestApp};
 
 const WHSEC: &str = "whsec_test_0123456789";
 const ORIGIN: &str = "http://shop.test";
@@ -138,36 +138,6 @@ async fn payment_state(app: &TestApp, session: &str) -> String {
         .fetch_one(&app.core.db)
         .await
         .expect("payment row")
-}
-
-/// I1 and I2 on `v` once quiet: Redis's stock plus the live orders is `stock`, and no shopper
-/// holds two live orders.
-async fn units_hold(app: &TestApp, v: i64, stock: i64) {
-    let live: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM orders WHERE voucher_id = $1 AND status <> 'cancelled'",
-    )
-    .bind(v)
-    .fetch_one(&app.core.db)
-    .await
-    .expect("count");
-    let twice: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM (SELECT user_id FROM orders WHERE voucher_id = $1
-           AND status <> 'cancelled' GROUP BY user_id HAVING count(*) > 1) t",
-    )
-    .bind(v)
-    .fetch_one(&app.core.db)
-    .await
-    .expect("count");
-    assert_eq!(twice, 0, "I2");
-    let mut remaining = -1;
-    for _ in 0..100 {
-        remaining = crate::support::remaining(app, v).await;
-        if remaining + live == stock {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("I1: {remaining} left in Redis + {live} live orders != {stock}");
 }
 
 #[sqlx::test]

@@ -237,6 +237,36 @@ impl TestApp {
     }
 }
 
+/// I1 and I2 on `v` once quiet: Redis's stock plus the live orders is `stock`, and no shopper
+/// holds two live orders.
+pub async fn units_hold(app: &TestApp, v: i64, stock: i64) {
+    let live: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM orders WHERE voucher_id = $1 AND status <> 'cancelled'",
+    )
+    .bind(v)
+    .fetch_one(&app.core.db)
+    .await
+    .expect("count");
+    let twice: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM (SELECT user_id FROM orders WHERE voucher_id = $1
+           AND status <> 'cancelled' GROUP BY user_id HAVING count(*) > 1) t",
+    )
+    .bind(v)
+    .fetch_one(&app.core.db)
+    .await
+    .expect("count");
+    assert_eq!(twice, 0, "I2");
+    let mut remaining = -1;
+    for _ in 0..100 {
+        remaining = self::remaining(app, v).await;
+        if remaining + live == stock {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("I1: {remaining} left in Redis + {live} live orders != {stock}");
+}
+
 /// The stock left of voucher `v`, as the API shows it.
 pub async fn remaining(app: &TestApp, v: i64) -> i64 {
     client()
