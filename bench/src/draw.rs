@@ -30,10 +30,22 @@ struct Member {
     offset: Duration,
 }
 
+/// One member's part in one opening.
+#[derive(Clone, Copy, Default)]
+struct Arrival {
+    /// When their request left, from the opening (or from entries opening).
+    sent: Duration,
+    /// The answer's status; `None` when no answer came.
+    status: Option<u16>,
+    /// Took part: clicked (first come) or was entered (the draw: answered 202).
+    took_part: bool,
+    won: bool,
+}
+
 /// What one opening gave.
 struct Outcome {
-    /// Per member: (sent at, from the opening; won).
-    arrivals: Vec<(Duration, bool)>,
+    /// Per member, in `members`' order.
+    arrivals: Vec<Arrival>,
     admitted_after: Duration,
     written_after: Duration,
 }
@@ -101,10 +113,16 @@ async fn bench(
         }),
         settle(scratch, v, stock, Vec::new(), opening)
     );
-    let first = Outcome {
-        arrivals: arrivals?,
-        ..first?
-    };
+    // Everyone clicked; who won is who was answered 202.
+    let arrivals = arrivals?
+        .into_iter()
+        .map(|a| Arrival {
+            took_part: true,
+            won: a.status == Some(202),
+            ..a
+        })
+        .collect();
+    let first = Outcome { arrivals, ..first? };
 
     // A draw: entries open now, the draw when the window has passed.
     let draw_in = window + Duration::from_millis(1_500);
@@ -118,11 +136,13 @@ async fn bench(
     .await?;
     let draw_at = entries_opened + draw_in;
     tokio::time::sleep_until(draw_at).await;
+    // Entered is who was answered 202 (a human whose request lands after the draw's start is
+    // refused `entries_closed`, as a shopper would be); who won is who holds an order.
     let mut draw = settle(scratch, d, stock, entered, draw_at).await?;
-    // Every winner is written now: who won is who holds an order.
     let winners = winners(scratch, d, &users[crowd..]).await?;
-    for ((_, won), w) in draw.arrivals.iter_mut().zip(winners) {
-        *won = w;
+    for (a, won) in draw.arrivals.iter_mut().zip(winners) {
+        a.took_part = a.status == Some(202);
+        a.won = won;
     }
 
     // Entries per second, every member at once, against GET /api/live on the same connections.
@@ -151,24 +171,16 @@ async fn bench(
     let mut rows = Vec::new();
     let mut json = serde_json::Map::new();
     for (name, o) in [("first come", &first), ("draw", &draw)] {
-        let won: Vec<bool> = o.arrivals.iter().map(|(_, w)| *w).collect();
-        let winners = won.iter().filter(|w| **w).count();
-        let bot_winners = members
-            .iter()
-            .zip(&won)
-            .filter(|(m, w)| m.bot && **w)
-            .count();
-        let bot_share = members.iter().filter(|m| m.bot).count() as f64 / crowd as f64;
-        let win_share = bot_winners as f64 / winners.max(1) as f64;
+        let s = Shares::of(&members, &o.arrivals);
         let r = rank_correlation(&o.arrivals);
-        let se = (bot_share * (1.0 - bot_share) / winners.max(1) as f64).sqrt();
         rows.push((
-            format!("{name}: bots' share of the crowd / of the winners"),
+            format!("{name}: bots' share of those taking part / of the winners"),
             format!(
-                "{:.1} % / {:.1} % (± {:.1} % at 2σ)",
-                bot_share * 100.0,
-                win_share * 100.0,
-                2.0 * se * 100.0
+                "{:.1} % of {} / {:.1} % (± {:.1} % at 2σ)",
+                s.bots_taking_part * 100.0,
+                s.taking_part,
+                s.bots_winning * 100.0,
+                2.0 * s.sigma * 100.0
             ),
         ));
         rows.push((
@@ -180,18 +192,28 @@ async fn bench(
             format!(
                 "{} / {} ({winners} winners)",
                 fmt(o.admitted_after),
-                fmt(o.written_after)
+                fmt(o.written_after),
+                winners = s.winners
             ),
         ));
         json.insert(
             name.replace(' ', "_"),
             serde_json::json!({
-                "bots_crowd_share": bot_share, "bots_winner_share": win_share, "winners": winners,
+                "taking_part": s.taking_part, "bots_share_taking_part": s.bots_taking_part,
+                "bots_share_winners": s.bots_winning, "winners": s.winners,
                 "rank_correlation": r, "admitted_after_ms": o.admitted_after.as_millis(),
-                "written_after_ms": o.written_after.as_millis(), "two_sigma": 2.0 * se,
+                "written_after_ms": o.written_after.as_millis(), "two_sigma": 2.0 * s.sigma,
             }),
         );
     }
+    let (closed, failed) = refusals(&draw.arrivals);
+    rows.push((
+        "draw: entered / too late (entries_closed) / failed".into(),
+        format!(
+            "{} / {closed} / {failed} of {crowd}",
+            draw.arrivals.iter().filter(|a| a.took_part).count()
+        ),
+    ));
     rows.push((
         "entries/s (all at once) / GET /api/live req/s".into(),
         format!(
@@ -203,7 +225,7 @@ async fn bench(
     json.insert("entries_per_s".into(), entries_per_s.into());
     json.insert("crash".into(), crash.into());
     json.insert("live_per_s".into(), live.into());
-    let verdict = verdict(&members, &draw, crowd);
+    let verdict = verdict(&members, &draw, stock);
     Report {
         name: if options.quick { "draw-quick" } else { "draw" },
         title: format!(
@@ -313,7 +335,7 @@ async fn crash_mid_draw(
 }
 
 /// Everyone acts at their moment from the start of the call: bots from their own connections,
-/// humans from theirs. Returns per member (sent at, answered 202).
+/// humans from theirs. Returns per member when their request left and its answer's status.
 async fn act(
     humans: &reqwest::Client,
     bots: &reqwest::Client,
@@ -321,7 +343,7 @@ async fn act(
     tokens: &[String],
     conns: usize,
     url: impl Fn(usize) -> String,
-) -> anyhow::Result<Vec<(Duration, bool)>> {
+) -> anyhow::Result<Vec<Arrival>> {
     let start = Instant::now();
     let (human_slots, bot_slots) = (
         Arc::new(Semaphore::new(conns)),
@@ -342,19 +364,24 @@ async fn act(
         tasks.push(tokio::spawn(async move {
             let _slot = slots.acquire_owned().await;
             let sent = start.elapsed();
-            let ok = client
+            let status = client
                 .post(url)
                 .header(reqwest::header::COOKIE, format!("seckill_session={token}"))
                 .send()
                 .await
-                .is_ok_and(|r| r.status().as_u16() == 202);
-            (i, sent, ok)
+                .ok()
+                .map(|r| r.status().as_u16());
+            (i, sent, status)
         }));
     }
-    let mut out = vec![(Duration::ZERO, false); members.len()];
+    let mut out = vec![Arrival::default(); members.len()];
     for t in tasks {
-        let (i, sent, ok) = t.await?;
-        out[i] = (sent, ok);
+        let (i, sent, status) = t.await?;
+        out[i] = Arrival {
+            sent,
+            status,
+            ..Arrival::default()
+        };
     }
     Ok(out)
 }
@@ -365,7 +392,7 @@ async fn settle(
     scratch: &Scratch,
     v: VoucherId,
     stock: usize,
-    arrivals: Vec<(Duration, bool)>,
+    arrivals: Vec<Arrival>,
     opening: Instant,
 ) -> anyhow::Result<Outcome> {
     let mut o = Outcome {
@@ -416,9 +443,14 @@ async fn winners(
         .collect())
 }
 
-/// Pearson's correlation of arrival rank (1 first) with winning (1 won): negative when the
-/// early win. Ties in arrival get their average rank.
-fn rank_correlation(arrivals: &[(Duration, bool)]) -> f64 {
+/// Among those taking part, Pearson's correlation of arrival rank (1 first) with winning
+/// (1 won): negative when the early win. Ties in arrival get their average rank.
+fn rank_correlation(arrivals: &[Arrival]) -> f64 {
+    let arrivals: Vec<(Duration, bool)> = arrivals
+        .iter()
+        .filter(|a| a.took_part)
+        .map(|a| (a.sent, a.won))
+        .collect();
     let n = arrivals.len();
     let mut idx: Vec<usize> = (0..n).collect();
     idx.sort_by_key(|i| arrivals[*i].0);
@@ -454,27 +486,73 @@ fn rank_correlation(arrivals: &[(Duration, bool)]) -> f64 {
     cov / (var_r * var_w).sqrt()
 }
 
-/// The targets: in the draw, the bots' share of the winners within 3σ of their share of the
-/// crowd, and the correlation of arrival with winning within 4/√n of 0.
-fn verdict(members: &[Member], draw: &Outcome, crowd: usize) -> String {
-    let winners = draw.arrivals.iter().filter(|(_, w)| *w).count().max(1);
-    let bots = members.iter().filter(|m| m.bot).count() as f64 / crowd as f64;
-    let bot_wins = members
+/// The bots' shares in one opening.
+struct Shares {
+    taking_part: usize,
+    winners: usize,
+    bots_taking_part: f64,
+    bots_winning: f64,
+    /// The standard error of the bots' share of the winners were winners drawn fairly from
+    /// those taking part.
+    sigma: f64,
+}
+
+impl Shares {
+    fn of(members: &[Member], arrivals: &[Arrival]) -> Self {
+        let count = |f: &dyn Fn(&Member, &Arrival) -> bool| {
+            members
+                .iter()
+                .zip(arrivals)
+                .filter(|(m, a)| f(m, a))
+                .count()
+        };
+        let taking_part = count(&|_, a| a.took_part);
+        let winners = count(&|_, a| a.won);
+        let bots_taking_part =
+            count(&|m, a| m.bot && a.took_part) as f64 / taking_part.max(1) as f64;
+        let bots_winning = count(&|m, a| m.bot && a.won) as f64 / winners.max(1) as f64;
+        let sigma = (bots_taking_part * (1.0 - bots_taking_part) / winners.max(1) as f64).sqrt();
+        Self {
+            taking_part,
+            winners,
+            bots_taking_part,
+            bots_winning,
+            sigma,
+        }
+    }
+}
+
+/// Entries refused as too late (`409`, the draw had started) and entries that failed otherwise
+/// (no answer, or any other status).
+fn refusals(arrivals: &[Arrival]) -> (usize, usize) {
+    let closed = arrivals.iter().filter(|a| a.status == Some(409)).count();
+    let failed = arrivals
         .iter()
-        .zip(&draw.arrivals)
-        .filter(|(m, (_, w))| m.bot && *w)
-        .count() as f64
-        / winners as f64;
-    let sigma = (bots * (1.0 - bots) / winners as f64).sqrt();
+        .filter(|a| !matches!(a.status, Some(202 | 409)))
+        .count();
+    (closed, failed)
+}
+
+/// The targets: in the draw, the bots' share of the winners within 4σ of their share of the
+/// entrants (a fair draw misses it once in 16,000 runs), the correlation of arrival with winning within 4/√n of 0 among the entrants, every
+/// unit won when at least `stock` entered, and no entry lost to an error. (Humans whose entry
+/// lands after the draw's start are refused, as they would be; on a slow machine there are more
+/// of them, which moves the bots' share of the entrants, not the draw's fairness.)
+fn verdict(members: &[Member], draw: &Outcome, stock: usize) -> String {
+    let s = Shares::of(members, &draw.arrivals);
     let r = rank_correlation(&draw.arrivals);
-    let r_bound = 4.0 / (crowd as f64).sqrt();
-    let fair = (bot_wins - bots).abs() <= 3.0 * sigma && r.abs() <= r_bound;
+    let r_bound = 4.0 / (s.taking_part.max(1) as f64).sqrt();
+    let (_, failed) = refusals(&draw.arrivals);
+    let filled = s.winners == stock.min(s.taking_part);
+    let fair = (s.bots_winning - s.bots_taking_part).abs() <= 4.0 * s.sigma && r.abs() <= r_bound;
     format!(
-        "{}: in the draw the bots won {:.1} % of the units for {:.1} % of the crowd (3σ = {:.1} %), arrival × winning r = {r:+.3} (bound ±{r_bound:.3}).",
-        if fair { "Targets met" } else { "MISSED" },
-        bot_wins * 100.0,
-        bots * 100.0,
-        3.0 * sigma * 100.0
+        "{}: in the draw the bots won {:.1} % of the units for {:.1} % of the {} entrants (4σ = {:.1} %), arrival × winning r = {r:+.3} (bound ±{r_bound:.3}); {} winners for {stock} units; {failed} entries failed.",
+        if fair && filled && failed == 0 { "Targets met" } else { "MISSED" },
+        s.bots_winning * 100.0,
+        s.bots_taking_part * 100.0,
+        s.taking_part,
+        4.0 * s.sigma * 100.0,
+        s.winners,
     )
 }
 
