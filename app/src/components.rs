@@ -2,7 +2,6 @@
 //! loading and error states.
 
 use leptos::prelude::*;
-use leptos_router::hooks::use_location;
 
 use crate::{error::AppError, url::sign_in_path};
 
@@ -22,10 +21,9 @@ pub fn set_page_status(status: u16) {
 /// An error in words, with the way out when there is one.
 #[component]
 pub fn ErrorNote(error: AppError) -> impl IntoView {
-    let here = use_location().pathname;
     let action = match &error {
         AppError::Unauthenticated => Some(view! {
-            " " <a href=sign_in_path(&here.get_untracked()) data-testid="sign-in-link">"Sign in"</a>
+            " " <a href=sign_in_path(&current_path()) data-testid="sign-in-link">"Sign in"</a>
         }.into_any()),
         AppError::AlreadyBought(order) => Some(view! {
             " " <a href=format!("/orders/{order}") data-testid="your-order-link">"See your order"</a>
@@ -36,6 +34,21 @@ pub fn ErrorNote(error: AppError) -> impl IntoView {
         <p class="error" role="alert" data-testid="error" data-code=error.code()>
             {error.to_string()} {action}
         </p>
+    }
+}
+
+/// The path of the page being shown: the router's on the server, the address bar's in an
+/// island (which has no router).
+pub fn current_path() -> String {
+    #[cfg(feature = "hydrate")]
+    {
+        window().location().pathname().unwrap_or_default()
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        leptos_router::hooks::use_location()
+            .pathname
+            .get_untracked()
     }
 }
 

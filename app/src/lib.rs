@@ -1,6 +1,9 @@
-//! The seckill UI: one Leptos app rendered on the server (`ssr`) and hydrated in the browser
-//! (`hydrate`). The server functions (`api`) are thin adapters over the core library
-//! (`seckill`), which only the `ssr` build links; both builds share the `domain` crate's types.
+//! The seckill UI: one Leptos app rendered on the server (`ssr`), whose pages are server
+//! components; only their islands (`#[island]`: the countdowns, live figures, buy and pay
+//! panels, the forms that answer in place) reach the browser (`hydrate`), each hydrated from
+//! its props (design.md decision 35). The server functions (`api`) are thin adapters over the
+//! core library (`seckill`), which only the `ssr` build links; both builds share the `domain`
+//! crate's types.
 
 pub mod api;
 pub mod components;
@@ -34,7 +37,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <AutoReload options=options.clone()/>
                 // `/pkg/seckill.css`, or its hashed name when the build wrote one.
                 <HashedStylesheet options=options.clone() id="leptos"/>
-                <HydrationScripts options/>
+                <HydrationScripts options islands=true/>
                 <MetaTags/>
             </head>
             <body>
@@ -50,9 +53,6 @@ pub fn App() -> impl IntoView {
     provide_meta_context();
     let session = session::Session::provide();
     let mode = session::Mode::provide();
-    // Effects run only in the browser: this attribute tells tests the wasm is live.
-    let (hydrated, set_hydrated) = signal(false);
-    Effect::new(move |_| set_hydrated.set(true));
     view! {
         // Every page names itself (`<Title text=…/>`); this puts the shop's name after it.
         <Title formatter=|text: String| format!("{text} — Seckill") text="Flash sales"/>
@@ -64,7 +64,7 @@ pub fn App() -> impl IntoView {
                     })
                 })}
             </Transition>
-            <header class="site-header" data-testid="site-header" data-hydrated=move || hydrated.get().to_string()>
+            <header class="site-header" data-testid="site-header" data-hydrated="false">
                 <A href="/" attr:class="brand">"秒杀 Seckill"</A>
                 <nav aria-label="Main">
                     <A href="/">"Vouchers"</A>
@@ -90,7 +90,23 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/admin/vouchers/new") ssr=SsrMode::Async view=pages::admin::NewVoucherPage/>
                 </Routes>
             </main>
+            <HydrationMark/>
         </Router>
+    }
+}
+
+/// The last island of every page: the islands are hydrated in the order of the page, so once
+/// this one is, every island above it is live, and it says so on the site header
+/// (`data-hydrated="true"`, what tests and the phone measure wait for).
+#[island]
+fn HydrationMark() -> impl IntoView {
+    #[cfg(feature = "hydrate")]
+    if let Some(header) = document()
+        .query_selector("[data-testid=site-header]")
+        .ok()
+        .flatten()
+    {
+        let _ = header.set_attribute("data-hydrated", "true");
     }
 }
 

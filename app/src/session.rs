@@ -14,20 +14,19 @@ use crate::{
     wire::{Me, SiteMode},
 };
 
-/// Who is signed in, shared by the header and the guarded pages. `changed` is bumped after a
-/// sign-in or sign-out, which reloads `me`.
+/// Who is signed in, shared by the header and the guarded pages (server components: an island
+/// gets what it needs of it as a prop).
 #[derive(Clone, Copy)]
 pub struct Session {
     pub me: Resource<Result<Option<Me>, AppError>>,
-    pub changed: RwSignal<u64>,
 }
 
 impl Session {
-    /// Creates the session for the app (once, in `App`).
+    /// Creates the session for the page (once, in `App`).
     pub fn provide() -> Self {
-        let changed = RwSignal::new(0_u64);
-        let me = Resource::new(move || changed.get(), |_| whoami());
-        let session = Self { me, changed };
+        let session = Self {
+            me: Resource::new(|| (), |_| whoami()),
+        };
         provide_context(session);
         session
     }
@@ -35,26 +34,12 @@ impl Session {
     pub fn get() -> Self {
         expect_context::<Self>()
     }
-
-    /// Reloads `me` (after signing in or out).
-    pub fn reload(self) {
-        self.changed.update(|n| *n += 1);
-    }
 }
 
-/// A sign-out action (one session, or every one with `everywhere`): once it succeeds, the
-/// session is reloaded and the visitor goes home. (Without JavaScript the server redirects.)
+/// A sign-out action (one session, or every one with `everywhere`), rendered on the server as
+/// a plain form: the server signs out and sends the visitor home.
 pub fn use_sign_out() -> ServerAction<SignOut> {
-    let sign_out = ServerAction::<SignOut>::new();
-    let session = Session::get();
-    let navigate = leptos_router::hooks::use_navigate();
-    Effect::new(move |_| {
-        if let Some(Ok(())) = sign_out.value().get() {
-            session.reload();
-            navigate("/", Default::default());
-        }
-    });
-    sign_out
+    ServerAction::<SignOut>::new()
 }
 
 /// The shop's development conveniences, loaded once per page (the strip, the sign-in page).

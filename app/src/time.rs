@@ -8,7 +8,8 @@ use leptos::prelude::*;
 
 /// An instant, naming its zone: UTC in the server's HTML (and without JavaScript), the
 /// browser's local time and offset once the page is live ("2030-06-01 10:00:30 UTC+08:00").
-#[component]
+/// An island of its own in a server component; inside another island, a plain part of it.
+#[island]
 pub fn When(at: DateTime<Utc>) -> impl IntoView {
     let live = RwSignal::new(false);
     Effect::new(move |_| live.set(true));

@@ -49,7 +49,7 @@ pub fn encode_query(s: &str) -> String {
 }
 
 /// What happened in the console's manage panel, said back to a browser without JavaScript.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ManageDone {
     Ended,
     Added,
@@ -67,7 +67,7 @@ impl ManageDone {
 /// The console's address and what its query says (`/admin?chart=…&created=…&manage=…&done=…`):
 /// read by the console page, written by its links and by the server functions that send a
 /// plain form back to it. Unknown or malformed values read as absent.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ConsoleQuery {
     /// The voucher whose sales the chart shows (else the newest that sold).
     pub chart: Option<VoucherId>,

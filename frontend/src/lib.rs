@@ -1,7 +1,11 @@
-//! Browser entry point: hydrates the server-rendered [`app::App`].
+//! Browser entry point: the pages are rendered on the server; only their islands (the parts
+//! that live in the browser, `#[island]` in `app`) are hydrated, each from its own props.
+
+// The islands' hydration functions are exported by `app`: it must be linked in.
+use app as _;
 
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
-    leptos::mount::hydrate_body(app::App);
+    leptos::mount::hydrate_islands();
 }

@@ -1,4 +1,6 @@
 //! The server as a library, so integration tests can start it on port 0 (see `Application`).
+// Leptos's islands nest the view types of a whole page deeper than the default limit (128).
+#![recursion_limit = "256"]
 
 mod body;
 mod client;

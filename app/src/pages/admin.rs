@@ -6,30 +6,34 @@
 //! so. Once created, the admin lands on the console with the new voucher's row confirmed.
 
 use leptos::prelude::*;
-use leptos_router::hooks::use_navigate;
 
 use crate::{api::admin::CreateVoucher, session::AdminOnly, time::browser_zone};
 
 /// `/admin/vouchers/new`: admins get the form, other shoppers a 403, anonymous users sign in.
 #[component]
 pub fn NewVoucherPage() -> impl IntoView {
-    view! { <AdminOnly><NewVoucherForm/></AdminOnly> }
+    view! {
+        <AdminOnly>
+            <leptos_meta::Title text="New voucher"/>
+            <NewVoucherForm/>
+        </AdminOnly>
+    }
 }
 
-#[component]
+/// The form: the page's island (field errors in place, times in the admin's zone).
+#[island]
 fn NewVoucherForm() -> impl IntoView {
     let create = ServerAction::<CreateVoucher>::new();
     let begins_local = RwSignal::new(String::new());
     let ends_local = RwSignal::new(String::new());
     let entries_local = RwSignal::new(String::new());
-    let navigate = use_navigate();
     Effect::new(move |_| {
         if let Some(Ok(id)) = create.value().get() {
             if let Ok(id) = domain::VoucherId::try_from(id) {
-                navigate(
-                    &crate::url::ConsoleQuery::created(id).href(),
-                    Default::default(),
-                );
+                let console = crate::url::ConsoleQuery::created(id).href();
+                if window().location().set_href(&console).is_err() {
+                    leptos::logging::warn!("could not open {console}");
+                }
             }
         }
     });
@@ -62,7 +66,6 @@ fn NewVoucherForm() -> impl IntoView {
         move || message(field).is_some().then(|| format!("error-{field}"))
     };
     view! {
-        <leptos_meta::Title text="New voucher"/>
         <section class="panel narrow">
             <h1>"New voucher"</h1>
             <ActionForm action=create>

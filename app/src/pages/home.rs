@@ -31,13 +31,41 @@ fn filters() -> impl Iterator<Item = (Option<VoucherStatus>, &'static str, &'sta
 pub fn HomePage() -> impl IntoView {
     let vouchers = Resource::new(|| (), |_| list_vouchers());
     let session = Session::get();
+    view! {
+        <leptos_meta::Title text="Flash sales"/>
+        <h1>"Flash sales"</h1>
+        <Suspense fallback=|| view! { <p class="loading">"Loading vouchers…"</p> }>
+            {move || Suspend::new(async move {
+                let signed_in = matches!(session.me.await, Ok(Some(_)));
+                match vouchers.await {
+                    Ok(list) => view! { <VoucherList list signed_in/> }.into_any(),
+                    Err(_) => view! {
+                        <p class="error" role="alert">"The vouchers could not be loaded. Reload the page to try again."</p>
+                    }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+/// The filters and the cards: the page's island. The cards' clock ticks in the browser, so a
+/// sale that opens or ends while the page is open moves between the filters by itself.
+#[island]
+fn VoucherList(list: Vec<VoucherView>, signed_in: bool) -> impl IntoView {
     let (filter, set_filter) = signal(None::<VoucherStatus>);
     // The cards' clock: the server's at render, the browser's once live.
     let now = RwSignal::new(Utc::now());
     every(TICK, move || now.set(Utc::now()));
+    let list = StoredValue::new(list);
+    let shown = move || {
+        let f = filter.get();
+        list.get_value()
+            .into_iter()
+            // The live status, as the cards show it.
+            .filter(|v| f.is_none_or(|f| v.status_at(now.get()) == f))
+            .collect::<Vec<_>>()
+    };
     view! {
-        <leptos_meta::Title text="Flash sales"/>
-        <h1>"Flash sales"</h1>
         <div class="filters" role="group" aria-label="Show vouchers that are">
             {filters()
                 .map(|(key, name, label)| {
@@ -55,38 +83,14 @@ pub fn HomePage() -> impl IntoView {
                 })
                 .collect_view()}
         </div>
-        <Suspense fallback=|| view! { <p class="loading">"Loading vouchers…"</p> }>
-            <ErrorBoundary fallback=|_| {
-                view! { <p class="error" role="alert">"The vouchers could not be loaded. Reload the page to try again."</p> }
-            }>
-                {move || Suspend::new(async move {
-                    let signed_in = matches!(session.me.await, Ok(Some(_)));
-                    vouchers
-                        .await
-                        .map(|list| {
-                            let list = StoredValue::new(list);
-                            let shown = move || {
-                                let f = filter.get();
-                                list.get_value()
-                                    .into_iter()
-                                    // The live status, as the cards show it.
-                                    .filter(|v| f.is_none_or(|f| v.status_at(now.get()) == f))
-                                    .collect::<Vec<_>>()
-                            };
-                            view! {
-                                <ul class="voucher-list" data-testid="voucher-list">
-                                    <For each=shown key=|v| v.id let:v>
-                                        <VoucherCard v now=now.read_only() signed_in/>
-                                    </For>
-                                </ul>
-                                <Show when=move || shown().is_empty()>
-                                    <p class="empty" data-testid="no-vouchers">"No vouchers here yet."</p>
-                                </Show>
-                            }
-                        })
-                })}
-            </ErrorBoundary>
-        </Suspense>
+        <ul class="voucher-list" data-testid="voucher-list">
+            <For each=shown key=|v| v.id let:v>
+                <VoucherCard v now=now.read_only() signed_in/>
+            </For>
+        </ul>
+        <Show when=move || shown().is_empty()>
+            <p class="empty" data-testid="no-vouchers">"No vouchers here yet."</p>
+        </Show>
     }
 }
 

@@ -7,21 +7,19 @@
 //! error when the phone is edited, the code's when the code is edited or a new code is sent.
 
 use leptos::prelude::*;
-use leptos_router::hooks::{use_navigate, use_query_map};
+use leptos_router::hooks::use_query_map;
 
 use crate::{
     api::auth::{RequestCode, SignIn},
     error::AppError,
-    session::{Mode, Session},
+    session::Mode,
     url::safe_next,
 };
 
+/// `/login`: what a round trip without JavaScript brought back is read here, on the server, and
+/// handed to the forms.
 #[component]
 pub fn LoginPage() -> impl IntoView {
-    let send = ServerAction::<RequestCode>::new();
-    let sign_in = ServerAction::<SignIn>::new();
-    let navigate = use_navigate();
-    let session = Session::get();
     let query = use_query_map();
     let from_query = move |key: &str| {
         query
@@ -29,17 +27,49 @@ pub fn LoginPage() -> impl IntoView {
             .get(key)
             .filter(|v| !v.trim().is_empty())
     };
-    // What a round trip without JavaScript brought back.
-    let phone = RwSignal::new(from_query("phone").unwrap_or_default());
+    let phone = from_query("phone").unwrap_or_default();
     let plain_code = from_query("dev_code");
     let plain_sent = from_query("sent").is_some();
     let next = safe_next(from_query("next"));
+    let mode = Mode::get();
+    view! {
+        <leptos_meta::Title text="Sign in"/>
+        <Suspense fallback=|| ()>
+            {move || {
+                let (phone, plain_code, next) = (phone.clone(), plain_code.clone(), next.clone());
+                Suspend::new(async move {
+                    // A code on the page only under dev login: a `dev_code` in a crafted link
+                    // says nothing on a real shop.
+                    let dev_login = matches!(mode.0.await, Ok(m) if m.dev_login);
+                    let plain_code = plain_code.filter(|_| dev_login);
+                    view! { <SignInForms phone plain_code plain_sent next dev_login/> }
+                })
+            }}
+        </Suspense>
+    }
+}
+
+/// The two forms: the page's island. With JavaScript both answer in place, and a sign-in goes
+/// on to `next`.
+#[island]
+fn SignInForms(
+    phone: String,
+    plain_code: Option<String>,
+    plain_sent: bool,
+    next: String,
+    dev_login: bool,
+) -> impl IntoView {
+    let send = ServerAction::<RequestCode>::new();
+    let sign_in = ServerAction::<SignIn>::new();
+    let phone = RwSignal::new(phone);
     let next_for_js = next.clone();
     let (next_send, next_sign) = (next.clone(), next);
     Effect::new(move |_| {
         if let Some(Ok(_)) = sign_in.value().get() {
-            session.reload();
-            navigate(&next_for_js, Default::default());
+            // A whole page: the header and the page come back signed in.
+            if window().location().set_href(&next_for_js).is_err() {
+                leptos::logging::warn!("could not go on to {next_for_js}");
+            }
         }
     });
     // A new code makes the last "code is wrong" stale.
@@ -50,19 +80,14 @@ pub fn LoginPage() -> impl IntoView {
         }
         version
     });
-    // What to say about the code: a code on the page only under dev login (a `dev_code` in a
-    // crafted link says nothing on a real shop).
-    let mode = Mode::get();
     let sent_note = move || {
-        let sent = send.value().get();
-        let plain = (plain_code.clone(), plain_sent);
-        Suspend::new(async move {
-            let dev_login = matches!(mode.0.await, Ok(m) if m.dev_login);
-            code_note(sent, plain, dev_login)
-        })
+        code_note(
+            send.value().get(),
+            (plain_code.clone(), plain_sent),
+            dev_login,
+        )
     };
     view! {
-        <leptos_meta::Title text="Sign in"/>
         <section class="panel narrow">
             <h1>"Sign in"</h1>
             <ActionForm action=send>
@@ -78,7 +103,7 @@ pub fn LoginPage() -> impl IntoView {
                     <button type="submit" data-testid="send-code">"Send code"</button>
                 </div>
             </ActionForm>
-            <Transition fallback=|| ()>{sent_note}</Transition>
+            {sent_note}
             <ActionForm action=sign_in>
                 <input type="hidden" name="phone" value=phone.get_untracked() prop:value=move || phone.get()/>
                 <input type="hidden" name="next" value=next_sign.clone()/>

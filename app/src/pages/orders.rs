@@ -147,12 +147,16 @@ pub fn OrderPage() -> impl IntoView {
     let detail = Resource::new(move || (id(), returning()), |(id, r)| get_order(id, r));
     view! {
         <Loaded data=detail loading="Loading your order…"
-            ok=move |d| view! { <OrderCard detail=d returning=returning()/> }.into_any()
+            ok=move |d: OrderDetail| view! {
+                <leptos_meta::Title text=format!("Order {}", d.order.order_id)/>
+                <OrderCard detail=d returning=returning()/>
+            }.into_any()
             handle=order_refusal/>
     }
 }
 
-#[component]
+/// The order, followed until final, with its pay and cancel panel: the page's island.
+#[island]
 fn OrderCard(detail: OrderDetail, returning: bool) -> impl IntoView {
     let OrderDetail {
         order: view,
@@ -195,7 +199,6 @@ fn OrderCard(detail: OrderDetail, returning: bool) -> impl IntoView {
         _ => None,
     };
     view! {
-        <leptos_meta::Title text=format!("Order {order_id}")/>
         <section class="panel" data-testid="order">
             <h1>{voucher_title.clone()}</h1>
             // Without JavaScript the page reloads itself until the status is final (and, back

@@ -2,37 +2,44 @@
 
 use domain::VoucherId;
 use leptos::prelude::*;
-use leptos_router::hooks::use_query_map;
 
 use crate::{
     api::{
         admin::{AddStock, EndSale},
         catalog::get_voucher,
     },
-    components::{ErrorNote, Loaded},
+    components::ErrorNote,
+    error::AppError,
     pages::home::StatusBadge,
     time::When,
-    url::{ConsoleQuery, ManageDone},
+    url::ManageDone,
     wire::{VoucherDetail, VoucherView},
 };
 
 /// End a sale now, or add stock to it: each behind a disclosure that asks for confirmation
-/// (plain forms without JavaScript; the server sends them back here).
-#[component]
-pub fn ManageSale(id: VoucherId) -> impl IntoView {
-    let voucher = Resource::new(move || id.get(), get_voucher);
+/// (plain forms without JavaScript; the server sends them back here, `done` saying what was
+/// done). An island: with JavaScript the forms answer in place and the figures are read again.
+#[island]
+pub fn ManageSale(
+    id: VoucherId,
+    voucher: Result<VoucherDetail, AppError>,
+    done: Option<ManageDone>,
+) -> impl IntoView {
+    let voucher = RwSignal::new(voucher);
     let end = ServerAction::<EndSale>::new();
     let add = ServerAction::<AddStock>::new();
-    let query = use_query_map();
-    let done = move || ConsoleQuery::parse(|k| query.read().get(k)).done;
     Effect::new(move |_| {
         if matches!(end.value().get(), Some(Ok(_))) || matches!(add.value().get(), Some(Ok(_))) {
-            voucher.refetch();
+            leptos::task::spawn_local(async move {
+                if let Ok(d) = get_voucher(id.get()).await {
+                    voucher.try_set(Ok(d));
+                }
+            });
         }
     });
     let notice = move || {
-        let ended = matches!(end.value().get(), Some(Ok(()))) || done() == Some(ManageDone::Ended);
-        let added = matches!(add.value().get(), Some(Ok(_))) || done() == Some(ManageDone::Added);
+        let ended = matches!(end.value().get(), Some(Ok(()))) || done == Some(ManageDone::Ended);
+        let added = matches!(add.value().get(), Some(Ok(_))) || done == Some(ManageDone::Added);
         if ended {
             Some("The sale has ended: shoppers can no longer buy.")
         } else if added {
@@ -47,8 +54,10 @@ pub fn ManageSale(id: VoucherId) -> impl IntoView {
     };
     view! {
         <section class="panel manage" id="manage" data-testid="manage" data-voucher=id.get()>
-            <Loaded data=voucher loading="Loading the sale…"
-                ok=move |d: VoucherDetail| view! { <SaleActions voucher=d.voucher end add/> }.into_any()/>
+            {move || match voucher.get() {
+                Ok(d) => view! { <SaleActions voucher=d.voucher end add/> }.into_any(),
+                Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+            }}
             <div aria-live="polite">
                 {move || notice().map(|n| view! { <p class="notice" role="status" data-testid="manage-notice">{n}</p> })}
                 {move || error().map(|e| {

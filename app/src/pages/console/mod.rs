@@ -14,13 +14,14 @@ use leptos_router::hooks::use_query_map;
 
 use self::{chart::SalesPanel, manage::ManageSale};
 use crate::{
-    api::admin::console,
+    api::{admin::console, catalog::get_voucher},
     components::ErrorNote,
+    error::AppError,
     pages::home::StatusBadge,
     session::AdminOnly,
     time::{every, When},
     url::ConsoleQuery,
-    wire::{format_price, ConsoleRow},
+    wire::{format_price, ConsoleRow, ConsoleView},
 };
 
 /// How often the console refreshes.
@@ -31,61 +32,94 @@ pub fn ConsolePage() -> impl IntoView {
     view! { <AdminOnly><Console/></AdminOnly> }
 }
 
+/// The console as the server renders it, from its query: the manage panel (when asked for)
+/// and the figures, both islands.
 #[component]
 fn Console() -> impl IntoView {
-    let round = RwSignal::new(0_u64);
-    every(REFRESH, move || round.update(|n| *n += 1));
     let query = use_query_map();
-    let asked = move || ConsoleQuery::parse(|k| query.read().get(k));
-    let chart = move || asked().chart.map(VoucherId::get);
-    // `created`: the create form sent the admin here with a voucher to confirm.
-    let created = move || asked().created;
-    // `manage`: the sale the admin is ending or adding stock to.
-    let manage = move || asked().manage;
-    // One request a round; `Transition` keeps the last figures on screen while it runs.
-    let data = Resource::new(move || (chart(), round.get()), |(chart, _)| console(chart));
+    let asked = ConsoleQuery::parse(|k| query.read_untracked().get(k));
+    let data = Resource::new(move || asked.chart.map(VoucherId::get), console);
+    let managed = Resource::new(
+        move || asked.manage,
+        |id| async move {
+            match id {
+                Some(id) => Some(get_voucher(id.get()).await),
+                None => None,
+            }
+        },
+    );
     view! {
         <leptos_meta::Title text="Console"/>
         <div class="console-head">
             <h1>"Console"</h1>
             <a class="button primary" href="/admin/vouchers/new" data-testid="new-voucher">"New voucher"</a>
         </div>
-        // Outside the refreshing table, so a confirmation or a typed number stays put.
-        {move || manage().map(|id| view! { <ManageSale id/> })}
-        <Transition fallback=|| view! { <p class="loading">"Loading the vouchers…"</p> }>
+        <Suspense fallback=|| view! { <p class="loading">"Loading the vouchers…"</p> }>
             {move || Suspend::new(async move {
-                match data.await {
-                    Ok(c) if c.rows.is_empty() => view! {
-                        <p class="empty" data-testid="no-vouchers">"No vouchers yet. Create the first one."</p>
-                    }.into_any(),
-                    Ok(c) => {
-                        let chosen = c.chart.as_ref().map(|ch| ch.voucher_id);
-                        let fresh = created();
-                        let confirmed = fresh
-                            .and_then(|id| c.rows.iter().find(|r| r.voucher.id == id))
-                            .map(|r| r.voucher.clone());
-                        view! {
-                            {confirmed.map(|v| view! {
-                                <p class="notice" role="status" data-testid="created-notice">
-                                    "Voucher “" {v.title.clone()} "” created: "
-                                    {domain::count(v.stock, "unit", "units")} ", on sale from "
-                                    <When at=v.window.begins_at()/> " to " <When at=v.window.ends_at()/> ". "
-                                    <a href=format!("/vouchers/{}", v.id) data-testid="created-link">"See its page"</a>
-                                </p>
-                            })}
-                            {c.stalled_secs.map(|secs| view! {
-                                <p class="error" role="alert" data-testid="worker-stalled">
-                                    {format!("Orders are not being written: the oldest queued order has waited {secs} s. Check PostgreSQL, Redis and the servers' logs.")}
-                                </p>
-                            })}
-                            <CountsTable rows=c.rows chosen fresh/>
-                            {c.chart.map(|chart| view! { <SalesPanel chart/> })}
-                        }.into_any()
-                    }
-                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                // Outside the refreshing table, so a confirmation or a typed number stays put.
+                let manage = managed.await.zip(asked.manage).map(|(voucher, id)| {
+                    view! { <ManageSale id voucher done=asked.done/> }
+                });
+                let first = data.await;
+                view! {
+                    {manage}
+                    <Figures asked first/>
                 }
             })}
-        </Transition>
+        </Suspense>
+    }
+}
+
+/// The figures, refreshed every two seconds in the browser (the last ones stay on screen while
+/// a refresh runs or when one fails): the page's island.
+#[island]
+fn Figures(asked: ConsoleQuery, first: Result<ConsoleView, AppError>) -> impl IntoView {
+    let data = RwSignal::new(first);
+    let chart = asked.chart.map(VoucherId::get);
+    let busy = StoredValue::new(false);
+    every(REFRESH, move || {
+        if busy.get_value() {
+            return;
+        }
+        busy.set_value(true);
+        leptos::task::spawn_local(async move {
+            if let Ok(c) = console(chart).await {
+                data.try_set(Ok(c));
+            }
+            busy.set_value(false);
+        });
+    });
+    move || match data.get() {
+        Ok(c) if c.rows.is_empty() => view! {
+            <p class="empty" data-testid="no-vouchers">"No vouchers yet. Create the first one."</p>
+        }
+        .into_any(),
+        Ok(c) => {
+            let chosen = c.chart.as_ref().map(|ch| ch.voucher_id);
+            let fresh = asked.created;
+            let confirmed = fresh
+                .and_then(|id| c.rows.iter().find(|r| r.voucher.id == id))
+                .map(|r| r.voucher.clone());
+            view! {
+                {confirmed.map(|v| view! {
+                    <p class="notice" role="status" data-testid="created-notice">
+                        "Voucher “" {v.title.clone()} "” created: "
+                        {domain::count(v.stock, "unit", "units")} ", on sale from "
+                        <When at=v.window.begins_at()/> " to " <When at=v.window.ends_at()/> ". "
+                        <a href=format!("/vouchers/{}", v.id) data-testid="created-link">"See its page"</a>
+                    </p>
+                })}
+                {c.stalled_secs.map(|secs| view! {
+                    <p class="error" role="alert" data-testid="worker-stalled">
+                        {format!("Orders are not being written: the oldest queued order has waited {secs} s. Check PostgreSQL, Redis and the servers' logs.")}
+                    </p>
+                })}
+                <CountsTable rows=c.rows chosen fresh/>
+                {c.chart.map(|chart| view! { <SalesPanel chart/> })}
+            }
+            .into_any()
+        }
+        Err(e) => view! { <ErrorNote error=e/> }.into_any(),
     }
 }
 

@@ -62,7 +62,11 @@ pub fn VoucherPage() -> impl IntoView {
                         let mine = mine.await.ok().flatten();
                         let entry = entry.await.ok().flatten();
                         let signed_in = matches!(session.me.await, Ok(Some(_)));
-                        view! { <Sale detail=d mine entry signed_in/> }.into_any()
+                        view! {
+                            <leptos_meta::Title text=d.voucher.title.clone()/>
+                            <Sale detail=d mine entry signed_in/>
+                        }
+                        .into_any()
                     }
                     Err(AppError::NotFound) => view! { <crate::pages::NotFound/> }.into_any(),
                     Err(e) => view! { <ErrorNote error=e/> }.into_any(),
@@ -72,8 +76,9 @@ pub fn VoucherPage() -> impl IntoView {
     }
 }
 
-/// A voucher's sale: its facts and live figures, the buy panel and the answer to a buy.
-#[component]
+/// A voucher's sale: its facts and live figures, the buy panel and the answer to a buy. The
+/// page's island: everything in it lives in the browser, from the props the server rendered.
+#[island]
 fn Sale(
     detail: VoucherDetail,
     mine: Option<OrderView>,
@@ -130,7 +135,6 @@ fn SaleFacts(sale: LiveSale) -> impl IntoView {
     };
     let (begins_at, ends_at) = (window.begins_at(), window.ends_at());
     view! {
-        <leptos_meta::Title text=title.clone()/>
         <h1>{title}</h1>
         <span class=move || format!("badge badge-{}", phase.get().as_str()) data-testid="phase">
             {move || phase.get().label()}
