@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Builds the site (wasm bundle + CSS into target/site) and the server binary.
+# Builds the site (two wasm bundles + CSS into target/site) and the server binary. The pages
+# are server components with islands (design.md decision 35): `seckill` carries the shoppers'
+# islands, `seckill-admin` (frontend's `admin` feature) those and the admin pages' (console,
+# create form), so a shopper never downloads the console.
 #   scripts/build.sh [--release | --for-tests]
 # --for-tests (the test command): the browser bundle exactly as --release makes it (wasm-opt,
 # precompressed, hashed names: the journeys weigh and check it), and the server and the bench
 # from the debug profile the Rust tests have just built, so the test command compiles the
 # native tree once (design.md §8, decision 23). Benchmarks and the run command use --release.
-# Uses cargo-leptos when version $CARGO_LEPTOS_VERSION is installed; otherwise the same steps
-# by hand (cargo → wasm-bindgen → wasm-opt → CSS → server), and says so. A release build then
+# The steps by hand (cargo → wasm-bindgen → wasm-opt, twice → CSS → server): cargo-leptos
+# builds one bundle per site, so the build no longer goes through it. A release build then
 # writes each static file's brotli (-q 11) and gzip (-9) copy beside it, which the server sends
 # to browsers that accept them (tower-http's ServeDir, precompressed), and a copy of each under a
 # hashed name (seckill.<16 hex of its SHA-256>.<ext>) listed in hash.txt beside the server
@@ -26,20 +29,23 @@ esac
 SITE="$ROOT/target/site"
 
 # Hashed names (release builds): the JS, the wasm and the CSS, and their compressed copies, also
-# under seckill.<16 hex of the SHA-256 of the three together>.<ext> (hard links, after
-# precompress); the hash goes to hash.txt beside the server binary, in Leptos's format. One hash
-# for the three: Leptos names the JS, the wasm and the stylesheet from one output name.
+# under seckill.<16 hex of the SHA-256 of the five together>.<ext> (and the admin bundle under
+# seckill-admin.<the same hash>.<ext>; hard links, after precompress); the hash goes to hash.txt
+# beside the server binary, in Leptos's format. One hash for all: Leptos names the JS, the wasm
+# and the stylesheet from one output name.
 hash_names() {
   find "$SITE/pkg" -regextype posix-extended \
-    -regex '.*/seckill\.[0-9a-f]{16}\.(js|wasm|css)(\.br|\.gz)?' -delete
+    -regex '.*/seckill(-admin)?\.[0-9a-f]{16}\.(js|wasm|css)(\.br|\.gz)?' -delete
   rm -f "$SITE/pkg/.hashes"
   $release || return 0
-  h=$(cat "$SITE/pkg/seckill.js" "$SITE/pkg/seckill.wasm" "$SITE/pkg/seckill.css" | sha256sum | cut -c1-16)
+  h=$(cat "$SITE"/pkg/seckill.{js,wasm,css} "$SITE"/pkg/seckill-admin.{js,wasm} | sha256sum | cut -c1-16)
   for ext in js wasm css; do
-    for suffix in "" .br .gz; do
-      if [ -f "$SITE/pkg/seckill.$ext$suffix" ]; then
-        ln -f "$SITE/pkg/seckill.$ext$suffix" "$SITE/pkg/seckill.$h.$ext$suffix"
-      fi
+    for name in seckill seckill-admin; do
+      for suffix in "" .br .gz; do
+        if [ -f "$SITE/pkg/$name.$ext$suffix" ]; then
+          ln -f "$SITE/pkg/$name.$ext$suffix" "$SITE/pkg/$name.$h.$ext$suffix"
+        fi
+      done
     done
     echo "$ext: $h" >> "$SITE/pkg/.hashes"
   done
@@ -57,31 +63,30 @@ precompress() {
     gzip -9 -k -f "$f"
     if command -v brotli >/dev/null; then brotli -q 11 -k -f "$f"; fi
   done
-  log "precompressed: $(cd "$SITE/pkg" && du -bc *.wasm *.js *.css | tail -1 | cut -f1) bytes raw, $(cd "$SITE/pkg" && du -bc *.br 2>/dev/null | tail -1 | cut -f1) brotli"
+  for name in seckill seckill-admin; do
+    log "precompressed $name (with the CSS): $(cd "$SITE/pkg" && du -bc $name.wasm $name.js seckill.css | tail -1 | cut -f1) bytes raw, $(cd "$SITE/pkg" && du -bc $name.wasm.br $name.js.br seckill.css.br 2>/dev/null | tail -1 | cut -f1) brotli"
+  done
 }
 
-if $native_release && have_cargo_leptos && command -v wasm-opt >/dev/null; then
-  log "building with cargo-leptos ($($release && echo release || echo debug))"
-  if $release; then cargo leptos build --release; else cargo leptos build; fi
-  precompress
-  exit 0
-fi
-
-log "cargo-leptos $CARGO_LEPTOS_VERSION is not installed: building with plain cargo + wasm-bindgen"
-log "(install it with: scripts/setup.sh --cargo-leptos)"
 if $release; then wasm_profile=wasm-release; else wasm_profile=dev; fi
 if $native_release; then server_flags=(--release); native_dir=release; else server_flags=(); native_dir=debug; fi
-cargo build -p frontend --lib --target wasm32-unknown-unknown --profile "$wasm_profile"
 profile_dir=$([ "$wasm_profile" = dev ] && echo debug || echo "$wasm_profile")
 mkdir -p "$SITE/pkg"
-wasm-bindgen --target web --no-typescript --out-dir "$SITE/pkg" --out-name seckill \
-  "$CARGO_TARGET_DIR/wasm32-unknown-unknown/$profile_dir/frontend.wasm"
-# HydrationScripts asks for <name>.wasm when LEPTOS_OUTPUT_NAME is set.
-mv -f "$SITE/pkg/seckill_bg.wasm" "$SITE/pkg/seckill.wasm"
-if $release && command -v wasm-opt >/dev/null; then
-  wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int \
-    -o "$SITE/pkg/seckill.wasm" "$SITE/pkg/seckill.wasm"
-fi
+# One bundle: cargo (with `features`), wasm-bindgen, and wasm-opt for a release.
+bundle() { # output name, cargo features
+  cargo build -p frontend --lib --target wasm32-unknown-unknown --profile "$wasm_profile" --features "$2"
+  wasm-bindgen --target web --no-typescript --out-dir "$SITE/pkg" --out-name "$1" \
+    "$CARGO_TARGET_DIR/wasm32-unknown-unknown/$profile_dir/frontend.wasm"
+  # HydrationScripts asks for <name>.wasm when LEPTOS_OUTPUT_NAME is set.
+  mv -f "$SITE/pkg/${1}_bg.wasm" "$SITE/pkg/$1.wasm"
+  if $release && command -v wasm-opt >/dev/null; then
+    wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int \
+      -o "$SITE/pkg/$1.wasm" "$SITE/pkg/$1.wasm"
+  fi
+}
+log "the shoppers' bundle (seckill) and the admin pages' (seckill-admin)"
+bundle seckill ""
+bundle seckill-admin admin
 cp style/main.css "$SITE/pkg/seckill.css"
 precompress
 hash_names

@@ -44,6 +44,9 @@ healthy "$LEPTOS_SITE_ADDR" "$ROOT/target/e2e-server.log"
 relay_port=$((port + 2)) prod_addr="127.0.0.1:$((port + 1))" secret="e2e-relay-secret-$port"
 prod_db="seckill_e2e_$((port + 1))"
 psql "$DATABASE_URL" -qc "DROP DATABASE IF EXISTS $prod_db" -c "CREATE DATABASE $prod_db" >/dev/null
+# And its Redis keys: a new database numbers vouchers and users from 1 again, so a last run's
+# keys under the same prefix would give its sales' buyers and stock to this run's.
+redis-cli -u "$REDIS_URL" --scan --pattern "e2e-$((port + 1)):*" | xargs -r -n 500 redis-cli -u "$REDIS_URL" DEL >/dev/null
 node "$ROOT/end2end/sms-relay.mjs" "$relay_port" "$secret" > "$ROOT/target/e2e-relay.log" 2>&1 &
 pids+=($!)
 stripe_port=$((port + 3)) whsec="whsec_e2e_$port"

@@ -1,7 +1,7 @@
 //! Pieces every page uses: a page's HTTP status, an error in words, and data loaded with its
 //! loading and error states.
 
-use leptos::prelude::*;
+use leptos::{either::Either, prelude::*};
 
 use crate::{error::AppError, url::sign_in_path};
 
@@ -22,12 +22,12 @@ pub fn set_page_status(status: u16) {
 #[component]
 pub fn ErrorNote(error: AppError) -> impl IntoView {
     let action = match &error {
-        AppError::Unauthenticated => Some(view! {
+        AppError::Unauthenticated => Some(Either::Left(view! {
             " " <a href=sign_in_path(&current_path()) data-testid="sign-in-link">"Sign in"</a>
-        }.into_any()),
-        AppError::AlreadyBought(order) => Some(view! {
+        })),
+        AppError::AlreadyBought(order) => Some(Either::Right(view! {
             " " <a href=format!("/orders/{order}") data-testid="your-order-link">"See your order"</a>
-        }.into_any()),
+        })),
         _ => None,
     };
     view! {

@@ -37,13 +37,40 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <AutoReload options=options.clone()/>
                 // `/pkg/seckill.css`, or its hashed name when the build wrote one.
                 <HashedStylesheet options=options.clone() id="leptos"/>
-                <HydrationScripts options islands=true/>
+                <HydrationScripts options=bundle_for_page(options) islands=true/>
                 <MetaTags/>
             </head>
             <body>
                 <App/>
             </body>
         </html>
+    }
+}
+
+/// The options naming the page's browser bundle: the admin pages' (`seckill-admin`, also
+/// under its hashed name) under `/admin`, the shoppers' (`seckill`) everywhere else, so a
+/// shopper never downloads the console.
+fn bundle_for_page(options: LeptosOptions) -> LeptosOptions {
+    #[cfg(feature = "ssr")]
+    {
+        let admin = use_context::<http::request::Parts>().is_some_and(|p| {
+            let path = p.uri.path();
+            path == "/admin" || path.starts_with("/admin/")
+        });
+        if admin {
+            let mut options = options;
+            options.output_name = admin_bundle(&options.output_name).into();
+            return options;
+        }
+    }
+    options
+}
+
+/// `seckill.<hash>` → `seckill-admin.<hash>`; `seckill` → `seckill-admin`.
+pub fn admin_bundle(output_name: &str) -> String {
+    match output_name.split_once('.') {
+        Some((name, hash)) => format!("{name}-admin.{hash}"),
+        None => format!("{output_name}-admin"),
     }
 }
 

@@ -15,7 +15,7 @@ pub fn When(at: DateTime<Utc>) -> impl IntoView {
     Effect::new(move |_| live.set(true));
     view! {
         <time datetime=at.to_rfc3339()>
-            {move || if live.get() { local_time(at) } else { at.format("%Y-%m-%d %H:%M:%S UTC").to_string() }}
+            {move || if live.get() { local_time(at) } else { format!("{} UTC", wall_clock(&at.naive_utc())) }}
         </time>
     }
 }
@@ -28,14 +28,29 @@ pub fn local_time(at: DateTime<Utc>) -> String {
         let local = at.with_timezone(&chrono::Local);
         format!(
             "{} {}",
-            local.format("%Y-%m-%d %H:%M:%S"),
+            wall_clock(&local.naive_local()),
             zone_name(local.offset().fix())
         )
     }
     #[cfg(not(feature = "hydrate"))]
     {
-        at.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+        format!("{} UTC", wall_clock(&at.naive_utc()))
     }
+}
+
+/// `2030-06-01 10:00:30`. By hand rather than through chrono's `format`: its format-string
+/// machinery would weigh on every page's browser bundle for this one shape.
+pub fn wall_clock(t: &chrono::NaiveDateTime) -> String {
+    use chrono::{Datelike, Timelike};
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
+        t.year(),
+        t.month(),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second()
+    )
 }
 
 /// A UTC offset as people read it: `UTC`, `UTC+08:00`, `UTC-05:30`.
@@ -119,6 +134,15 @@ impl ServerClock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wall_clock_times_read_like_chrono_formats_them() {
+        let t = DateTime::parse_from_rfc3339("2030-06-01T09:05:03.999Z")
+            .expect("a time")
+            .naive_utc();
+        assert_eq!(wall_clock(&t), t.format("%Y-%m-%d %H:%M:%S").to_string());
+        assert_eq!(wall_clock(&t), "2030-06-01 09:05:03");
+    }
 
     #[test]
     fn the_server_clock_is_read_half_way_through_the_round_trip() {

@@ -21,7 +21,8 @@ pub fn NewVoucherPage() -> impl IntoView {
 }
 
 /// The form: the page's island (field errors in place, times in the admin's zone).
-#[island]
+#[cfg_attr(any(feature = "ssr", feature = "admin"), island)]
+#[cfg_attr(not(any(feature = "ssr", feature = "admin")), component)]
 fn NewVoucherForm() -> impl IntoView {
     let create = ServerAction::<CreateVoucher>::new();
     let begins_local = RwSignal::new(String::new());

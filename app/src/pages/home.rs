@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use domain::VoucherStatus;
-use leptos::prelude::*;
+use leptos::{either::Either, prelude::*};
 
 use crate::{
     api::catalog::list_vouchers,
@@ -117,12 +117,12 @@ pub fn VoucherCard(
             {draw.then(|| view! { <span class="badge badge-draw" data-testid="draw-badge">"Draw"</span> })}
             <p class="price">{price}</p>
             {move || match status.get() {
-                VoucherStatus::Ended => view! {
+                VoucherStatus::Ended => Either::Left(view! {
                     <p class="stock-text" data-testid="ended-summary">
                         {format!("Sale ended · {} of {} sold", domain::grouped(stock - remaining), domain::grouped(stock))}
                     </p>
-                }.into_any(),
-                _ => view! { <StockBar remaining stock/> }.into_any(),
+                }),
+                _ => Either::Right(view! { <StockBar remaining stock/> }),
             }}
             // Both lines are always there, one shown: re-created each tick, their times would
             // flash UTC before turning local again.

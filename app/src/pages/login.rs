@@ -6,7 +6,7 @@
 //! forms stay on the page. A message goes away when what it was about changes: the phone's
 //! error when the phone is edited, the code's when the code is edited or a new code is sent.
 
-use leptos::prelude::*;
+use leptos::{either::EitherOf3, prelude::*};
 use leptos_router::hooks::use_query_map;
 
 use crate::{
@@ -125,29 +125,27 @@ fn code_note(
     sent: Option<Result<Option<String>, AppError>>,
     plain: (Option<String>, bool),
     dev_login: bool,
-) -> Option<AnyView> {
-    let on_its_way = || view! { <p class="notice">"A code is on its way."</p> }.into_any();
-    match sent {
-        Some(Ok(Some(code))) if dev_login => Some(dev_code_note(code)),
-        Some(Ok(_)) => Some(on_its_way()),
-        Some(Err(e)) => Some(
-            view! { <p class="error" role="alert" data-testid="code-error" data-code=e.code()>{e.to_string()}</p> }
-                .into_any(),
-        ),
+) -> impl IntoView {
+    let note = match sent {
+        Some(Ok(Some(code))) if dev_login => Some(Ok(Some(code))),
+        Some(Ok(_)) => Some(Ok(None)),
+        Some(Err(e)) => Some(Err(e)),
         None => match plain {
-            (Some(code), _) if dev_login => Some(dev_code_note(code)),
-            (_, true) => Some(on_its_way()),
+            (Some(code), _) if dev_login => Some(Ok(Some(code))),
+            (_, true) => Some(Ok(None)),
             (_, false) => None,
         },
-    }
-}
-
-/// Dev mode (no SMS provider): the code, on the page.
-fn dev_code_note(code: String) -> AnyView {
-    view! {
-        <p class="notice" data-testid="dev-code">"Development mode: your code is " <strong>{code}</strong></p>
-    }
-    .into_any()
+    };
+    note.map(|note| match note {
+        // Dev mode (no SMS provider): the code, on the page.
+        Ok(Some(code)) => EitherOf3::A(view! {
+            <p class="notice" data-testid="dev-code">"Development mode: your code is " <strong>{code}</strong></p>
+        }),
+        Ok(None) => EitherOf3::B(view! { <p class="notice">"A code is on its way."</p> }),
+        Err(e) => EitherOf3::C(view! {
+            <p class="error" role="alert" data-testid="code-error" data-code=e.code()>{e.to_string()}</p>
+        }),
+    })
 }
 
 #[cfg(test)]

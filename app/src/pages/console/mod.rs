@@ -72,7 +72,8 @@ fn Console() -> impl IntoView {
 
 /// The figures, refreshed every two seconds in the browser (the last ones stay on screen while
 /// a refresh runs or when one fails): the page's island.
-#[island]
+#[cfg_attr(any(feature = "ssr", feature = "admin"), island)]
+#[cfg_attr(not(any(feature = "ssr", feature = "admin")), component)]
 fn Figures(asked: ConsoleQuery, first: Result<ConsoleView, AppError>) -> impl IntoView {
     let data = RwSignal::new(first);
     let chart = asked.chart.map(VoucherId::get);

@@ -2,7 +2,10 @@
 //! the answer, which moves the stock, the phase and the button together.
 
 use domain::{OrderId, OrderStatus, VoucherStatus};
-use leptos::prelude::*;
+use leptos::{
+    either::{Either, EitherOf3},
+    prelude::*,
+};
 
 use super::live::LiveSale;
 use crate::{
@@ -81,9 +84,8 @@ pub fn BuyPanel(sale: LiveSale, purchase: Purchase, signed_in: bool) -> impl Int
     let Purchase { buy, held, .. } = purchase;
     let id = sale.voucher.read_untracked().id;
     let phase = sale.phase;
-    move || {
-        match held.get() {
-        Some((order_id, status)) => view! {
+    move || match held.get() {
+        Some((order_id, status)) => EitherOf3::A(view! {
             <p class="bought" data-testid="your-order" data-status=status.as_str()>
                 "You bought this: order "
                 <a href=format!("/orders/{order_id}") data-testid="bought-order-link">
@@ -91,14 +93,14 @@ pub fn BuyPanel(sale: LiveSale, purchase: Purchase, signed_in: bool) -> impl Int
                 </a>
                 " (" {status.label().to_lowercase()} ")."
             </p>
-        }.into_any(),
-        None if !signed_in => view! {
+        }),
+        None if !signed_in => EitherOf3::B(view! {
             <p class="buy-form">
                 <a class="button primary" data-testid="sign-in-to-buy"
                     href=sign_in_path(&format!("/vouchers/{id}"))>"Sign in to buy"</a>
             </p>
-        }.into_any(),
-        None => view! {
+        }),
+        None => EitherOf3::C(view! {
             <ActionForm action=buy attr:class="buy-form">
                 <input type="hidden" name="voucher_id" value=id.get()/>
                 <button type="submit" class="primary buy" data-testid="buy"
@@ -106,8 +108,7 @@ pub fn BuyPanel(sale: LiveSale, purchase: Purchase, signed_in: bool) -> impl Int
                     {move || if buy.pending().get() { "Buying…" } else { button_label(phase.get()) }}
                 </button>
             </ActionForm>
-        }.into_any(),
-    }
+        }),
     }
 }
 
@@ -124,14 +125,13 @@ pub fn BuyAnswer(purchase: Purchase) -> impl IntoView {
     });
     view! {
         <div aria-live="polite" class="order-status" data-testid="order-status" tabindex="-1" node_ref=answer>
-            {move || match buy.value().get() {
-                Some(Err(e)) => {
+            {move || buy.value().get().map(|answer| match answer {
+                Err(e) => {
                     let code = e.code();
-                    view! { <div data-testid="buy-error" data-code=code><ErrorNote error=e/></div> }.into_any()
+                    Either::Left(view! { <div data-testid="buy-error" data-code=code><ErrorNote error=e/></div> })
                 }
-                Some(Ok(order_id)) => view! { <OrderProgress order_id order/> }.into_any(),
-                None => ().into_any(),
-            }}
+                Ok(order_id) => Either::Right(view! { <OrderProgress order_id order/> }),
+            })}
         </div>
     }
 }

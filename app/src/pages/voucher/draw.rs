@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use domain::{EntryState, VoucherStatus};
-use leptos::prelude::*;
+use leptos::{either::EitherOf6, prelude::*};
 
 use super::{
     buying::{BuyPanel, Purchase},
@@ -76,14 +76,14 @@ pub fn DrawPanel(
                 let s = standing.get();
                 let now = sale.now.get_untracked();
                 match s.state {
-                    EntryState::Entered => view! {
+                    EntryState::Entered => EitherOf6::A(view! {
                         <p class="entered" data-testid="entered">
                             "You're in the draw (" {entrants} " entered). It runs at " <When at=draw_at/> "."
                         </p>
                         <Tag tag=s.tag.clone()/>
                         <Refresh at=(!drawn.get()).then(|| (draw_at - now).num_seconds() + 1)/>
-                    }.into_any(),
-                    EntryState::Won => view! {
+                    }),
+                    EntryState::Won => EitherOf6::B(view! {
                         <p class="won" data-testid="won">
                             "You won: order "
                             {s.order_id.map(|o| view! {
@@ -92,8 +92,8 @@ pub fn DrawPanel(
                             ". Pay for it from the order's page."
                         </p>
                         <Tag tag=s.tag.clone()/>
-                    }.into_any(),
-                    EntryState::Lost => view! {
+                    }),
+                    EntryState::Lost => EitherOf6::C(view! {
                         <p class="lost" data-testid="lost">
                             "Not this time. "
                             {match s.rank {
@@ -103,17 +103,17 @@ pub fn DrawPanel(
                         </p>
                         <Tag tag=s.tag.clone()/>
                         <p><a href=format!("/api/vouchers/{id}/draw") data-testid="check-draw">"Check the draw"</a></p>
-                    }.into_any(),
-                    EntryState::None if drawn.get() => view! {
+                    }),
+                    EntryState::None if drawn.get() => EitherOf6::D(view! {
                         <BuyPanel sale purchase signed_in/>
-                    }.into_any(),
-                    EntryState::None if !signed_in => view! {
+                    }),
+                    EntryState::None if !signed_in => EitherOf6::E(view! {
                         <p class="buy-form">
                             <a class="button primary" data-testid="sign-in-to-enter"
                                 href=sign_in_path(&format!("/vouchers/{id}"))>"Sign in to enter the draw"</a>
                         </p>
-                    }.into_any(),
-                    EntryState::None => view! {
+                    }),
+                    EntryState::None => EitherOf6::F(view! {
                         <ActionForm action=enter attr:class="buy-form">
                             <input type="hidden" name="voucher_id" value=id.get()/>
                             <button type="submit" class="primary buy" data-testid="enter-draw"
@@ -122,7 +122,7 @@ pub fn DrawPanel(
                             </button>
                         </ActionForm>
                         {(!entries_open.get()).then(|| view! { <Refresh at=Some((entries_open_at - now).num_seconds() + 1)/> })}
-                    }.into_any(),
+                    }),
                 }
             }}
             {move || enter.value().get().and_then(Result::err).map(|e| {

@@ -9,7 +9,7 @@ mod draw;
 mod live;
 
 use domain::VoucherStatus;
-use leptos::prelude::*;
+use leptos::{either::Either, prelude::*};
 use leptos_router::hooks::use_params_map;
 
 use self::{
@@ -89,8 +89,8 @@ fn Sale(
     let purchase = use_purchase(sale, mine);
     let phase = sale.phase;
     let panel = match entry {
-        Some(entry) => view! { <DrawPanel sale purchase entry signed_in/> }.into_any(),
-        None => view! { <BuyPanel sale purchase signed_in/> }.into_any(),
+        Some(entry) => Either::Left(view! { <DrawPanel sale purchase entry signed_in/> }),
+        None => Either::Right(view! { <BuyPanel sale purchase signed_in/> }),
     };
     view! {
         <section class="panel sale" data-testid="voucher" data-phase=move || phase.get().as_str()>
