@@ -1,6 +1,7 @@
 import { expect, test } from "@playwright/test";
+import { ADMIN_PHONE, apiSignIn, createVoucher, hydrated, title, uiSignIn } from "./support";
 
-test("static files go out precompressed under hashed names, immutable, and a cold page load stays light", async ({ page, request }) => {
+test("static files go out precompressed under hashed names, immutable, and a cold page load stays light", async ({ browser, request }) => {
   // The page names the release build's hashed files; each also answers under its plain name.
   const html = await (await request.get("/")).text();
   const named = [...html.matchAll(/\/pkg\/[^"' )]+/g)].map((m) => m[0]);
@@ -27,23 +28,56 @@ test("static files go out precompressed under hashed names, immutable, and a col
     expect(again.status(), file).toBe(304);
   }
 
-  // A first visit: every byte over the wire (headers and encoded bodies), and the static part
-  // (the HTML grows with the vouchers listed; the wasm, its glue and the CSS do not).
-  let bytes = 0;
-  let assets = 0;
-  page.on("requestfinished", async (r) => {
-    const s = await r.sizes();
-    bytes += s.responseHeadersSize + s.responseBodySize;
-    if (new URL(r.url()).pathname.startsWith("/pkg/")) assets += s.responseHeadersSize + s.responseBodySize;
+  // First visits of the home page and of a sale page, each in a new browser: every byte over
+  // the wire (headers and encoded bodies), and the static part (the HTML grows with what is
+  // listed; the wasm, its glue and the CSS do not). Shoppers' pages load the shoppers' bundle,
+  // never the admin pages' (issue #34).
+  await apiSignIn(request, ADMIN_PHONE);
+  const sale = await createVoucher(request, { title: title("Weighed"), stock: 5, beginsInSec: -60 });
+  for (const path of ["/", `/vouchers/${sale}`]) {
+    const context = await browser.newContext();
+    const cold = await context.newPage();
+    let bytes = 0;
+    let assets = 0;
+    const files: string[] = [];
+    cold.on("requestfinished", async (r) => {
+      const s = await r.sizes();
+      bytes += s.responseHeadersSize + s.responseBodySize;
+      const { pathname } = new URL(r.url());
+      if (pathname.startsWith("/pkg/")) {
+        assets += s.responseHeadersSize + s.responseBodySize;
+        files.push(pathname);
+      }
+    });
+    await cold.goto(path);
+    await expect(cold.getByTestId("site-header")).toHaveAttribute("data-hydrated", "true");
+    await cold.waitForLoadState("networkidle");
+    await cold.waitForTimeout(200);
+    console.log(`cold page weight of ${path} over the wire: ${bytes} bytes, of which static files ${assets}`);
+    expect(files.some((f) => f.includes("seckill-admin")), files.join(" ")).toBe(false);
+    expect(files.filter((f) => /\/seckill\.[0-9a-f]{16}\.wasm$/.test(f)), files.join(" ")).toHaveLength(1);
+    // Islands (issue #34) took it from 501 KB to 250 KB: the shoppers' islands, their server
+    // functions and Leptos's runtime (BENCHMARKS.md "Islands"). The issue's 150 KB is not met;
+    // this bound catches a regression past today's weight.
+    expect(assets).toBeGreaterThan(0);
+    expect(assets).toBeLessThan(265_000);
+    await context.close();
+  }
+});
+
+test("the admin pages load the admin bundle, and only it", async ({ page }) => {
+  await uiSignIn(page, ADMIN_PHONE);
+  const wasm: string[] = [];
+  page.on("requestfinished", (r) => {
+    const { pathname } = new URL(r.url());
+    if (pathname.endsWith(".wasm")) wasm.push(pathname);
   });
-  await page.goto("/");
-  await expect(page.getByTestId("site-header")).toHaveAttribute("data-hydrated", "true");
+  await page.goto("/admin");
+  await hydrated(page);
   await page.waitForLoadState("networkidle");
-  await page.waitForTimeout(200);
-  console.log(`cold page weight of / over the wire: ${bytes} bytes, of which static files ${assets}`);
-  // The whole app hydrates on every page: 1.84 MB raw, 501 KB over the wire since the draw's
-  // panel and calls (issue #33, +24 KB). Islands (issue #34) are what brings it under 150 KB; until
-  // then this bound only catches a regression beyond that.
-  expect(assets).toBeGreaterThan(0);
-  expect(assets).toBeLessThan(515_000);
+  expect(wasm, wasm.join(" ")).toHaveLength(1);
+  expect(wasm[0]).toMatch(/^\/pkg\/seckill-admin\.[0-9a-f]{16}\.wasm$/);
+  // The console's own island is live: its figures refresh by themselves (every 2 s).
+  const refreshed = page.waitForRequest((r) => new URL(r.url()).pathname.startsWith("/sf/console"));
+  await refreshed;
 });
