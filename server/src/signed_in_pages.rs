@@ -1,8 +1,9 @@
 //! Signed-in pages from a shared rendering (issue #25 point 4, design.md decision 31).
 //!
 //! The home page and a voucher's page differ between two signed-in shoppers who hold no order
-//! on that sale only by who they are: the header's "signed in as" and the session data the page
-//! hydrates from (the `whoami` resource: user ID, phone, admin flag). So the page cache renders
+//! on that sale only by who they are: the header's "signed in as" (the islands' props say only
+//! "signed in", the same for all; decision 35; before islands the page also carried the
+//! `whoami` data it hydrated from, user ID included, which `fill` still covers). So the page cache renders
 //! such a page once, for a stand-in shopper (a session this instance signs for a user ID and a
 //! phone no one has), keeps it like a shared page, and answers each shopper with the stand-in's
 //! ID and phone replaced by theirs: the HTML the page would have been for them, hydration data
