@@ -67,7 +67,8 @@ fn bundle_for_page(options: LeptosOptions) -> LeptosOptions {
 }
 
 /// `seckill.<hash>` → `seckill-admin.<hash>`; `seckill` → `seckill-admin`.
-pub fn admin_bundle(output_name: &str) -> String {
+#[cfg(any(feature = "ssr", test))]
+fn admin_bundle(output_name: &str) -> String {
     match output_name.split_once('.') {
         Some((name, hash)) => format!("{name}-admin.{hash}"),
         None => format!("{output_name}-admin"),
@@ -144,7 +145,8 @@ fn UserNav(me: Option<wire::Me>) -> impl IntoView {
     let Some(me) = me else {
         return view! { <A href="/login">"Sign in"</A> }.into_any();
     };
-    let sign_out = session::use_sign_out();
+    // A plain form: the server signs out and sends the visitor home.
+    let sign_out = ServerAction::<api::auth::SignOut>::new();
     view! {
         <A href="/orders">"My orders"</A>
         {me.is_admin.then(|| view! { <A href="/admin">"Console"</A> })}
@@ -154,4 +156,18 @@ fn UserNav(me: Option<wire::Me>) -> impl IntoView {
         </ActionForm>
     }
     .into_any()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::admin_bundle;
+
+    #[test]
+    fn the_admin_bundle_keeps_the_hash_of_the_shoppers() {
+        assert_eq!(
+            admin_bundle("seckill.0123456789abcdef"),
+            "seckill-admin.0123456789abcdef"
+        );
+        assert_eq!(admin_bundle("seckill"), "seckill-admin");
+    }
 }

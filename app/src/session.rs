@@ -4,10 +4,7 @@ use leptos::prelude::*;
 use leptos_router::{components::Redirect, hooks::use_location};
 
 use crate::{
-    api::{
-        auth::{whoami, SignOut},
-        catalog::shop_mode,
-    },
+    api::{auth::whoami, catalog::shop_mode},
     components::{set_page_status, Loaded},
     error::AppError,
     url::sign_in_path,
@@ -34,12 +31,6 @@ impl Session {
     pub fn get() -> Self {
         expect_context::<Self>()
     }
-}
-
-/// A sign-out action (one session, or every one with `everywhere`), rendered on the server as
-/// a plain form: the server signs out and sends the visitor home.
-pub fn use_sign_out() -> ServerAction<SignOut> {
-    ServerAction::<SignOut>::new()
 }
 
 /// The shop's development conveniences, loaded once per page (the strip, the sign-in page).

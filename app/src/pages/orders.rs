@@ -328,7 +328,8 @@ pub fn MyOrdersPage() -> impl IntoView {
 /// Ends every session of the shopper (a lost phone, a shared computer), this one included.
 #[component]
 fn SignOutEverywhere() -> impl IntoView {
-    let sign_out = crate::session::use_sign_out();
+    // A plain form: the server signs out and sends the visitor home.
+    let sign_out = ServerAction::<crate::api::auth::SignOut>::new();
     view! {
         <ActionForm action=sign_out attr:class="sign-out-everywhere">
             <input type="hidden" name="everywhere" value="true"/>
