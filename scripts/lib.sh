@@ -49,3 +49,21 @@ start_services() {
   [ -n "$env_lines" ] || die "scripts/services.sh start printed no URLs"
   eval "$env_lines"
 }
+
+# The shared target directory keeps every build's artefacts, and each feature set or lockfile
+# change leaves another copy of the large ones (a debug `libserver` rlib is over 1 GB): weeks of
+# fresh-clone runs fill the disk, and then Redis, PostgreSQL and the linker fail in ways that
+# look like anything but a full disk. Below `SECKILL_MIN_FREE_GB` (default 20) free, drop the
+# incremental caches and every artefact over 50 MB not written in the last 6 hours; cargo builds
+# again whatever it still needs.
+prune_target() {
+  local min_gb=${SECKILL_MIN_FREE_GB:-20} free_kb
+  [ -d "$CARGO_TARGET_DIR" ] || return 0
+  free_kb=$(df -Pk "$CARGO_TARGET_DIR" | awk 'NR == 2 { print $4 }')
+  [ "$free_kb" -ge $((min_gb * 1024 * 1024)) ] && return 0
+  log "less than $min_gb GB free: pruning old build artefacts in $CARGO_TARGET_DIR"
+  find "$CARGO_TARGET_DIR" -mindepth 2 -maxdepth 2 -type d -name incremental -prune -exec rm -rf {} +
+  find "$CARGO_TARGET_DIR" -mindepth 3 -maxdepth 3 -path '*/deps/*' -type f -size +50M -mmin +360 -delete
+  free_kb=$(df -Pk "$CARGO_TARGET_DIR" | awk 'NR == 2 { print $4 }')
+  log "$((free_kb / 1024 / 1024)) GB free after pruning"
+}

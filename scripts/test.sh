@@ -25,6 +25,7 @@ source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 
 "$ROOT/scripts/setup.sh"
+prune_target
 start_services
 
 log "cargo fmt --check"
