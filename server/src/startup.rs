@@ -58,7 +58,13 @@ impl Application {
             .with_context(|| format!("binding {addr}"))?;
         let origins = SiteOrigins::new(&settings.public_origins, listener.local_addr()?);
         tracing::info!(origins = %origins.list(), "requests that change something are taken from these origins only");
-        let (router, state) = router(&core, &settings, origins, leptos_options(addr)?);
+        let options = leptos_options(addr)?;
+        let pkg = std::path::Path::new(&*options.site_root).join(&*options.site_pkg_dir);
+        let assets = static_files::Assets::load(&pkg)
+            .with_context(|| format!("reading the site's static files in {}", pkg.display()))?;
+        let (files, bytes) = assets.footprint();
+        tracing::info!(files, bytes, dir = %pkg.display(), "static files in memory");
+        let (router, state) = router(&core, &settings, origins, options, assets);
         let metrics = match settings.metrics_addr {
             Some(at) => {
                 let listener = TcpListener::bind(at)
@@ -193,6 +199,7 @@ fn router(
     settings: &Settings,
     origins: SiteOrigins,
     options: LeptosOptions,
+    assets: static_files::Assets,
 ) -> (Router, AppState) {
     let metrics = metrics_handle();
     let streams = StreamSlots::new(settings.http.streams_per_client);
@@ -206,11 +213,11 @@ fn router(
         }
     };
     let app = Router::new()
-        // The site's static files, precompressed, with conditional requests (304s); the
-        // fallback below serves anything else under the site root.
+        // The site's static files from memory, precompressed, with conditional requests
+        // (304s); the fallback below serves anything else under the site root.
         .nest_service(
             &format!("/{}", options.site_pkg_dir),
-            static_files::service(&options),
+            static_files::router(assets),
         )
         .route("/api", any(rest::not_found))
         .route("/api/", any(rest::not_found))

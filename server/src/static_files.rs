@@ -1,6 +1,11 @@
-//! The site's static files (`/pkg/…`: the wasm, its JS glue, the CSS), served with their
-//! precompressed copies (`.br`, `.gz`, written by `scripts/build.sh --release`) and
-//! `Last-Modified` / `If-Modified-Since`; the body depends on `Accept-Encoding`, hence `Vary`.
+//! The site's static files (`/pkg/…`: the wasm, its JS glue, the CSS), read into memory once at
+//! start-up with their precompressed copies (`.br`, `.gz`, written by `scripts/build.sh
+//! --release`), and answered from there: the encoding the browser takes (brotli, else gzip,
+//! else none), `ETag` / `If-None-Match` and `Last-Modified` / `If-Modified-Since` (304s), and
+//! `Vary: accept-encoding`. On sale day every cold visit asks for three of them; from memory
+//! they cost what a cached page costs, where opening and reading the file on every request held
+//! them to a third of that (BENCHMARKS.md "Pages"). A new build is a new server start, as it is
+//! for the server's own code.
 //!
 //! A release build also writes each file under a name carrying a hash of the bundle's bytes
 //! (`seckill.<16 hex>.js`, `.wasm`, `.css`) and the hash in `hash.txt` beside the server binary.
@@ -9,52 +14,286 @@
 //! never needs to ask again. The plain names stay
 //! (a debug build has only those) and are sent `no-cache`: revalidated, 304 when unchanged.
 
-use axum::{
-    extract::Request,
-    http::{header, HeaderValue},
-    middleware::{self, Next},
-    response::Response,
+use std::{
+    collections::HashMap,
+    path::Path,
+    sync::Arc,
+    time::{Duration, SystemTime, UNIX_EPOCH},
 };
-use tower::ServiceBuilder;
-use tower_http::services::ServeDir;
 
-/// `<site root>/<pkg dir>` as a service to mount at `/<pkg dir>`.
-pub fn service(
-    options: &leptos::config::LeptosOptions,
-) -> impl tower::Service<
-    Request,
-    Response = Response,
-    Error = std::convert::Infallible,
-    Future = impl Send + 'static,
-> + Clone
-       + Send
-       + Sync
-       + 'static {
-    let dir = std::path::Path::new(&*options.site_root).join(&*options.site_pkg_dir);
-    ServiceBuilder::new()
-        .layer(middleware::from_fn(cache_headers))
-        .service(ServeDir::new(dir).precompressed_br().precompressed_gzip())
+use axum::{
+    body::{Body, Bytes},
+    extract::{Request, State},
+    http::{header, HeaderMap, HeaderValue, Method, StatusCode},
+    response::{IntoResponse, Response},
+    Router,
+};
+use sha2::{Digest, Sha256};
+
+const IMMUTABLE: &str = "public, max-age=31536000, immutable";
+const REVALIDATE: &str = "no-cache";
+
+/// One file and its precompressed copies.
+struct Asset {
+    body: Bytes,
+    br: Option<Bytes>,
+    gzip: Option<Bytes>,
+    content_type: HeaderValue,
+    /// The first 16 hex digits of the SHA-256 of `body`: the same on every instance that
+    /// serves the same build.
+    tag: String,
+    /// The file's modification time, to the second (HTTP dates have no finer grain).
+    modified: SystemTime,
+    immutable: bool,
 }
 
-/// `Cache-Control` by name (hashed: immutable; plain: revalidate) and `Vary`. Only a file that
-/// exists is immutable: a hashed name that is missing now (a page from a newer build reached an
-/// older instance) may exist after the next deploy, so its 404 is asked again.
-async fn cache_headers(req: Request, next: Next) -> Response {
-    let hashed = is_hashed_name(req.uri().path().rsplit('/').next().unwrap_or_default());
-    let mut response = next.run(req).await;
-    let found = response.status().is_success() || response.status().is_redirection();
-    let hashed = hashed && found;
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CACHE_CONTROL,
-        HeaderValue::from_static(if hashed {
-            "public, max-age=31536000, immutable"
-        } else {
-            "no-cache"
-        }),
-    );
-    headers.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
-    response
+/// The encodings a response can have.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Encoding {
+    Br,
+    Gzip,
+    Identity,
+}
+
+/// Every file under the site's pkg directory, by its path there (`seckill.js`,
+/// `snippets/…`).
+#[derive(Default)]
+pub struct Assets {
+    files: HashMap<String, Asset>,
+}
+
+impl Assets {
+    /// Reads `dir` whole. A directory that is not there (a server started before any bundle
+    /// was built, as the Rust tests do) serves nothing; a file that cannot be read is an error.
+    pub fn load(dir: &Path) -> std::io::Result<Self> {
+        let mut assets = Self::default();
+        if !dir.is_dir() {
+            return Ok(assets);
+        }
+        // The plain and the hashed name of a file share their bytes.
+        let mut seen: HashMap<[u8; 32], Bytes> = HashMap::new();
+        let mut read = |path: &Path| -> std::io::Result<Bytes> {
+            let bytes = std::fs::read(path)?;
+            let digest: [u8; 32] = Sha256::digest(&bytes).into();
+            Ok(seen
+                .entry(digest)
+                .or_insert_with(|| Bytes::from(bytes))
+                .clone())
+        };
+        let mut pending = vec![dir.to_path_buf()];
+        while let Some(folder) = pending.pop() {
+            for entry in std::fs::read_dir(&folder)? {
+                let path = entry?.path();
+                if path.is_dir() {
+                    pending.push(path);
+                    continue;
+                }
+                let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+                    continue;
+                };
+                if name.ends_with(".br") || name.ends_with(".gz") {
+                    continue;
+                }
+                let Some(relative) = path
+                    .strip_prefix(dir)
+                    .ok()
+                    .and_then(|r| r.to_str())
+                    .map(|r| r.replace(std::path::MAIN_SEPARATOR, "/"))
+                else {
+                    continue;
+                };
+                let body = read(&path)?;
+                let mut sibling = |ext: &str| {
+                    let copy = path.with_file_name(format!("{name}.{ext}"));
+                    copy.is_file().then(|| read(&copy)).transpose()
+                };
+                let br = sibling("br")?;
+                let gzip = sibling("gz")?;
+                let modified = std::fs::metadata(&path)?
+                    .modified()
+                    .map(whole_seconds)
+                    .unwrap_or(UNIX_EPOCH);
+                let tag = hex::encode(&Sha256::digest(&body)[..8]);
+                let asset = Asset {
+                    content_type: HeaderValue::from_static(content_type(name)),
+                    immutable: is_hashed_name(name),
+                    body,
+                    br,
+                    gzip,
+                    tag,
+                    modified,
+                };
+                assets.files.insert(relative, asset);
+            }
+        }
+        Ok(assets)
+    }
+
+    /// How many files there are and their bytes in memory, for the start-up log.
+    pub fn footprint(&self) -> (usize, usize) {
+        let mut seen = std::collections::HashSet::new();
+        let mut bytes = 0;
+        for a in self.files.values() {
+            for b in [Some(&a.body), a.br.as_ref(), a.gzip.as_ref()]
+                .into_iter()
+                .flatten()
+            {
+                if seen.insert(b.as_ptr()) {
+                    bytes += b.len();
+                }
+            }
+        }
+        (self.files.len(), bytes)
+    }
+}
+
+/// `assets` as a router to nest at `/<pkg dir>`.
+pub fn router(assets: Assets) -> Router {
+    Router::new().fallback(answer).with_state(Arc::new(assets))
+}
+
+/// A file, in the encoding the browser takes, or a 304 when its copy is current.
+async fn answer(State(assets): State<Arc<Assets>>, req: Request) -> Response {
+    if !matches!(*req.method(), Method::GET | Method::HEAD) {
+        return (
+            StatusCode::METHOD_NOT_ALLOWED,
+            [(header::ALLOW, HeaderValue::from_static("GET, HEAD"))],
+        )
+            .into_response();
+    }
+    let path = req.uri().path().trim_start_matches('/');
+    let Some(asset) = assets.files.get(path) else {
+        // A hashed name that is missing now (a page from a newer build reached an older
+        // instance) may exist after the next deploy, so its 404 is asked again.
+        return (
+            StatusCode::NOT_FOUND,
+            [
+                (header::CACHE_CONTROL, HeaderValue::from_static(REVALIDATE)),
+                (header::VARY, HeaderValue::from_static("accept-encoding")),
+            ],
+        )
+            .into_response();
+    };
+    let headers = req.headers();
+    let (encoding, body) = match preferred(headers, asset.br.is_some(), asset.gzip.is_some()) {
+        Encoding::Br => (Encoding::Br, asset.br.clone()),
+        Encoding::Gzip => (Encoding::Gzip, asset.gzip.clone()),
+        Encoding::Identity => (Encoding::Identity, None),
+    };
+    let body = body.unwrap_or_else(|| asset.body.clone());
+    let etag = match encoding {
+        Encoding::Br => format!("\"{}-br\"", asset.tag),
+        Encoding::Gzip => format!("\"{}-gz\"", asset.tag),
+        Encoding::Identity => format!("\"{}\"", asset.tag),
+    };
+    let mut out = Response::builder()
+        .header(
+            header::CACHE_CONTROL,
+            if asset.immutable {
+                IMMUTABLE
+            } else {
+                REVALIDATE
+            },
+        )
+        .header(header::VARY, "accept-encoding")
+        .header(header::ETAG, &etag)
+        .header(
+            header::LAST_MODIFIED,
+            httpdate::fmt_http_date(asset.modified),
+        );
+    if unchanged(headers, &etag, asset.modified) {
+        return out
+            .status(StatusCode::NOT_MODIFIED)
+            .body(Body::empty())
+            .unwrap_or_else(|_| StatusCode::NOT_MODIFIED.into_response());
+    }
+    out = out
+        .header(header::CONTENT_TYPE, asset.content_type.clone())
+        .header(header::CONTENT_LENGTH, body.len());
+    if let Some(coding) = match encoding {
+        Encoding::Br => Some("br"),
+        Encoding::Gzip => Some("gzip"),
+        Encoding::Identity => None,
+    } {
+        out = out.header(header::CONTENT_ENCODING, coding);
+    }
+    let body = if *req.method() == Method::HEAD {
+        Body::empty()
+    } else {
+        Body::from(body)
+    };
+    out.body(body)
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
+
+/// The encoding to answer in: brotli when the browser takes it and the build wrote it, else
+/// gzip likewise, else none. A coding listed with `q=0` is refused.
+fn preferred(headers: &HeaderMap, has_br: bool, has_gzip: bool) -> Encoding {
+    let mut br = false;
+    let mut gzip = false;
+    for value in headers.get_all(header::ACCEPT_ENCODING) {
+        let Ok(value) = value.to_str() else { continue };
+        for item in value.split(',') {
+            let mut parts = item.split(';');
+            let coding = parts.next().unwrap_or_default().trim();
+            let refused = parts.any(|p| {
+                p.trim()
+                    .strip_prefix("q=")
+                    .and_then(|q| q.trim().parse::<f32>().ok())
+                    .is_some_and(|q| q <= 0.0)
+            });
+            if refused {
+                continue;
+            }
+            if coding.eq_ignore_ascii_case("br") {
+                br = true;
+            } else if coding.eq_ignore_ascii_case("gzip") {
+                gzip = true;
+            }
+        }
+    }
+    if br && has_br {
+        Encoding::Br
+    } else if gzip && has_gzip {
+        Encoding::Gzip
+    } else {
+        Encoding::Identity
+    }
+}
+
+/// Whether the browser's copy is current: `If-None-Match` names this representation's tag
+/// (or `*`); without it, `If-Modified-Since` is no older than the file.
+fn unchanged(headers: &HeaderMap, etag: &str, modified: SystemTime) -> bool {
+    if let Some(v) = headers.get(header::IF_NONE_MATCH) {
+        let Ok(v) = v.to_str() else { return false };
+        return v.split(',').map(str::trim).any(|t| {
+            t == "*" || t == etag || t.strip_prefix("W/").is_some_and(|weak| weak == etag)
+        });
+    }
+    headers
+        .get(header::IF_MODIFIED_SINCE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| httpdate::parse_http_date(v).ok())
+        .is_some_and(|since| modified <= since)
+}
+
+fn whole_seconds(t: SystemTime) -> SystemTime {
+    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    UNIX_EPOCH + Duration::from_secs(secs)
+}
+
+fn content_type(name: &str) -> &'static str {
+    match name.rsplit('.').next().unwrap_or_default() {
+        "js" | "mjs" => "text/javascript; charset=utf-8",
+        "wasm" => "application/wasm",
+        "css" => "text/css; charset=utf-8",
+        "json" | "map" => "application/json",
+        "svg" => "image/svg+xml",
+        "png" => "image/png",
+        "ico" => "image/x-icon",
+        "txt" => "text/plain; charset=utf-8",
+        _ => "application/octet-stream",
+    }
 }
 
 /// `<name>.<16 hex digits>.<ext>`: a name that changes whenever the bytes do.
@@ -106,38 +345,150 @@ mod tests {
     use super::*;
     use tower::ServiceExt;
 
+    /// A pkg directory with a hashed file, its plain twin and their compressed copies.
+    fn site(label: &str) -> std::path::PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("seckill-static-{label}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("snippets")).expect("dir");
+        for name in ["seckill.0123456789abcdef.js", "seckill.js"] {
+            std::fs::write(dir.join(name), "plain").expect("file");
+            std::fs::write(dir.join(format!("{name}.br")), "brotli").expect("file");
+            std::fs::write(dir.join(format!("{name}.gz")), "gzip").expect("file");
+        }
+        std::fs::write(dir.join("snippets/x.js"), "snippet").expect("file");
+        dir
+    }
+
+    async fn get(app: &Router, method: Method, path: &str, headers: &[(&str, &str)]) -> Response {
+        let mut req = Request::builder().method(method).uri(path);
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        app.clone()
+            .oneshot(req.body(Body::empty()).expect("request"))
+            .await
+            .expect("infallible")
+    }
+
+    fn header_of(r: &Response, name: header::HeaderName) -> String {
+        r.headers()
+            .get(name)
+            .map(|v| v.to_str().expect("ascii").to_owned())
+            .unwrap_or_default()
+    }
+
+    async fn body_of(r: Response) -> String {
+        let bytes = axum::body::to_bytes(r.into_body(), 1 << 20)
+            .await
+            .expect("body");
+        String::from_utf8(bytes.to_vec()).expect("utf-8")
+    }
+
     #[tokio::test]
     async fn only_a_hashed_file_that_exists_is_immutable() {
-        let dir = std::env::temp_dir().join(format!("seckill-static-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("dir");
-        std::fs::write(dir.join("seckill.0123456789abcdef.js"), "x").expect("file");
-        let control = |name: &str| {
-            let svc = ServiceBuilder::new()
-                .layer(middleware::from_fn(cache_headers))
-                .service(ServeDir::new(&dir));
-            let req = Request::builder()
-                .uri(format!("/{name}"))
-                .body(axum::body::Body::empty())
-                .expect("request");
-            async move {
-                let res = svc.oneshot(req).await.expect("infallible");
-                (
-                    res.status().as_u16(),
-                    res.headers()[header::CACHE_CONTROL].clone(),
-                )
-            }
-        };
-        let (status, found) = control("seckill.0123456789abcdef.js").await;
-        assert_eq!(
-            (status, found.to_str().expect("ascii")),
-            (200, "public, max-age=31536000, immutable")
-        );
-        let (status, missing) = control("seckill.fedcba9876543210.js").await;
-        assert_eq!(
-            (status, missing.to_str().expect("ascii")),
-            (404, "no-cache")
-        );
+        let dir = site("immutable");
+        let app = router(Assets::load(&dir).expect("load"));
+        let found = get(&app, Method::GET, "/seckill.0123456789abcdef.js", &[]).await;
+        assert_eq!(found.status(), StatusCode::OK);
+        assert_eq!(header_of(&found, header::CACHE_CONTROL), IMMUTABLE);
+        let plain = get(&app, Method::GET, "/seckill.js", &[]).await;
+        assert_eq!(header_of(&plain, header::CACHE_CONTROL), REVALIDATE);
+        let missing = get(&app, Method::GET, "/seckill.fedcba9876543210.js", &[]).await;
+        assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+        assert_eq!(header_of(&missing, header::CACHE_CONTROL), REVALIDATE);
+        let nested = get(&app, Method::GET, "/snippets/x.js", &[]).await;
+        assert_eq!(body_of(nested).await, "snippet");
+        let outside = get(&app, Method::GET, "/../Cargo.toml", &[]).await;
+        assert_eq!(outside.status(), StatusCode::NOT_FOUND);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn each_browser_gets_the_encoding_it_takes() {
+        let dir = site("encoding");
+        let app = router(Assets::load(&dir).expect("load"));
+        for (accept, coding, body) in [
+            ("gzip, deflate, br", "br", "brotli"),
+            ("gzip", "gzip", "gzip"),
+            ("br;q=0, gzip;q=0.5", "gzip", "gzip"),
+            ("identity", "", "plain"),
+            ("", "", "plain"),
+        ] {
+            let r = get(
+                &app,
+                Method::GET,
+                "/seckill.js",
+                &[("accept-encoding", accept)],
+            )
+            .await;
+            assert_eq!(r.status(), StatusCode::OK, "{accept}");
+            assert_eq!(header_of(&r, header::CONTENT_ENCODING), coding, "{accept}");
+            assert_eq!(header_of(&r, header::VARY), "accept-encoding");
+            assert_eq!(
+                header_of(&r, header::CONTENT_TYPE),
+                "text/javascript; charset=utf-8"
+            );
+            assert_eq!(
+                header_of(&r, header::CONTENT_LENGTH),
+                body.len().to_string()
+            );
+            assert_eq!(body_of(r).await, body, "{accept}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn a_current_copy_is_answered_304_and_only_reads_are_served() {
+        let dir = site("conditional");
+        let app = router(Assets::load(&dir).expect("load"));
+        let br = [("accept-encoding", "br")];
+        let first = get(&app, Method::GET, "/seckill.js", &br).await;
+        let (etag, modified) = (
+            header_of(&first, header::ETAG),
+            header_of(&first, header::LAST_MODIFIED),
+        );
+        assert!(etag.ends_with("-br\""), "{etag}");
+        let by_tag = [("accept-encoding", "br"), ("if-none-match", etag.as_str())];
+        let again = get(&app, Method::GET, "/seckill.js", &by_tag).await;
+        assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+        assert_eq!(body_of(again).await, "");
+        // The gzip copy is another representation: the brotli tag does not match it.
+        let other = [
+            ("accept-encoding", "gzip"),
+            ("if-none-match", etag.as_str()),
+        ];
+        let gz = get(&app, Method::GET, "/seckill.js", &other).await;
+        assert_eq!(gz.status(), StatusCode::OK);
+        let by_date = [("if-modified-since", modified.as_str())];
+        let dated = get(&app, Method::GET, "/seckill.js", &by_date).await;
+        assert_eq!(dated.status(), StatusCode::NOT_MODIFIED);
+        let older = [("if-modified-since", "Thu, 01 Jan 2015 00:00:00 GMT")];
+        let stale = get(&app, Method::GET, "/seckill.js", &older).await;
+        assert_eq!(stale.status(), StatusCode::OK);
+        let head = get(&app, Method::HEAD, "/seckill.js", &br).await;
+        assert_eq!(head.status(), StatusCode::OK);
+        assert_eq!(header_of(&head, header::CONTENT_LENGTH), "6");
+        assert_eq!(body_of(head).await, "");
+        let post = get(&app, Method::POST, "/seckill.js", &[]).await;
+        assert_eq!(post.status(), StatusCode::METHOD_NOT_ALLOWED);
+        assert_eq!(header_of(&post, header::ALLOW), "GET, HEAD");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_file_under_two_names_is_held_once() {
+        let dir = site("footprint");
+        let assets = Assets::load(&dir).expect("load");
+        // Five files by name; "plain", "brotli", "gzip" and "snippet" once each.
+        assert_eq!(assets.footprint(), (3, 5 + 6 + 4 + 7));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn no_site_built_is_nothing_to_serve() {
+        let assets = Assets::load(Path::new("/nonexistent/seckill/pkg")).expect("load");
+        assert_eq!(assets.footprint(), (0, 0));
     }
 
     #[test]
