@@ -22,6 +22,8 @@ apt_install redis-server postgresql chromium fonts-wqy-microhei curl gcc libc6-d
 command -v npm >/dev/null || apt_install nodejs npm
 command -v cargo >/dev/null || die "cargo is missing: install Rust with rustup first"
 rustup target add wasm32-unknown-unknown >/dev/null 2>&1 || log "warning: could not add the wasm32 target"
+# The release bundles build their own standard library (scripts/build.sh).
+rustup component add rust-src >/dev/null 2>&1 || log "warning: could not add rust-src (release bundles need it)"
 
 want=$(wasm_bindgen_version)
 have=$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)
