@@ -55,6 +55,17 @@ enum Encoding {
     Identity,
 }
 
+impl Encoding {
+    /// Its `Content-Encoding` (none for the file as it is).
+    fn coding(self) -> Option<&'static str> {
+        match self {
+            Self::Br => Some("br"),
+            Self::Gzip => Some("gzip"),
+            Self::Identity => None,
+        }
+    }
+}
+
 /// Every file under the site's pkg directory, by its path there (`seckill.js`,
 /// `snippets/…`).
 #[derive(Default)]
@@ -72,13 +83,12 @@ impl Assets {
         }
         // The plain and the hashed name of a file share their bytes.
         let mut seen: HashMap<[u8; 32], Bytes> = HashMap::new();
-        let mut read = |path: &Path| -> std::io::Result<Bytes> {
+        // A file's bytes and their SHA-256.
+        let mut read = |path: &Path| -> std::io::Result<(Bytes, [u8; 32])> {
             let bytes = std::fs::read(path)?;
             let digest: [u8; 32] = Sha256::digest(&bytes).into();
-            Ok(seen
-                .entry(digest)
-                .or_insert_with(|| Bytes::from(bytes))
-                .clone())
+            let shared = seen.entry(digest).or_insert_with(|| Bytes::from(bytes));
+            Ok((shared.clone(), digest))
         };
         let mut pending = vec![dir.to_path_buf()];
         while let Some(folder) = pending.pop() {
@@ -102,10 +112,11 @@ impl Assets {
                 else {
                     continue;
                 };
-                let body = read(&path)?;
+                let (body, digest) = read(&path)?;
                 let mut sibling = |ext: &str| {
                     let copy = path.with_file_name(format!("{name}.{ext}"));
-                    copy.is_file().then(|| read(&copy)).transpose()
+                    let read = copy.is_file().then(|| read(&copy)).transpose()?;
+                    Ok::<_, std::io::Error>(read.map(|(bytes, _)| bytes))
                 };
                 let br = sibling("br")?;
                 let gzip = sibling("gz")?;
@@ -113,7 +124,7 @@ impl Assets {
                     .modified()
                     .map(whole_seconds)
                     .unwrap_or(UNIX_EPOCH);
-                let tag = hex::encode(&Sha256::digest(&body)[..8]);
+                let tag = hex::encode(&digest[..8]);
                 let asset = Asset {
                     content_type: HeaderValue::from_static(content_type(name)),
                     immutable: is_hashed_name(name),
@@ -175,16 +186,17 @@ async fn answer(State(assets): State<Arc<Assets>>, req: Request) -> Response {
             .into_response();
     };
     let headers = req.headers();
-    let (encoding, body) = match preferred(headers, asset.br.is_some(), asset.gzip.is_some()) {
-        Encoding::Br => (Encoding::Br, asset.br.clone()),
-        Encoding::Gzip => (Encoding::Gzip, asset.gzip.clone()),
-        Encoding::Identity => (Encoding::Identity, None),
-    };
-    let body = body.unwrap_or_else(|| asset.body.clone());
-    let etag = match encoding {
-        Encoding::Br => format!("\"{}-br\"", asset.tag),
-        Encoding::Gzip => format!("\"{}-gz\"", asset.tag),
-        Encoding::Identity => format!("\"{}\"", asset.tag),
+    let encoding = preferred(headers, asset.br.is_some(), asset.gzip.is_some());
+    let body = match encoding {
+        Encoding::Br => asset.br.clone(),
+        Encoding::Gzip => asset.gzip.clone(),
+        Encoding::Identity => None,
+    }
+    .unwrap_or_else(|| asset.body.clone());
+    // One tag per representation: the file's, with its coding after it.
+    let etag = match encoding.coding() {
+        Some(coding) => format!("\"{}-{coding}\"", asset.tag),
+        None => format!("\"{}\"", asset.tag),
     };
     let mut out = Response::builder()
         .header(
@@ -210,11 +222,7 @@ async fn answer(State(assets): State<Arc<Assets>>, req: Request) -> Response {
     out = out
         .header(header::CONTENT_TYPE, asset.content_type.clone())
         .header(header::CONTENT_LENGTH, body.len());
-    if let Some(coding) = match encoding {
-        Encoding::Br => Some("br"),
-        Encoding::Gzip => Some("gzip"),
-        Encoding::Identity => None,
-    } {
+    if let Some(coding) = encoding.coding() {
         out = out.header(header::CONTENT_ENCODING, coding);
     }
     let body = if *req.method() == Method::HEAD {
