@@ -18,6 +18,63 @@ pub fn set_page_status(status: u16) {
     let _ = status;
 }
 
+/// A form that posts to `to` (a server function's address, which answers a plain post with
+/// the page to go on to) without JavaScript; in a live island, a submit runs `send` instead
+/// (its REST call) and the page stays.
+#[component]
+pub fn CallForm(
+    to: &'static str,
+    send: impl Fn() + 'static,
+    #[prop(optional)] class: Option<&'static str>,
+    children: Children,
+) -> impl IntoView {
+    view! {
+        <form method="post" action=to class=class
+            on:submit=move |ev| {
+                ev.prevent_default();
+                send();
+            }>
+            {children()}
+        </form>
+    }
+}
+
+/// An island's call behind a [`CallForm`] posting to `to`: an action whose value starts as the
+/// error a plain post to `to` came back with, if it failed (the server sends the browser back
+/// to the page with the error in its address, `__err` and `__path`, and the island renders it
+/// as it would its own call's answer).
+pub fn form_call<T, Fu>(
+    to: &'static str,
+    call: impl Fn() -> Fu + 'static,
+) -> Action<(), Result<T, AppError>>
+where
+    T: 'static,
+    Fu: std::future::Future<Output = Result<T, AppError>> + 'static,
+{
+    let action = Action::new_local(move |_: &()| call());
+    if let Some(e) = plain_form_error(to) {
+        action.value().set(Some(Err(e)));
+    }
+    action
+}
+
+/// The error of a plain form's failed post to the server function at `to`, from the page's
+/// address (server only: in the browser the island makes its calls itself).
+fn plain_form_error(to: &str) -> Option<AppError> {
+    #[cfg(feature = "ssr")]
+    {
+        use leptos::{server::ServerActionError, server_fn::error::ServerFnUrlError};
+        use_context::<ServerActionError>()
+            .filter(|e| e.path() == to)
+            .map(|e| ServerFnUrlError::<AppError>::decode_err(e.err()))
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        let _ = to;
+        None
+    }
+}
+
 /// An error in words, with the way out when there is one.
 #[component]
 pub fn ErrorNote(error: AppError) -> impl IntoView {

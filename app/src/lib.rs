@@ -9,6 +9,7 @@ pub mod api;
 pub mod components;
 pub mod live;
 pub mod pages;
+pub mod rest;
 pub mod session;
 #[cfg(feature = "ssr")]
 pub mod ssr;

@@ -1,6 +1,6 @@
 //! Open sale pages (design.md §8, decision 20): N pages watch one sale on the release server,
 //! first by the push stream (`GET /api/vouchers/{id}/events`), then by polling as a page
-//! without a stream does (`/sf/voucher_stock` every 2 s each, spread evenly). For each way:
+//! without a stream does (`GET /api/vouchers/{id}/stock` every 2 s each, spread evenly). For each way:
 //! the server's CPU (from `/proc/<pid>/stat`, in % of one core) over a window while the sale is
 //! quiet, and for push also while its stock changes every period; the server's memory per open
 //! page (resident set after opening them, minus before, over N).
@@ -149,8 +149,7 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
             loop {
                 ticks.tick().await;
                 let ok = client
-                    .post(format!("{base}/sf/voucher_stock"))
-                    .form(&[("id", voucher.get().to_string())])
+                    .get(format!("{base}/api/vouchers/{voucher}/stock"))
                     .send()
                     .await
                     .is_ok_and(|r| r.status().is_success());

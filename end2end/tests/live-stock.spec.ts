@@ -16,7 +16,7 @@ test("an open sale page hears other shoppers' buys pushed by the server, without
   const id = await createVoucher(request, { title: title("Pushed"), stock: 3, beginsInSec: -60 });
   const asked: string[] = [];
   page.on("request", (r) => {
-    if (r.url().includes("/sf/voucher_stock")) asked.push(r.url());
+    if (/\/api\/vouchers\/\d+\/stock$/.test(r.url())) asked.push(r.url());
   });
   const stream = page.waitForResponse((r) => r.url().endsWith(`/api/vouchers/${id}/events`));
 
@@ -38,7 +38,7 @@ test("when the stream is refused the page asks by itself and still follows the s
   );
   const asked: string[] = [];
   page.on("request", (r) => {
-    if (r.url().includes("/sf/voucher_stock")) asked.push(r.url());
+    if (/\/api\/vouchers\/\d+\/stock$/.test(r.url())) asked.push(r.url());
   });
 
   await page.goto(`/vouchers/${id}`);

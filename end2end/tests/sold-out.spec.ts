@@ -17,7 +17,7 @@ test("the last unit goes to someone else: the buy is refused as sold out and the
   // button off first (CI hit it). Polls are held, and sent on after the click.
   let holding = true;
   const held: Route[] = [];
-  await page.route("**/sf/voucher_stock**", (route) => (holding ? held.push(route) : route.continue()));
+  await page.route("**/api/vouchers/*/stock", (route) => (holding ? held.push(route) : route.continue()));
 
   // Another shopper takes the last unit while this page is open.
   const rival = await newRequest.newContext({ baseURL });
@@ -30,8 +30,8 @@ test("the last unit goes to someone else: the buy is refused as sold out and the
   await Promise.all(held.map((route) => route.continue()));
   await expect(page.getByTestId("buy-error")).toHaveAttribute("data-code", "sold_out");
   await expect(page.getByTestId("buy-error")).toContainText("Sold out");
-  // The refusal moves the stock bar, the badge and the button together, at once (without the
-  // stream, the stock is polled only every 2 s).
+  // The refusal has the page ask for the figures at once (without the stream, they are polled
+  // only every 2 s): the stock bar, the badge and the button move together.
   await expect(page.getByTestId("remaining")).toHaveText("0 of 1 left · 1 sold", { timeout: 1_000 });
   await expect(page.getByTestId("buy")).toBeDisabled();
   await expect(page.getByTestId("buy")).toHaveText("Sold out");

@@ -6,7 +6,20 @@ use seckill::{
     sale,
 };
 
-use crate::wire::{ChartView, ConsoleRow, ConsoleView, OrderView, SalesSeriesView, VoucherView};
+use crate::wire::{
+    ChartView, ConsoleRow, ConsoleView, OrderView, SalesSeriesView, StockNow, VoucherView,
+};
+
+/// A sale's live figures as pages follow them (pushed on its stream, asked for without one),
+/// with the server's clock now.
+pub fn stock_now(live: Option<seckill::catalog::LiveSale>) -> StockNow {
+    StockNow {
+        remaining: live.map(|l| l.remaining),
+        ends_at: live.map(|l| l.ends_at),
+        entrants: live.map_or(0, |l| l.entrants),
+        server_time: Utc::now(),
+    }
+}
 
 pub fn voucher(s: VoucherNow) -> VoucherView {
     VoucherView {

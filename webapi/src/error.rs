@@ -195,6 +195,90 @@ impl AppError {
     }
 }
 
+impl AppError {
+    /// The error a REST answer carries, read back by a client (the islands): its `error` code,
+    /// its `message`, its `fields` (`invalid`) and its `Retry-After`, as
+    /// `server/src/rest/error.rs` writes them. Every variant the API answers with comes back as
+    /// itself; an unknown code (a newer server) is `Transport`, with the server's words.
+    pub fn from_wire(
+        code: &str,
+        message: &str,
+        fields: FieldErrors,
+        retry_after: Option<u64>,
+    ) -> Self {
+        // The variants without data are told by their code alone; the four the code
+        // `rate_limited` shares, by the sentence the server sent.
+        let plain = [
+            Self::Unauthenticated,
+            Self::Forbidden,
+            Self::CrossSite,
+            Self::NotFound,
+            Self::SoldOut,
+            Self::NotStarted,
+            Self::Ended,
+            Self::DrawPending,
+            Self::EntriesNotOpen,
+            Self::EntriesClosed,
+            Self::NotADraw,
+            Self::OrderQueued,
+            Self::OrderFailed,
+            Self::OrderCancelled,
+            Self::PaymentExpired,
+            Self::AlreadyPaid,
+            Self::OrderConfirmed,
+            Self::PaymentUnavailable,
+            Self::InvalidPhone,
+            Self::InvalidCode,
+            Self::CodeNotSent,
+            Self::MethodNotAllowed,
+            Self::TooLarge,
+            Self::Timeout,
+            Self::Unavailable,
+        ];
+        if let Some(e) = plain.into_iter().find(|e| e.code() == code) {
+            return e;
+        }
+        let secs = retry_after.unwrap_or(0);
+        let said = |template: Self| {
+            let text = template.to_string();
+            message.strip_prefix(text.as_str()).map(str::to_owned)
+        };
+        match code {
+            "rate_limited" => [
+                Self::CodeResendWait(secs),
+                Self::TryAgainIn(secs),
+                Self::TooManyStreams,
+            ]
+            .into_iter()
+            .find(|e| e.to_string() == message)
+            .unwrap_or(Self::RateLimited),
+            "invalid" => Self::Invalid(fields),
+            "bad_request" => Self::BadRequest(
+                said(Self::BadRequest(String::new())).unwrap_or_else(|| message.to_owned()),
+            ),
+            "bad_signature" => Self::BadSignature(
+                said(Self::BadSignature(String::new())).unwrap_or_else(|| message.to_owned()),
+            ),
+            "internal" => Self::Internal(
+                message
+                    .strip_prefix("Something went wrong on our side (reference ")
+                    .and_then(|r| r.strip_suffix(")."))
+                    .unwrap_or(message)
+                    .to_owned(),
+            ),
+            _ => Self::Transport(format!("{code}: {message}")),
+        }
+    }
+
+    /// The fields of an `Invalid`, empty for the others (the REST answer's `fields`).
+    pub fn fields(&self) -> FieldErrors {
+        match self {
+            Self::Invalid(fields) => fields.clone(),
+            _ => FieldErrors::default(),
+        }
+    }
+}
+
 impl FromServerFnError for AppError {
     type Encoder = JsonEncoding;
 
@@ -203,5 +287,66 @@ impl FromServerFnError for AppError {
             ServerFnErrorErr::Args(m) | ServerFnErrorErr::Deserialization(m) => Self::BadRequest(m),
             other => Self::Transport(other.to_string()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every error the REST API answers with, read back from its code, message, fields and
+    /// `Retry-After` as a client sees them, is the error the server sent. (`AlreadyBought` is
+    /// never a REST answer: a repeated buy answers 202 with the order; `Transport` is the
+    /// client's own.)
+    #[test]
+    fn every_rest_error_reads_back_as_itself() {
+        let mut fields = FieldErrors::default();
+        fields.push("title", "is required");
+        fields.push("stock", "must be at least 1");
+        let sent = [
+            AppError::Unauthenticated,
+            AppError::Forbidden,
+            AppError::CrossSite,
+            AppError::NotFound,
+            AppError::SoldOut,
+            AppError::NotStarted,
+            AppError::Ended,
+            AppError::RateLimited,
+            AppError::DrawPending,
+            AppError::EntriesNotOpen,
+            AppError::EntriesClosed,
+            AppError::NotADraw,
+            AppError::CodeResendWait(42),
+            AppError::TryAgainIn(7),
+            AppError::TooManyStreams,
+            AppError::OrderQueued,
+            AppError::OrderFailed,
+            AppError::OrderCancelled,
+            AppError::PaymentExpired,
+            AppError::AlreadyPaid,
+            AppError::OrderConfirmed,
+            AppError::PaymentUnavailable,
+            AppError::BadSignature("no v1 signature".into()),
+            AppError::InvalidPhone,
+            AppError::InvalidCode,
+            AppError::CodeNotSent,
+            AppError::Invalid(fields),
+            AppError::BadRequest("expected value at line 1 column 1".into()),
+            AppError::MethodNotAllowed,
+            AppError::TooLarge,
+            AppError::Timeout,
+            AppError::Unavailable,
+            AppError::Internal("5f0c2a".into()),
+        ];
+        for e in sent {
+            let back = AppError::from_wire(e.code(), &e.to_string(), e.fields(), e.retry_after());
+            assert_eq!(back, e, "{} ({})", e.code(), e);
+        }
+    }
+
+    #[test]
+    fn an_unknown_code_keeps_the_servers_words() {
+        let e = AppError::from_wire("brand_new", "Something new.", FieldErrors::default(), None);
+        assert_eq!(e, AppError::Transport("brand_new: Something new.".into()));
     }
 }

@@ -4,7 +4,7 @@ use leptos::prelude::*;
 
 use crate::{
     error::AppError,
-    wire::{SiteMode, StockNow, VoucherDetail, VoucherView},
+    wire::{SiteMode, VoucherDetail, VoucherView},
 };
 
 /// Every voucher, newest first, with what is left.
@@ -26,21 +26,6 @@ pub async fn get_voucher(id: i64) -> Result<VoucherDetail, AppError> {
         .ok_or(AppError::NotFound)?;
     Ok(VoucherDetail {
         voucher,
-        server_time: chrono::Utc::now(),
-    })
-}
-
-/// Units of a voucher left and its end, from Redis alone, and the server's clock: what the sale
-/// page polls.
-#[server(prefix = "/sf", endpoint = "voucher_stock")]
-pub async fn voucher_stock(id: i64) -> Result<StockNow, AppError> {
-    let core = crate::ssr::core()?;
-    let id = crate::ssr::voucher_id(id)?;
-    let live = seckill::catalog::live(&core, id).await?;
-    Ok(StockNow {
-        remaining: live.map(|l| l.remaining),
-        ends_at: live.map(|l| l.ends_at),
-        entrants: live.map_or(0, |l| l.entrants),
         server_time: chrono::Utc::now(),
     })
 }

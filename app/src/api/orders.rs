@@ -19,18 +19,6 @@ pub async fn buy(voucher_id: i64) -> Result<domain::OrderId, AppError> {
     Ok(order)
 }
 
-/// The status of one of the shopper's orders.
-#[server(prefix = "/sf", endpoint = "order_status")]
-pub async fn order_status(order_id: String) -> Result<OrderView, AppError> {
-    let core = crate::ssr::core()?;
-    let shopper = crate::ssr::signed_in(&core).await?;
-    let order = crate::ssr::order_id(&order_id)?;
-    seckill::sale::order_status(&core, shopper.user, order)
-        .await?
-        .map(webapi::convert::order)
-        .ok_or(AppError::NotFound)
-}
-
 /// One of the shopper's orders with its voucher's title (the order page). `returning`: the
 /// shopper is back from the payment provider's page, which is asked about the payment if its
 /// notification has not come yet.
@@ -88,17 +76,6 @@ pub async fn my_orders() -> Result<Vec<OrderDetail>, AppError> {
             order: webapi::convert::order(o),
         })
         .collect())
-}
-
-/// The status of one of the shopper's orders after their return from the payment page: the
-/// provider is asked first if its notification has not come (at most every 2 s).
-#[server(prefix = "/sf", endpoint = "payment_check")]
-pub async fn payment_check(order_id: String) -> Result<OrderView, AppError> {
-    let core = crate::ssr::core()?;
-    let shopper = crate::ssr::signed_in(&core).await?;
-    let order = crate::ssr::order_id(&order_id)?;
-    seckill::orders::checkout::returned(&core, shopper.user, order).await?;
-    order_now(&core, shopper.user, order).await
 }
 
 /// **Pay now**: where to send the shopper to pay (the provider's hosted page; one per order,

@@ -6,12 +6,14 @@
 //! forms stay on the page. A message goes away when what it was about changes: the phone's
 //! error when the phone is edited, the code's when the code is edited or a new code is sent.
 
-use leptos::{either::EitherOf3, prelude::*};
+use leptos::{either::EitherOf3, prelude::*, server_fn::ServerFn};
 use leptos_router::hooks::use_query_map;
 
 use crate::{
     api::auth::{RequestCode, SignIn},
+    components::{form_call, CallForm},
     error::AppError,
+    rest,
     session::Mode,
     url::safe_next,
 };
@@ -59,9 +61,26 @@ fn SignInForms(
     next: String,
     dev_login: bool,
 ) -> impl IntoView {
-    let send = ServerAction::<RequestCode>::new();
-    let sign_in = ServerAction::<SignIn>::new();
     let phone = RwSignal::new(phone);
+    let (phone_input, code_input) = (NodeRef::new(), NodeRef::new());
+    // Send code (`POST /api/login/code`) answers the code itself under dev login; Sign in
+    // (`POST /api/login`) sets the session cookie. Both read the fields as they are at the
+    // submit (typed before the page was live, or filled in by the browser).
+    let send = form_call(<RequestCode as ServerFn>::PATH, move || {
+        let phone = input_value(phone_input);
+        async move {
+            rest::post::<CodeSent>("/api/login/code", &Credentials { phone, code: None })
+                .await
+                .map(|sent| sent.code)
+        }
+    });
+    let sign_in = form_call(<SignIn as ServerFn>::PATH, move || {
+        let body = Credentials {
+            phone: input_value(phone_input),
+            code: Some(input_value(code_input)),
+        };
+        async move { rest::post::<serde::de::IgnoredAny>("/api/login", &body).await }
+    });
     let next_for_js = next.clone();
     let (next_send, next_sign) = (next.clone(), next);
     Effect::new(move |_| {
@@ -90,11 +109,11 @@ fn SignInForms(
     view! {
         <section class="panel narrow">
             <h1>"Sign in"</h1>
-            <ActionForm action=send>
+            <CallForm to={<RequestCode as ServerFn>::PATH} send=move || { send.dispatch(()); }>
                 <label for="phone">"Phone number"</label>
                 <div class="row">
                     <input id="phone" name="phone" type="tel" inputmode="tel" autocomplete="tel" required
-                        data-testid="phone" value=phone.get_untracked()
+                        data-testid="phone" value=phone.get_untracked() node_ref=phone_input
                         on:input:target=move |ev| {
                             phone.set(ev.target().value());
                             send.value().set(None);
@@ -102,21 +121,46 @@ fn SignInForms(
                     <input type="hidden" name="next" value=next_send.clone()/>
                     <button type="submit" data-testid="send-code">"Send code"</button>
                 </div>
-            </ActionForm>
+            </CallForm>
             {sent_note}
-            <ActionForm action=sign_in>
+            <CallForm to={<SignIn as ServerFn>::PATH} send=move || { sign_in.dispatch(()); }>
                 <input type="hidden" name="phone" value=phone.get_untracked() prop:value=move || phone.get()/>
                 <input type="hidden" name="next" value=next_sign.clone()/>
                 <label for="code">"Code"</label>
                 <input id="code" name="code" inputmode="numeric" autocomplete="one-time-code" required
-                    data-testid="code" on:input=move |_| sign_in.value().set(None)/>
+                    data-testid="code" node_ref=code_input on:input=move |_| sign_in.value().set(None)/>
                 <button type="submit" class="primary" data-testid="sign-in">"Sign in"</button>
-            </ActionForm>
+            </CallForm>
             {move || sign_in.value().get().and_then(Result::err).map(|e| view! {
                 <p class="error" role="alert" data-testid="sign-in-error">{e.to_string()}</p>
             })}
         </section>
     }
+}
+
+/// What Send code and Sign in send.
+#[derive(serde::Serialize)]
+struct Credentials {
+    phone: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<String>,
+}
+
+/// What is in a field now (browser only).
+fn input_value(field: NodeRef<leptos::html::Input>) -> String {
+    #[cfg(feature = "hydrate")]
+    if let Some(el) = field.get_untracked() {
+        return el.value();
+    }
+    let _ = field;
+    String::new()
+}
+
+/// The answer to Send code: the code itself under dev login.
+#[derive(serde::Deserialize)]
+struct CodeSent {
+    #[serde(default)]
+    code: Option<String>,
 }
 
 /// The note under "Send code": the answer of this page's request, else what a plain form's

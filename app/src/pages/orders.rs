@@ -4,16 +4,17 @@
 use std::time::Duration;
 
 use domain::{OrderId, OrderStatus};
-use leptos::prelude::*;
+use leptos::{prelude::*, server_fn::ServerFn};
 use leptos_router::{
     components::Redirect,
     hooks::{use_location, use_params_map, use_query_map},
 };
 
 use crate::{
-    api::orders::{get_order, my_orders, order_status, payment_check, CancelOrder, PayOrder},
-    components::{ErrorNote, Loaded},
+    api::orders::{get_order, my_orders, CancelOrder, PayOrder},
+    components::{form_call, CallForm, ErrorNote, Loaded},
     error::AppError,
+    rest,
     time::{every, When},
     url::sign_in_path,
     wire::{format_countdown, OrderDetail, OrderView},
@@ -26,6 +27,22 @@ const SLOW_AFTER_SECS: i64 = 5;
 /// First delay and ceiling of the status polling; each wait is 1.5 times the last.
 const POLL_FIRST: Duration = Duration::from_millis(500);
 const POLL_MAX: Duration = Duration::from_secs(4);
+
+/// Pay now on the order page: the provider's page to go to.
+type PayAction = Action<(), Result<String, AppError>>;
+/// Cancel on the order page: the order as it is after.
+type CancelAction = Action<(), Result<OrderView, AppError>>;
+
+/// Where to pay (`POST /api/orders/{id}/pay`).
+#[derive(serde::Deserialize)]
+struct PayStart {
+    redirect_url: String,
+}
+
+/// One of the shopper's orders as it is now (`GET /api/orders/{id}`).
+async fn order_now(order: OrderId) -> Result<OrderView, AppError> {
+    rest::get(&format!("/api/orders/{order}")).await
+}
 
 /// How the order page asks about its order while it follows it.
 #[derive(Clone, Copy)]
@@ -70,8 +87,10 @@ fn poll_after(
             leptos::task::spawn_local(async move {
                 let next = (delay * 3 / 2).min(POLL_MAX);
                 let answer = match ask {
-                    Ask::Status => order_status(order_id.to_string()).await,
-                    Ask::Payment => payment_check(order_id.to_string()).await,
+                    Ask::Status => order_now(order_id).await,
+                    Ask::Payment => {
+                        rest::get(&format!("/api/orders/{order_id}?payment=return")).await
+                    }
                 };
                 let done = match answer {
                     Ok(view) => {
@@ -177,8 +196,19 @@ fn OrderCard(detail: OrderDetail, returning: bool) -> impl IntoView {
             follow_until_settled(order_id, order, Ask::Payment);
         }
     });
-    let pay = ServerAction::<PayOrder>::new();
-    let cancel = ServerAction::<CancelOrder>::new();
+    // Pay (`POST …/pay`) answers where to pay; Cancel (`POST …/cancel`), then the order as it
+    // is now.
+    let pay: PayAction = form_call(<PayOrder as ServerFn>::PATH, move || async move {
+        let path = format!("/api/orders/{order_id}/pay");
+        rest::post::<PayStart>(&path, &())
+            .await
+            .map(|p| p.redirect_url)
+    });
+    let cancel: CancelAction = form_call(<CancelOrder as ServerFn>::PATH, move || async move {
+        let path = format!("/api/orders/{order_id}/cancel");
+        rest::post::<serde::de::IgnoredAny>(&path, &()).await?;
+        order_now(order_id).await
+    });
     // Pay now answers where to pay: the provider's page (the dev provider's comes straight
     // back here).
     Effect::new(move |_| {
@@ -243,8 +273,8 @@ fn PayOrCancel(
     order_id: OrderId,
     pay_by: chrono::DateTime<chrono::Utc>,
     order: RwSignal<Option<OrderView>>,
-    pay: ServerAction<PayOrder>,
-    cancel: ServerAction<CancelOrder>,
+    pay: PayAction,
+    cancel: CancelAction,
 ) -> impl IntoView {
     // The deadline is the server's; the browser's clock is close enough for a countdown in
     // minutes (the server decides whether a payment is in time).
@@ -271,19 +301,19 @@ fn PayOrCancel(
             </p>
             <div class="pay-actions">
                 // One payment per order: a second click (or a resent form) opens the same page.
-                <ActionForm action=pay>
+                <CallForm to={<PayOrder as ServerFn>::PATH} send=move || { pay.dispatch(()); }>
                     <input type="hidden" name="order_id" value=order_id.to_string()/>
                     <button type="submit" class="primary" data-testid="pay"
                         disabled=move || overdue.get() || busy()>
                         {move || if pay.pending().get() { "Opening the payment page…" } else { "Pay now" }}
                     </button>
-                </ActionForm>
-                <ActionForm action=cancel>
+                </CallForm>
+                <CallForm to={<CancelOrder as ServerFn>::PATH} send=move || { cancel.dispatch(()); }>
                     <input type="hidden" name="order_id" value=order_id.to_string()/>
                     <button type="submit" data-testid="cancel" disabled=busy>
                         {move || if cancel.pending().get() { "Cancelling…" } else { "Cancel order" }}
                     </button>
-                </ActionForm>
+                </CallForm>
             </div>
         </div>
     }

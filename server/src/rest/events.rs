@@ -15,7 +15,7 @@ use axum::{
 };
 use futures::Stream;
 use seckill::{catalog, domain::VoucherId, sale::SaleFeed, Core};
-use webapi::{error::AppError, http::ClientAddr, wire::StockNow};
+use webapi::{convert, error::AppError, http::ClientAddr};
 
 use crate::streams::{StreamSlot, StreamSlots};
 
@@ -51,13 +51,7 @@ fn events(feed: SaleFeed, slot: StreamSlot) -> impl Stream<Item = Result<Event, 
             return None;
         }
         let live = *feed.borrow_and_update();
-        let figures = StockNow {
-            remaining: live.map(|l| l.remaining),
-            ends_at: live.map(|l| l.ends_at),
-            entrants: live.map_or(0, |l| l.entrants),
-            server_time: chrono::Utc::now(),
-        };
-        let data = serde_json::to_string(&figures).unwrap_or_default();
+        let data = serde_json::to_string(&convert::stock_now(live)).unwrap_or_default();
         Some((
             Ok(Event::default().event("stock").data(data)),
             (feed, slot, false),

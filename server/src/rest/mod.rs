@@ -7,7 +7,7 @@ mod extract;
 mod voucher_json;
 
 use axum::{
-    extract::{Extension, State},
+    extract::{Extension, RawQuery, State},
     http::{header, HeaderMap, StatusCode},
     response::{IntoResponse, Response},
     routing::{get, post},
@@ -46,6 +46,7 @@ pub fn router() -> Router<AppState> {
         .route("/logout/everywhere", post(logout_everywhere))
         .route("/vouchers", get(list_vouchers))
         .route("/vouchers/{id}", get(get_voucher))
+        .route("/vouchers/{id}/stock", get(stock))
         .route("/vouchers/{id}/events", get(events::sale_events))
         .route("/vouchers/{id}/orders", post(buy))
         .route("/vouchers/{id}/entries", post(enter_draw))
@@ -191,6 +192,14 @@ async fn get_voucher(State(core): State<Core>, ApiPath(id): ApiPath) -> ApiResul
     Ok(Json(json!(convert::voucher(v))))
 }
 
+/// `{"remaining","ends_at","entrants","server_time"}`: the sale's live figures from Redis alone
+/// (what its stream pushes; `remaining` and `ends_at` are null while the sale is not in Redis).
+async fn stock(State(core): State<Core>, ApiPath(id): ApiPath) -> ApiResult<Json<Value>> {
+    let id: VoucherId = id.parse().map_err(|_| AppError::NotFound)?;
+    let live = catalog::live(&core, id).await?;
+    Ok(Json(json!(convert::stock_now(live))))
+}
+
 async fn create_voucher(
     State(core): State<Core>,
     AdminUser(admin): AdminUser,
@@ -211,21 +220,23 @@ async fn create_voucher(
     Ok((StatusCode::CREATED, Json(json!({ "id": id.get() }))).into_response())
 }
 
-/// `202 {"order_id"}`; a repeated buy by the same shopper answers the same, with the order it
-/// already holds, so a client may retry a buy whose reply it lost.
+/// `202 {"order_id","already_bought"}`; a repeated buy by the same shopper answers the same,
+/// with the order it already holds and `"already_bought": true`, so a client may retry a buy
+/// whose reply it lost (and a page may say the shopper had bought already).
 async fn buy(
     State(core): State<Core>,
     Shopper(p): Shopper,
     ApiPath(id): ApiPath,
 ) -> ApiResult<Response> {
     let voucher: VoucherId = id.parse().map_err(|_| AppError::NotFound)?;
-    let order = match sale::buy(&core, p.user, voucher).await {
-        Ok(order) | Err(sale::BuyError::AlreadyBought(order)) => order,
+    let (order, already) = match sale::buy(&core, p.user, voucher).await {
+        Ok(order) => (order, false),
+        Err(sale::BuyError::AlreadyBought(order)) => (order, true),
         Err(e) => return Err(e.into()),
     };
     Ok((
         StatusCode::ACCEPTED,
-        Json(json!({ "order_id": order.to_string() })),
+        Json(json!({ "order_id": order.to_string(), "already_bought": already })),
     )
         .into_response())
 }
@@ -272,12 +283,22 @@ async fn public_draw(State(core): State<Core>, ApiPath(id): ApiPath) -> ApiResul
     Ok(Json(body).into_response())
 }
 
+/// One of the shopper's orders. `?payment=return`: the shopper is back from the payment
+/// provider's page, which is asked about the payment first if its notification has not come
+/// (at most every 2 s per order).
 async fn order(
     State(core): State<Core>,
     Shopper(p): Shopper,
     ApiPath(id): ApiPath,
+    RawQuery(query): RawQuery,
 ) -> ApiResult<Json<Value>> {
     let order: OrderId = id.parse().map_err(|_| AppError::NotFound)?;
+    let returning = query
+        .as_deref()
+        .is_some_and(|q| q.split('&').any(|pair| pair == "payment=return"));
+    if returning {
+        checkout::returned(&core, p.user, order).await?;
+    }
     let view = sale::order_status(&core, p.user, order)
         .await?
         .ok_or(AppError::NotFound)?;

@@ -207,18 +207,42 @@ async fn buying_over_http(db: PgPool) {
     let bob = app.sign_in("13900000004").await;
     let r = alice.post(buy(open)).send().await.expect("send");
     assert_eq!(r.status(), StatusCode::ACCEPTED);
-    let order_id = r.json::<Value>().await.expect("json")["order_id"]
+    let first = r.json::<Value>().await.expect("json");
+    let order_id = first["order_id"]
         .as_str()
         .expect("decimal string")
         .to_owned();
     assert!(order_id.parse::<u64>().is_ok());
-    // A repeated buy (a retry after a lost reply) answers the same order, and takes nothing.
+    assert_eq!(first["already_bought"], false);
+    // A repeated buy (a retry after a lost reply) answers the same order, says so, and takes
+    // nothing.
     let again = alice.post(buy(open)).send().await.expect("send");
     assert_eq!(again.status(), StatusCode::ACCEPTED);
-    assert_eq!(
-        again.json::<Value>().await.expect("json")["order_id"],
-        order_id.as_str()
-    );
+    let again = again.json::<Value>().await.expect("json");
+    assert_eq!(again["order_id"], order_id.as_str());
+    assert_eq!(again["already_bought"], true);
+    // The figures a page asks for without its stream: the unit is gone, on the server's clock.
+    let figures: Value = client()
+        .get(format!("{}/api/vouchers/{open}/stock", app.base))
+        .send()
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(figures["remaining"], 0, "{figures}");
+    assert!(figures["server_time"].is_string(), "{figures}");
+    assert!(figures["ends_at"].is_string(), "{figures}");
+    expect_error(
+        client()
+            .get(format!("{}/api/vouchers/abc/stock", app.base))
+            .send()
+            .await
+            .expect("send"),
+        StatusCode::NOT_FOUND,
+        "not_found",
+    )
+    .await;
     expect_error(
         bob.post(buy(open)).send().await.expect("send"),
         StatusCode::CONFLICT,

@@ -15,7 +15,7 @@ use reqwest::{header, Client, Method, StatusCode};
 use serde_json::Value;
 use sqlx::PgPool;
 
-const PATHS: [&str; 26] = [
+const PATHS: [&str; 28] = [
     "/api/vouchers",
     "/api/vouchers/1",
     "/api/vouchers/%ff",
@@ -36,10 +36,12 @@ const PATHS: [&str; 26] = [
     "/sf/sign_in",
     "/sf/request_code",
     "/sf/create_voucher",
-    "/sf/order_status",
+    "/sf/pay_order",
+    "/sf/enter_draw",
     "/sf/get_order",
     "/sf/get_voucher",
-    "/sf/voucher_stock",
+    "/api/vouchers/%ff/stock",
+    "/api/orders/1?payment=return",
     "/sf/console",
     "/sf/sign_out",
 ];

@@ -378,7 +378,7 @@ async fn a_payment_of_another_amount_is_flagged_not_paid_and_refunded_with_the_c
 
 #[sqlx::test]
 async fn a_lost_webhook_is_found_by_the_shoppers_return_and_by_the_sweep(db: PgPool) {
-    let (app, fake, v) = shop_selling(db, &[], 300, 2).await;
+    let (app, fake, v) = shop_selling(db, &[], 300, 3).await;
     fake.drop_webhooks(true);
 
     // The return to success_url asks Stripe.
@@ -398,6 +398,21 @@ async fn a_lost_webhook_is_found_by_the_shoppers_return_and_by_the_sweep(db: PgP
         .expect("send");
     assert_eq!(page.status(), StatusCode::OK);
     assert_eq!(order(&app, &a, &first).await["status"], "paid");
+
+    // The order page's island asks the same through the API (`?payment=return`).
+    let (r, returned) = written_order(&app, v, "13900000150").await;
+    let session = open_session(&app, &r, &returned, &fake).await;
+    fake.pay(&session).await.expect("paid");
+    assert_eq!(order(&app, &r, &returned).await["status"], "created");
+    let answer: serde_json::Value = r
+        .get(format!("{}/api/orders/{returned}?payment=return", app.base))
+        .send()
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(answer["status"], "paid", "{answer}");
 
     // No return either: the sweep looks up payments not heard of for a minute.
     let (b, second) = written_order(&app, v, "13900000105").await;
@@ -423,7 +438,7 @@ async fn a_lost_webhook_is_found_by_the_shoppers_return_and_by_the_sweep(db: PgP
     );
     assert_eq!(order(&app, &b, &second).await["status"], "paid");
     assert!(fake.refunds().is_empty());
-    units_hold(&app, v, 2).await;
+    units_hold(&app, v, 3).await;
 }
 
 #[sqlx::test]

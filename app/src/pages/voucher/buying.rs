@@ -5,33 +5,59 @@ use domain::{OrderId, OrderStatus, VoucherStatus};
 use leptos::{
     either::{Either, EitherOf3},
     prelude::*,
+    server_fn::ServerFn,
 };
 
 use super::live::LiveSale;
 use crate::{
     api::orders::Buy,
-    components::ErrorNote,
+    components::{form_call, CallForm, ErrorNote},
     error::AppError,
     pages::orders::{follow, OrderProgress},
+    rest,
     url::sign_in_path,
     wire::OrderView,
 };
 
-/// A purchase in the page: the action, the order it took (followed), and the shopper's order
-/// on this sale with its status.
+/// The answer to a buy: the order, or the one the shopper already held on this sale.
+#[derive(serde::Deserialize)]
+struct Bought {
+    order_id: OrderId,
+    #[serde(default)]
+    already_bought: bool,
+}
+
+impl Bought {
+    fn outcome(self) -> Result<OrderId, AppError> {
+        if self.already_bought {
+            Err(AppError::AlreadyBought(self.order_id))
+        } else {
+            Ok(self.order_id)
+        }
+    }
+}
+
+/// A purchase in the page: the buy (`POST /api/vouchers/{id}/orders`), the order it took
+/// (followed), and the shopper's order on this sale with its status.
 #[derive(Clone, Copy)]
 pub struct Purchase {
-    pub buy: ServerAction<Buy>,
+    pub buy: Action<(), Result<OrderId, AppError>>,
     pub order: RwSignal<Option<OrderView>>,
     pub held: RwSignal<Option<(OrderId, OrderStatus)>>,
 }
 
-/// The purchase of `sale`, starting from the order the server rendered (`mine`). One source of
-/// truth: an answer moves the stock, the phase and the button together, at once, instead of
-/// waiting for the next figures.
+/// The purchase of `sale`, starting from the order the server rendered (`mine`). An answer
+/// moves the button at once (to the order held, or the sale ended); the stock follows the
+/// sale's figures, which count this buy among everyone else's (`LiveSale::changed_here`).
 pub fn use_purchase(sale: LiveSale, mine: Option<OrderView>) -> Purchase {
+    let id = sale.voucher.read_untracked().id;
     let p = Purchase {
-        buy: ServerAction::<Buy>::new(),
+        buy: form_call(<Buy as ServerFn>::PATH, move || async move {
+            let path = format!("/api/vouchers/{id}/orders");
+            rest::post::<Bought>(&path, &())
+                .await
+                .and_then(Bought::outcome)
+        }),
         order: RwSignal::new(None),
         held: RwSignal::new(mine.map(|o| (o.order_id, o.status))),
     };
@@ -42,16 +68,15 @@ pub fn use_purchase(sale: LiveSale, mine: Option<OrderView>) -> Purchase {
     };
     Effect::new(move |_| match p.buy.value().get() {
         Some(Ok(order_id)) => {
-            sale.voucher
-                .update(|v| v.remaining = (v.remaining - 1).max(0));
+            sale.changed_here();
             hold(order_id);
         }
-        Some(Err(AppError::SoldOut)) => sale.voucher.update(|v| v.remaining = 0),
+        Some(Err(AppError::SoldOut)) => sale.changed_here(),
+        Some(Err(AppError::AlreadyBought(order_id))) => hold(order_id),
         Some(Err(AppError::Ended)) => {
             let now = sale.clock.get_value().now();
             sale.voucher.update(|v| v.window = v.window.ended_by(now));
         }
-        Some(Err(AppError::AlreadyBought(order_id))) => hold(order_id),
         _ => {}
     });
     // The held order's status follows its progress.
@@ -101,13 +126,13 @@ pub fn BuyPanel(sale: LiveSale, purchase: Purchase, signed_in: bool) -> impl Int
             </p>
         }),
         None => EitherOf3::C(view! {
-            <ActionForm action=buy attr:class="buy-form">
+            <CallForm to={<Buy as ServerFn>::PATH} send=move || { buy.dispatch(()); } class="buy-form">
                 <input type="hidden" name="voucher_id" value=id.get()/>
                 <button type="submit" class="primary buy" data-testid="buy"
                     disabled=move || phase.get() != VoucherStatus::OnSale || buy.pending().get()>
                     {move || if buy.pending().get() { "Buying…" } else { button_label(phase.get()) }}
                 </button>
-            </ActionForm>
+            </CallForm>
         }),
     }
 }

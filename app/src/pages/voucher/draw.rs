@@ -7,15 +7,17 @@
 use std::time::Duration;
 
 use domain::{EntryState, VoucherStatus};
-use leptos::{either::EitherOf6, prelude::*};
+use leptos::{either::EitherOf6, prelude::*, server_fn::ServerFn};
 
 use super::{
     buying::{BuyPanel, Purchase},
     live::LiveSale,
 };
 use crate::{
-    api::draw::{draw_entry, EnterDraw},
-    components::ErrorNote,
+    api::draw::EnterDraw,
+    components::{form_call, CallForm, ErrorNote},
+    error::AppError,
+    rest,
     time::{every, When},
     url::sign_in_path,
     wire::EntryView,
@@ -37,10 +39,16 @@ pub fn DrawPanel(
     let draw_at = entry.draw_at;
     sale.entrants.set(entry.entrants);
     let standing = RwSignal::new(entry);
-    let enter = ServerAction::<EnterDraw>::new();
+    // Enters (`POST …/entries`), then reads the standing it made.
+    let enter = form_call(<EnterDraw as ServerFn>::PATH, move || async move {
+        rest::post::<serde::de::IgnoredAny>(&format!("/api/vouchers/{id}/entries"), &()).await?;
+        standing_now(id).await
+    });
     Effect::new(move |_| {
         if let Some(Ok(e)) = enter.value().get() {
-            sale.entrants.set(e.entrants);
+            // Entrants only grow until the draw: a push that already counted this entry may
+            // have come first, and the larger figure is the newer.
+            sale.entrants.update(|n| *n = (*n).max(e.entrants));
             standing.set(e);
         }
     });
@@ -53,7 +61,7 @@ pub fn DrawPanel(
         }
         asked.update_value(|n| *n += 1);
         leptos::task::spawn_local(async move {
-            if let Ok(Some(s)) = draw_entry(id.get()).await {
+            if let Ok(s) = standing_now(id).await {
                 standing.set(s);
             }
         });
@@ -114,13 +122,13 @@ pub fn DrawPanel(
                         </p>
                     }),
                     EntryState::None => EitherOf6::F(view! {
-                        <ActionForm action=enter attr:class="buy-form">
+                        <CallForm to={<EnterDraw as ServerFn>::PATH} send=move || { enter.dispatch(()); } class="buy-form">
                             <input type="hidden" name="voucher_id" value=id.get()/>
                             <button type="submit" class="primary buy" data-testid="enter-draw"
                                 disabled=move || !entries_open.get() || enter.pending().get()>
                                 {move || if entries_open.get() { "Enter the draw" } else { "Entries not open yet" }}
                             </button>
-                        </ActionForm>
+                        </CallForm>
                         {(!entries_open.get()).then(|| view! { <Refresh at=Some((entries_open_at - now).num_seconds() + 1)/> })}
                     }),
                 }
@@ -168,4 +176,9 @@ fn state_name(state: EntryState) -> &'static str {
         EntryState::Won => "won",
         EntryState::Lost => "lost",
     }
+}
+
+/// The signed-in shopper's standing in `voucher`'s draw.
+async fn standing_now(voucher: domain::VoucherId) -> Result<EntryView, AppError> {
+    rest::get(&format!("/api/vouchers/{voucher}/entries/me")).await
 }

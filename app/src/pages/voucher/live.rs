@@ -8,8 +8,8 @@ use domain::VoucherStatus;
 use leptos::prelude::*;
 
 use crate::{
-    api::catalog::voucher_stock,
     live::follow_stream,
+    rest,
     time::{every, ServerClock},
     wire::{StockNow, VoucherView},
 };
@@ -34,6 +34,10 @@ pub struct LiveSale {
     pub clock: StoredValue<ServerClock>,
     /// A draw sale's entrants, pushed like the stock.
     pub entrants: RwSignal<i64>,
+    /// When the figures were last heard of (server clock): the page's load counts as one.
+    heard: StoredValue<DateTime<Utc>>,
+    /// Whether a stream delivers the figures.
+    pushed: StoredValue<bool>,
 }
 
 /// Follows `voucher` from the server's `server_time` on: the countdown's clock ticks, and the
@@ -49,26 +53,13 @@ pub fn use_live_sale(voucher: VoucherView, server_time: DateTime<Utc>) -> LiveSa
         voucher,
         phase: Memo::new(move |_| voucher.read().status_at(now.get())),
         entrants: RwSignal::new(0),
+        heard: StoredValue::new(server_time),
+        pushed: StoredValue::new(false),
     };
     every(TICK, move || sale.now.set(sale.clock.get_value().now()));
-    // When the figures were last heard of (server clock): the page's load counts as one.
-    let heard = StoredValue::new(server_time);
-    // Whether a stream delivers the figures.
-    let pushed = StoredValue::new(false);
-    let ask = move || {
-        heard.set_value(sale.clock.get_value().now());
-        let id = sale.voucher.read_untracked().id;
-        leptos::task::spawn_local(async move {
-            let sent = Utc::now();
-            if let Ok(s) = voucher_stock(id.get()).await {
-                let synced = ServerClock::from_round_trip(sent, Utc::now(), s.server_time);
-                sale.apply(s, synced, heard);
-            }
-        });
-    };
-    follow_pushed(sale, pushed, heard, ask);
+    follow_pushed(sale);
     every(Duration::from_secs(1), move || {
-        if pushed.get_value() {
+        if sale.pushed.get_value() {
             return;
         }
         let period = match sale.phase.get_untracked() {
@@ -76,9 +67,9 @@ pub fn use_live_sale(voucher: VoucherView, server_time: DateTime<Utc>) -> LiveSa
             VoucherStatus::OnSale => STOCK_DURING_SALE,
             VoucherStatus::Upcoming | VoucherStatus::SoldOut => STOCK_OTHERWISE,
         };
-        let since = sale.clock.get_value().now() - heard.get_value();
+        let since = sale.clock.get_value().now() - sale.heard.get_value();
         if since.to_std().unwrap_or_default() >= period {
-            ask();
+            sale.ask();
         }
     });
     sale
@@ -88,12 +79,7 @@ pub fn use_live_sale(voucher: VoucherView, server_time: DateTime<Utc>) -> LiveSa
 /// changes); an ended sale has nothing left to send. Down, `ask` at once (this also syncs the
 /// clock when the stream never opened), then on the poll's schedule until the browser's
 /// reconnection delivers again.
-fn follow_pushed(
-    sale: LiveSale,
-    pushed: StoredValue<bool>,
-    heard: StoredValue<DateTime<Utc>>,
-    ask: impl Fn() + 'static,
-) {
+fn follow_pushed(sale: LiveSale) {
     if sale.phase.get_untracked() == VoucherStatus::Ended {
         return;
     }
@@ -105,25 +91,49 @@ fn follow_pushed(
         move |s: StockNow| {
             // The first event follows the stream's opening: a round trip to sync the clock by.
             // Later ones keep that clock.
-            let synced = if pushed.get_value() {
+            let synced = if sale.pushed.get_value() {
                 sale.clock.get_value()
             } else {
                 ServerClock::from_round_trip(opened, Utc::now(), s.server_time)
             };
-            pushed.set_value(true);
-            sale.apply(s, synced, heard);
+            sale.pushed.set_value(true);
+            sale.apply(s, synced);
         },
         move || {
-            pushed.set_value(false);
-            ask();
+            sale.pushed.set_value(false);
+            sale.ask();
         },
     );
 }
 
 impl LiveSale {
+    /// The figures changed by this page's own doing (a buy it made, a sale it found sold out):
+    /// a stream brings the change within its period, in order with everyone else's; without
+    /// one, they are asked for now. The page never moves the figures by its own answer: a push
+    /// that already counted the change may arrive before that answer, and the count would then
+    /// be off until the next change (a buy counted twice).
+    pub fn changed_here(self) {
+        if !self.pushed.get_value() {
+            self.ask();
+        }
+    }
+
+    /// Asks the server for the figures.
+    fn ask(self) {
+        self.heard.set_value(self.clock.get_value().now());
+        let path = format!("/api/vouchers/{}/stock", self.voucher.read_untracked().id);
+        leptos::task::spawn_local(async move {
+            let sent = Utc::now();
+            if let Ok(s) = rest::get::<StockNow>(&path).await {
+                let synced = ServerClock::from_round_trip(sent, Utc::now(), s.server_time);
+                self.apply(s, synced);
+            }
+        });
+    }
+
     /// Figures from the server, pushed or asked for: the stock and an early end.
-    fn apply(self, s: StockNow, synced: ServerClock, heard: StoredValue<DateTime<Utc>>) {
-        heard.set_value(synced.now());
+    fn apply(self, s: StockNow, synced: ServerClock) {
+        self.heard.set_value(synced.now());
         let _ = self.clock.try_update_value(|c| *c = synced);
         if let Some(left) = s.remaining {
             self.voucher.try_update(|v| v.remaining = left);
