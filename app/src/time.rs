@@ -10,13 +10,25 @@ use leptos::prelude::*;
 /// browser's local time and offset once the page is live ("2030-06-01 10:00:30 UTC+08:00").
 /// An island of its own in a server component; inside another island, a plain part of it.
 #[island]
-pub fn When(at: DateTime<Utc>) -> impl IntoView {
+pub fn When(#[prop(into)] at: Instant) -> impl IntoView {
+    let Instant(at) = at;
     let live = RwSignal::new(false);
     Effect::new(move |_| live.set(true));
     view! {
         <time datetime=at.to_rfc3339()>
             {move || if live.get() { local_time(at) } else { format!("{} UTC", wall_clock(&at.naive_utc())) }}
         </time>
+    }
+}
+
+/// An instant as an island's prop: RFC 3339 in the page, read back by `domain::rfc3339`
+/// rather than chrono's general parser (design.md decision 36).
+#[derive(Clone, Copy, serde::Serialize, serde::Deserialize)]
+pub struct Instant(#[serde(deserialize_with = "domain::rfc3339::deserialize")] pub DateTime<Utc>);
+
+impl From<DateTime<Utc>> for Instant {
+    fn from(at: DateTime<Utc>) -> Self {
+        Self(at)
     }
 }
 

@@ -12,6 +12,7 @@ mod number;
 mod opening;
 mod order;
 mod phone;
+pub mod rfc3339;
 mod shard;
 mod status;
 mod voucher;
