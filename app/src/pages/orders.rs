@@ -196,8 +196,9 @@ fn OrderCard(detail: OrderDetail, returning: bool) -> impl IntoView {
             follow_until_settled(order_id, order, Ask::Payment);
         }
     });
-    // Pay (`POST …/pay`) answers where to pay; Cancel (`POST …/cancel`), then the order as it
-    // is now.
+    // Pay (`POST …/pay`) answers where to pay; Cancel (`POST …/cancel`) answers once the order
+    // is cancelled, and the order is then read as it is (the deadline may have come first);
+    // should that read fail, the shopper's cancellation is what the page shows.
     let pay: PayAction = form_call(<PayOrder as ServerFn>::PATH, move || async move {
         let path = format!("/api/orders/{order_id}/pay");
         rest::post::<PayStart>(&path, &())
@@ -207,7 +208,14 @@ fn OrderCard(detail: OrderDetail, returning: bool) -> impl IntoView {
     let cancel: CancelAction = form_call(<CancelOrder as ServerFn>::PATH, move || async move {
         let path = format!("/api/orders/{order_id}/cancel");
         rest::post::<serde::de::IgnoredAny>(&path, &()).await?;
-        order_now(order_id).await
+        let before = order.get_untracked().ok_or(AppError::NotFound)?;
+        Ok(order_now(order_id).await.unwrap_or(OrderView {
+            status: OrderStatus::Cancelled {
+                cancelled_by: domain::Canceller::Shopper,
+                refunded: false,
+            },
+            ..before
+        }))
     });
     // Pay now answers where to pay: the provider's page (the dev provider's comes straight
     // back here).

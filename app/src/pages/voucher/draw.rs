@@ -39,10 +39,17 @@ pub fn DrawPanel(
     let draw_at = entry.draw_at;
     sale.entrants.set(entry.entrants);
     let standing = RwSignal::new(entry);
-    // Enters (`POST …/entries`), then reads the standing it made.
+    // Enters (`POST …/entries`): the answer is the shopper's tag and the entrants so far, which
+    // make the standing "entered" (one round trip; the rest of the standing is the page's).
     let enter = form_call(<EnterDraw as ServerFn>::PATH, move || async move {
-        rest::post::<serde::de::IgnoredAny>(&format!("/api/vouchers/{id}/entries"), &()).await?;
-        standing_now(id).await
+        let path = format!("/api/vouchers/{id}/entries");
+        let entered: Entered = rest::post(&path, &()).await?;
+        Ok(EntryView {
+            state: EntryState::Entered,
+            tag: Some(entered.tag),
+            entrants: entered.entrants,
+            ..standing.get_untracked()
+        })
     });
     Effect::new(move |_| {
         if let Some(Ok(e)) = enter.value().get() {
@@ -176,6 +183,13 @@ fn state_name(state: EntryState) -> &'static str {
         EntryState::Won => "won",
         EntryState::Lost => "lost",
     }
+}
+
+/// The answer to entering a draw.
+#[derive(serde::Deserialize)]
+struct Entered {
+    tag: String,
+    entrants: i64,
 }
 
 /// The signed-in shopper's standing in `voucher`'s draw.
