@@ -56,15 +56,28 @@ fn VoucherList(list: Vec<VoucherView>, signed_in: bool) -> impl IntoView {
     // The cards' clock: the server's at render, the browser's once live.
     let now = RwSignal::new(Utc::now());
     every(TICK, move || now.set(Utc::now()));
-    let list = StoredValue::new(list);
-    let shown = move || {
-        let f = filter.get();
-        list.get_value()
-            .into_iter()
-            // The live status, as the cards show it.
-            .filter(|v| f.is_none_or(|f| v.status_at(now.get()) == f))
-            .collect::<Vec<_>>()
+    // Whether `v` passes the filter, by its live status as its card shows it.
+    let shows = move |v: &VoucherView| filter.get().is_none_or(|f| v.status_at(now.get()) == f);
+    let none_shown = {
+        let list = list.clone();
+        move || !list.iter().any(shows)
     };
+    // Each card is there or not by the filter, in the list's order: nothing is reordered, so
+    // no keyed list (and its diffing) is needed in the browser. A card is made again only when
+    // it comes back into view, not at each tick of the clock.
+    let cards = list
+        .into_iter()
+        .map(|v| {
+            let on = Memo::new({
+                let v = v.clone();
+                move |_| shows(&v)
+            });
+            move || {
+                on.get()
+                    .then(|| view! { <VoucherCard v=v.clone() now=now.read_only() signed_in/> })
+            }
+        })
+        .collect_view();
     view! {
         <div class="filters" role="group" aria-label="Show vouchers that are">
             {filters()
@@ -83,12 +96,8 @@ fn VoucherList(list: Vec<VoucherView>, signed_in: bool) -> impl IntoView {
                 })
                 .collect_view()}
         </div>
-        <ul class="voucher-list" data-testid="voucher-list">
-            <For each=shown key=|v| v.id let:v>
-                <VoucherCard v now=now.read_only() signed_in/>
-            </For>
-        </ul>
-        <Show when=move || shown().is_empty()>
+        <ul class="voucher-list" data-testid="voucher-list">{cards}</ul>
+        <Show when=none_shown>
             <p class="empty" data-testid="no-vouchers">"No vouchers here yet."</p>
         </Show>
     }
