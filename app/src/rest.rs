@@ -13,24 +13,24 @@ pub async fn get<T: DeserializeOwned>(path: &str) -> Result<T, AppError> {
     call("GET", path, None).await
 }
 
-/// `POST path` with `body` as JSON (none for `()`), its JSON answer.
-pub async fn post<T: DeserializeOwned>(path: &str, body: &impl Serialize) -> Result<T, AppError> {
-    let json = serde_json_body(body)?;
-    call("POST", path, json).await
+/// `POST path` without a body, its JSON answer.
+pub async fn post<T: DeserializeOwned>(path: &str) -> Result<T, AppError> {
+    call("POST", path, None).await
 }
 
-/// `None` for a unit body (`POST` without one), else its JSON text.
-fn serde_json_body(body: &impl Serialize) -> Result<Option<String>, AppError> {
+/// `POST path` with `body` as JSON, its JSON answer.
+pub async fn post_json<T: DeserializeOwned>(
+    path: &str,
+    body: &impl Serialize,
+) -> Result<T, AppError> {
     #[cfg(feature = "hydrate")]
-    {
-        let json = serde_json::to_string(body).map_err(|e| AppError::Transport(e.to_string()))?;
-        Ok((json != "null").then_some(json))
-    }
+    let json = serde_json::to_string(body).map_err(|e| AppError::Transport(e.to_string()))?;
     #[cfg(not(feature = "hydrate"))]
-    {
+    let json = {
         let _ = body;
-        Ok(None)
-    }
+        String::new()
+    };
+    call("POST", path, Some(json)).await
 }
 
 #[cfg(feature = "hydrate")]

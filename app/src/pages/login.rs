@@ -69,7 +69,7 @@ fn SignInForms(
     let send = form_call(<RequestCode as ServerFn>::PATH, move || {
         let phone = input_value(phone_input);
         async move {
-            rest::post::<CodeSent>("/api/login/code", &Credentials { phone, code: None })
+            rest::post_json::<CodeSent>("/api/login/code", &Credentials { phone, code: None })
                 .await
                 .map(|sent| sent.code)
         }
@@ -79,7 +79,7 @@ fn SignInForms(
             phone: input_value(phone_input),
             code: Some(input_value(code_input)),
         };
-        async move { rest::post::<serde::de::IgnoredAny>("/api/login", &body).await }
+        async move { rest::post_json::<serde::de::IgnoredAny>("/api/login", &body).await }
     });
     let next_for_js = next.clone();
     let (next_send, next_sign) = (next.clone(), next);

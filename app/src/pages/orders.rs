@@ -201,13 +201,11 @@ fn OrderCard(detail: OrderDetail, returning: bool) -> impl IntoView {
     // should that read fail, the shopper's cancellation is what the page shows.
     let pay: PayAction = form_call(<PayOrder as ServerFn>::PATH, move || async move {
         let path = format!("/api/orders/{order_id}/pay");
-        rest::post::<PayStart>(&path, &())
-            .await
-            .map(|p| p.redirect_url)
+        rest::post::<PayStart>(&path).await.map(|p| p.redirect_url)
     });
     let cancel: CancelAction = form_call(<CancelOrder as ServerFn>::PATH, move || async move {
         let path = format!("/api/orders/{order_id}/cancel");
-        rest::post::<serde::de::IgnoredAny>(&path, &()).await?;
+        rest::post::<serde::de::IgnoredAny>(&path).await?;
         let before = order.get_untracked().ok_or(AppError::NotFound)?;
         Ok(order_now(order_id).await.unwrap_or(OrderView {
             status: OrderStatus::Cancelled {

@@ -1,7 +1,9 @@
 //! The HTTP surface over real HTTP, against the real Redis and PostgreSQL: every error code of
 //! design.md §5 is produced by a real request, and the pages work as plain HTML forms.
 
-use crate::support::{client, expect_error, planted_order_id, spawn_app, user_id, written};
+use crate::support::{
+    client, expect_error, get_json, planted_order_id, spawn_app, user_id, written,
+};
 use reqwest::{Client, StatusCode};
 use serde_json::{json, Value};
 use sqlx::PgPool;
@@ -222,14 +224,11 @@ async fn buying_over_http(db: PgPool) {
     assert_eq!(again["order_id"], order_id.as_str());
     assert_eq!(again["already_bought"], true);
     // The figures a page asks for without its stream: the unit is gone, on the server's clock.
-    let figures: Value = client()
-        .get(format!("{}/api/vouchers/{open}/stock", app.base))
-        .send()
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json");
+    let figures = get_json(
+        &client(),
+        &format!("{}/api/vouchers/{open}/stock", app.base),
+    )
+    .await;
     assert_eq!(figures["remaining"], 0, "{figures}");
     assert!(figures["server_time"].is_string(), "{figures}");
     assert!(figures["ends_at"].is_string(), "{figures}");

@@ -12,7 +12,9 @@ use reqwest::{Client, StatusCode};
 use serde_json::{json, Value};
 use sqlx::PgPool;
 
-use crate::support::{buy_order, expect_error, spawn_app_setting, units_hold, written, TestApp};
+use crate::support::{
+    buy_order, expect_error, get_json, spawn_app_setting, units_hold, written, TestApp,
+};
 
 const WHSEC: &str = "whsec_test_0123456789";
 const ORIGIN: &str = "http://shop.test";
@@ -87,13 +89,7 @@ async fn open_session(app: &TestApp, c: &Client, order: &str, fake: &FakeStripe)
 }
 
 async fn order(app: &TestApp, c: &Client, order: &str) -> Value {
-    c.get(format!("{}/api/orders/{order}", app.base))
-        .send()
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json")
+    get_json(c, &format!("{}/api/orders/{order}", app.base)).await
 }
 
 /// Polls the order until `done` holds of it (10 s at most); the last body.
@@ -404,14 +400,8 @@ async fn a_lost_webhook_is_found_by_the_shoppers_return_and_by_the_sweep(db: PgP
     let session = open_session(&app, &r, &returned, &fake).await;
     fake.pay(&session).await.expect("paid");
     assert_eq!(order(&app, &r, &returned).await["status"], "created");
-    let answer: serde_json::Value = r
-        .get(format!("{}/api/orders/{returned}?payment=return", app.base))
-        .send()
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json");
+    let url = format!("{}/api/orders/{returned}?payment=return", app.base);
+    let answer = get_json(&r, &url).await;
     assert_eq!(answer["status"], "paid", "{answer}");
 
     // No return either: the sweep looks up payments not heard of for a minute.

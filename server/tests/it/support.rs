@@ -130,19 +130,23 @@ pub async fn buy_order(app: &TestApp, c: &Client, v: i64) -> String {
         .to_owned()
 }
 
+/// `GET url` as `c`, its JSON body (whatever the status).
+pub async fn get_json(c: &Client, url: &str) -> Value {
+    c.get(url)
+        .send()
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("json")
+}
+
 /// Polls `GET /api/orders/{order}` as `c` until the worker has written it (10 s at most);
 /// the last body.
 pub async fn written(app: &TestApp, c: &Client, order: &str) -> Value {
     let mut last = Value::Null;
     for _ in 0..200 {
-        last = c
-            .get(format!("{}/api/orders/{order}", app.base))
-            .send()
-            .await
-            .expect("send")
-            .json()
-            .await
-            .expect("json");
+        last = get_json(c, &format!("{}/api/orders/{order}", app.base)).await;
         if last["status"] != "queued" {
             return last;
         }

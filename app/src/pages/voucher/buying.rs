@@ -54,9 +54,7 @@ pub fn use_purchase(sale: LiveSale, mine: Option<OrderView>) -> Purchase {
     let p = Purchase {
         buy: form_call(<Buy as ServerFn>::PATH, move || async move {
             let path = format!("/api/vouchers/{id}/orders");
-            rest::post::<Bought>(&path, &())
-                .await
-                .and_then(Bought::outcome)
+            rest::post::<Bought>(&path).await.and_then(Bought::outcome)
         }),
         order: RwSignal::new(None),
         held: RwSignal::new(mine.map(|o| (o.order_id, o.status))),

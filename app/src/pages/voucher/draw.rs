@@ -43,7 +43,7 @@ pub fn DrawPanel(
     // make the standing "entered" (one round trip; the rest of the standing is the page's).
     let enter = form_call(<EnterDraw as ServerFn>::PATH, move || async move {
         let path = format!("/api/vouchers/{id}/entries");
-        let entered: Entered = rest::post(&path, &()).await?;
+        let entered: Entered = rest::post(&path).await?;
         Ok(EntryView {
             state: EntryState::Entered,
             tag: Some(entered.tag),
