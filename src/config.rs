@@ -57,6 +57,10 @@ pub struct Config {
     /// How often an instance reads the sales its open pages watch and pushes changes
     /// (`SECKILL_PUSH_MS`).
     pub push_every: Duration,
+    /// The lease of every lock the service takes (the sweep's, a sale's preload, a draw), renewed
+    /// every third of it while held: how long the work stalls at most when the instance holding
+    /// the lock dies (`SECKILL_LOCK_LEASE_MS`).
+    pub lock_lease: Duration,
     pub db_max_connections: u32,
     /// What an admission must survive in Redis before its order ID is returned.
     pub durability: Durability,
@@ -290,6 +294,7 @@ impl Config {
                 lane_idle: millis(&get, "SECKILL_ADMIT_LANE_IDLE_MS", 30_000)?,
             },
             push_every: millis(&get, "SECKILL_PUSH_MS", 500)?,
+            lock_lease: lock_lease(&get)?,
             db_max_connections: positive(&get, "SECKILL_DB_MAX_CONNECTIONS", 20)?,
             durability: typed(&get, "SECKILL_DURABILITY", "everysec")?,
             replicas: ReplicaWait {
@@ -495,6 +500,20 @@ where
     Ok(value)
 }
 
+/// The locks' lease: at least a second, so a renewal (every third of it, each bounded by the
+/// lock's 200 ms per-node timeout) has room to land before the lease runs out.
+fn lock_lease(get: &impl Fn(&'static str) -> Option<String>) -> Result<Duration, ConfigError> {
+    const VAR: &str = "SECKILL_LOCK_LEASE_MS";
+    let lease = millis(get, VAR, 3_000)?;
+    if lease < Duration::from_secs(1) {
+        return Err(ConfigError {
+            var: VAR,
+            message: format!("must be at least 1000 ms, got {}", lease.as_millis()),
+        });
+    }
+    Ok(lease)
+}
+
 /// A positive number of milliseconds.
 pub fn millis(
     get: &impl Fn(&'static str) -> Option<String>,
@@ -546,6 +565,14 @@ mod tests {
         assert_eq!(err.var, "SECKILL_ADMIN_PHONES");
         let err = config(&[("SECKILL_KEY_PREFIX", "a{b}")]).expect_err("brace");
         assert_eq!(err.var, "SECKILL_KEY_PREFIX");
+        let err = config(&[("SECKILL_LOCK_LEASE_MS", "200")]).expect_err("lease under 1 s");
+        assert_eq!(err.var, "SECKILL_LOCK_LEASE_MS");
+        let c = config(&[("SECKILL_LOCK_LEASE_MS", "1000")]).expect("1 s is enough");
+        assert_eq!(c.lock_lease, Duration::from_secs(1));
+        assert_eq!(
+            config(&[]).expect("defaults").lock_lease,
+            Duration::from_secs(3)
+        );
     }
 
     #[test]

@@ -79,11 +79,10 @@ pub struct CoreParts {
     pub redis: Redis,
     pub keys: Keys,
     pub config: Arc<Config>,
-    /// Locks on the same Redis (fenced work: voucher preloads, singleton jobs).
+    /// Locks on the same Redis (fenced work: voucher preloads, singleton jobs, draws), with
+    /// short leases renewed while held (`SECKILL_LOCK_LEASE_MS`): work whose instance died is
+    /// taken up by another within seconds.
     pub locks: LockClient,
-    /// The draws' locks: short leases (renewed while held), so a draw whose instance died
-    /// mid-way is resumed by another within seconds, not a preload lock's half-minute.
-    pub(crate) draw_locks: LockClient,
     /// Takes payments for orders (Stripe, or the dev provider; see `orders::payment`).
     pub payments: Arc<dyn PaymentProvider>,
     /// Sessions from before signed tokens, read from Redis a moment ago
@@ -167,12 +166,11 @@ impl Core {
         let core = Self(Arc::new(CoreParts {
             db,
             redis: redis.clone(),
-            locks: LockClient::single(deployment.clone(), keys.clone(), LockOptions::default()),
-            draw_locks: LockClient::single(
+            locks: LockClient::single(
                 deployment.clone(),
                 keys.clone(),
                 LockOptions {
-                    lease: DRAW_LOCK_LEASE,
+                    lease: config.lock_lease,
                     ..LockOptions::default()
                 },
             ),
@@ -351,9 +349,6 @@ async fn replicated_admissions(
         wait,
     })))
 }
-
-/// A draw's lock lease: how long a draw stalls at most when the instance running it dies.
-const DRAW_LOCK_LEASE: Duration = Duration::from_secs(3);
 
 /// Connections the admissions use when each batch waits for replicas.
 const ADMISSION_CONNECTIONS: usize = 4;

@@ -2,8 +2,8 @@
 //! go to the next entrants by rank.
 //!
 //! The draw, under the lock `draw:{voucher}` (one instance at a time; any instance may run it; a
-//! 3 s lease renewed while held, so an instance that dies mid-draw holds the rest up for
-//! seconds):
+//! short lease renewed while held, `SECKILL_LOCK_LEASE_MS`, so an instance that dies mid-draw
+//! holds the rest up for seconds):
 //! 1. `lua/draw_open.lua` freezes the entries once the Redis clock reaches the start.
 //! 2. The entries are read and ranked by their tags ([`Seed::rank`]); the same frozen set and
 //!    seed give the same ranking on every instance and every attempt.
@@ -58,7 +58,7 @@ pub async fn run(core: &Core, voucher: VoucherId) -> Result<Option<DrawReport>, 
         return Ok(None);
     }
     let Some(guard) = core
-        .draw_locks
+        .locks
         .try_acquire(&format!("draw:{voucher}"), Duration::ZERO)
         .await?
     else {

@@ -120,7 +120,7 @@ pub async fn run(options: &Options, scratch: &Scratch) -> anyhow::Result<Drilled
     }
     let outcomes = acting.await??;
     let restarted = Instant::now();
-    let settled = quiescent(scratch, voucher, restarted + Duration::from_secs(30)).await;
+    let settled = quiescent(scratch, voucher, restarted + SETTLE_WITHIN).await;
     match settled {
         Ok(()) => recovery.push((
             "→ every order paid or cancelled, no move pending".into(),
@@ -225,6 +225,11 @@ async fn act(
         .collect())
 }
 
+/// Every order paid or cancelled and no move pending this soon after the last restart: the
+/// sweep's period (300 ms here) plus the lock lease a killed sweeper leaves (3 s,
+/// `SECKILL_LOCK_LEASE_MS`), with room for a slow machine.
+const SETTLE_WITHIN: Duration = Duration::from_secs(15);
+
 /// Waits until no order of `voucher` awaits payment, nothing is queued, and no stock move is
 /// pending.
 async fn quiescent(scratch: &Scratch, voucher: VoucherId, until: Instant) -> anyhow::Result<()> {
@@ -246,7 +251,10 @@ async fn quiescent(scratch: &Scratch, voucher: VoucherId, until: Instant) -> any
             return Ok(());
         }
         if Instant::now() > until {
-            bail!("not quiescent 30 s after the last restart: {created} awaiting payment, {pending} moves pending, {queued} queued");
+            bail!(
+                "not quiescent {} s after the last restart: {created} awaiting payment, {pending} moves pending, {queued} queued",
+                SETTLE_WITHIN.as_secs()
+            );
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
