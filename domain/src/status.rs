@@ -23,15 +23,31 @@ impl VoucherStatus {
     /// Classifies a sale at `now` with `remaining` units left: ended, else sold out, else by
     /// the window's start.
     pub fn at(window: &SaleWindow, remaining: i64, now: DateTime<Utc>) -> Self {
-        if now >= window.ends_at() {
+        Self::between(window.begins_at(), window.ends_at(), remaining, now)
+    }
+
+    /// [`VoucherStatus::at`] for a window given by its two instants (a page's island gets them
+    /// as props, already checked by the server).
+    pub fn between(
+        begins: DateTime<Utc>,
+        ends: DateTime<Utc>,
+        remaining: i64,
+        now: DateTime<Utc>,
+    ) -> Self {
+        if now >= ends {
             Self::Ended
         } else if remaining <= 0 {
             Self::SoldOut
-        } else if now < window.begins_at() {
+        } else if now < begins {
             Self::Upcoming
         } else {
             Self::OnSale
         }
+    }
+
+    /// The status of a wire name (`on_sale`, …), as a page's `?status=` names it.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == name)
     }
 
     /// The wire name (`on_sale`, …), also the pages' CSS class suffix.
@@ -73,6 +89,16 @@ mod tests {
         assert_eq!(VoucherStatus::at(&w, 0, at(10)), VoucherStatus::SoldOut);
         assert_eq!(VoucherStatus::at(&w, 0, at(-10)), VoucherStatus::SoldOut);
         assert_eq!(VoucherStatus::at(&w, 0, at(4_000)), VoucherStatus::Ended);
+    }
+
+    #[test]
+    fn a_status_is_parsed_from_its_wire_name_only() {
+        for s in VoucherStatus::ALL {
+            assert_eq!(VoucherStatus::parse(s.as_str()), Some(s));
+        }
+        for bad in ["", "On sale", "on-sale", "ON_SALE", "all", "on_sale "] {
+            assert_eq!(VoucherStatus::parse(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

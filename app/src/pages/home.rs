@@ -1,24 +1,23 @@
-//! The home page: every voucher, filterable by the state of its sale. Each card says, live,
-//! how long until its sale opens or ends; an ended sale shows what it sold instead of a bar.
-
-use std::time::Duration;
+//! The home page: every voucher, filterable by the state of its sale. The page is the
+//! server's: the filters are links (`/?status=on_sale`) the server answers with the matching
+//! cards, with JavaScript or without. Only each card's clock is an island: it says, live, how
+//! long until its sale opens or ends, and a card whose sale opens or ends while the page is
+//! open changes its badge, its bar and its lines by itself (design.md decision 37).
 
 use chrono::{DateTime, Utc};
-use domain::VoucherStatus;
+use domain::{VoucherId, VoucherStatus};
 use leptos::{either::Either, prelude::*};
+use leptos_router::hooks::use_query_map;
 
 use crate::{
     api::catalog::list_vouchers,
     session::Session,
-    time::{every, When},
+    time::{seconds, Instant, When},
     url::sign_in_path,
     wire::{format_countdown, format_price, VoucherView},
 };
 
-/// How often the cards' "Opens in" / "Ends in" tick.
-const TICK: Duration = Duration::from_secs(1);
-
-/// The filter buttons: everything, or one status.
+/// The filters: everything, or one status; each with its `?status=` and its words.
 fn filters() -> impl Iterator<Item = (Option<VoucherStatus>, &'static str, &'static str)> {
     std::iter::once((None, "all", "All")).chain(
         VoucherStatus::ALL
@@ -31,96 +30,134 @@ fn filters() -> impl Iterator<Item = (Option<VoucherStatus>, &'static str, &'sta
 pub fn HomePage() -> impl IntoView {
     let vouchers = Resource::new(|| (), |_| list_vouchers());
     let session = Session::get();
+    // An unknown `?status=` shows everything, as "All" does.
+    let filter = use_query_map()
+        .with_untracked(|q| q.get("status").as_deref().and_then(VoucherStatus::parse));
     view! {
         <leptos_meta::Title text="Flash sales"/>
         <h1>"Flash sales"</h1>
+        <Filters current=filter/>
         <Suspense fallback=|| view! { <p class="loading">"Loading vouchers…"</p> }>
             {move || Suspend::new(async move {
                 let signed_in = matches!(session.me.await, Ok(Some(_)));
                 match vouchers.await {
-                    Ok(list) => view! { <VoucherList list signed_in/> }.into_any(),
-                    Err(_) => view! {
+                    Ok(list) => Either::Left(view! { <VoucherList list filter signed_in/> }),
+                    Err(_) => Either::Right(view! {
                         <p class="error" role="alert">"The vouchers could not be loaded. Reload the page to try again."</p>
-                    }.into_any(),
+                    }),
                 }
             })}
         </Suspense>
     }
 }
 
-/// The filters and the cards: the page's island. The cards' clock ticks in the browser, so a
-/// sale that opens or ends while the page is open moves between the filters by itself.
-#[island]
-fn VoucherList(list: Vec<VoucherView>, signed_in: bool) -> impl IntoView {
-    let (filter, set_filter) = signal(None::<VoucherStatus>);
-    // The cards' clock: the server's at render, the browser's once live.
-    let now = RwSignal::new(Utc::now());
-    every(TICK, move || now.set(Utc::now()));
-    // Whether `v` passes the filter, by its live status as its card shows it.
-    let shows = move |v: &VoucherView| filter.get().is_none_or(|f| v.status_at(now.get()) == f);
-    let none_shown = {
-        let list = list.clone();
-        move || !list.iter().any(shows)
-    };
-    // Each card is there or not by the filter, in the list's order: nothing is reordered, so
-    // no keyed list (and its diffing) is needed in the browser. A card is made again only when
-    // it comes back into view, not at each tick of the clock.
-    let cards = list
-        .into_iter()
-        .map(|v| {
-            let on = Memo::new({
-                let v = v.clone();
-                move |_| shows(&v)
-            });
-            move || {
-                on.get()
-                    .then(|| view! { <VoucherCard v=v.clone() now=now.read_only() signed_in/> })
-            }
-        })
-        .collect_view();
+/// The filters, as links to the page with its `?status=`; the current one is marked.
+#[component]
+fn Filters(current: Option<VoucherStatus>) -> impl IntoView {
     view! {
-        <div class="filters" role="group" aria-label="Show vouchers that are">
+        <nav class="filters" aria-label="Show vouchers that are">
             {filters()
                 .map(|(key, name, label)| {
+                    let here = key == current;
+                    let href = key.map_or_else(|| "/".to_owned(), |s| format!("/?status={}", s.as_str()));
                     view! {
-                        <button
-                            type="button"
+                        <a
+                            class="button"
+                            class:active=here
+                            href=href
                             data-testid=format!("filter-{name}")
-                            class:active=move || filter.get() == key
-                            aria-pressed=move || (filter.get() == key).to_string()
-                            on:click=move |_| set_filter.set(key)
+                            aria-current=here.then_some("page")
                         >
                             {label}
-                        </button>
+                        </a>
                     }
                 })
                 .collect_view()}
-        </div>
-        <ul class="voucher-list" data-testid="voucher-list">{cards}</ul>
-        <Show when=none_shown>
-            <p class="empty" data-testid="no-vouchers">"No vouchers here yet."</p>
-        </Show>
+        </nav>
     }
 }
 
-/// One voucher in a list: its phase follows the clock (a sale that opens while the page is
-/// open says so), and the badge, the line under the price and the bar agree.
+/// The cards whose sale stands as `filter` asks at the time of the render.
 #[component]
-pub fn VoucherCard(
-    v: VoucherView,
-    now: ReadSignal<DateTime<Utc>>,
+fn VoucherList(
+    list: Vec<VoucherView>,
+    filter: Option<VoucherStatus>,
+    signed_in: bool,
+) -> impl IntoView {
+    let now = Utc::now();
+    let shown: Vec<VoucherView> = list
+        .into_iter()
+        .filter(|v| filter.is_none_or(|f| v.status_at(now) == f))
+        .collect();
+    if shown.is_empty() {
+        return Either::Left(
+            view! { <p class="empty" data-testid="no-vouchers">"No vouchers here yet."</p> },
+        );
+    }
+    Either::Right(view! {
+        <ul class="voucher-list" data-testid="voucher-list">
+            {shown
+                .into_iter()
+                // The item is the server's: an island is wrapped in its own element, which a
+                // list may not hold directly.
+                .map(|v| view! { <li><VoucherCard card=Card::of(v) signed_in/></li> })
+                .collect_view()}
+        </ul>
+    })
+}
+
+/// What a card shows of its voucher: the island's props, small and made by the server.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+pub struct Card {
+    id: VoucherId,
+    title: String,
+    /// As shoppers read it (`¥12.50`).
+    price: String,
+    draw: bool,
+    begins: Instant,
+    ends: Instant,
+    remaining: i64,
+    stock: i64,
+}
+
+impl Card {
+    fn of(v: VoucherView) -> Self {
+        Self {
+            id: v.id,
+            price: format_price(v.price_cents),
+            draw: v.opening.is_draw(),
+            begins: v.window.begins_at().into(),
+            ends: v.window.ends_at().into(),
+            remaining: v.remaining,
+            stock: v.stock,
+            title: v.title,
+        }
+    }
+}
+
+/// One voucher in the list, an island because its phase follows the clock (a sale that opens
+/// while the page is open says so): the badge, the line under the price and the bar agree.
+#[island]
+fn VoucherCard(
+    card: Card,
     /// Visitors see "Sign in to buy" on sales they could still buy from.
     signed_in: bool,
 ) -> impl IntoView {
-    let (begins, ends) = (v.window.begins_at(), v.window.ends_at());
-    let (remaining, stock) = (v.remaining, v.stock);
-    let page = format!("/vouchers/{}", v.id);
-    let title = v.title.clone();
-    let price = format_price(v.price_cents);
-    let draw = v.opening.is_draw();
-    let status = Signal::derive(move || v.status_at(now.get()));
+    let Card {
+        id,
+        title,
+        price,
+        draw,
+        begins: Instant(begins),
+        ends: Instant(ends),
+        remaining,
+        stock,
+    } = card;
+    let page = format!("/vouchers/{id}");
+    let now = seconds();
+    let status = Memo::new(move |_| VoucherStatus::between(begins, ends, remaining, now.get()));
     view! {
-        <li class="voucher-card" data-testid="voucher-card" data-status=move || status.get().as_str()>
+        <div class="voucher-card" data-testid="voucher-card" data-status=move || status.get().as_str()>
             <a href=page.clone() class="voucher-title">{title}</a>
             {move || view! { <StatusBadge status=status.get()/> }}
             {draw.then(|| view! { <span class="badge badge-draw" data-testid="draw-badge">"Draw"</span> })}
@@ -136,11 +173,11 @@ pub fn VoucherCard(
             // Both lines are always there, one shown: re-created each tick, their times would
             // flash UTC before turning local again.
             <p class="opens" data-testid="card-opens" hidden=move || status.get() != VoucherStatus::Upcoming>
-                {move || format!("Opens in {} · ", format_countdown((begins - now.get()).num_seconds() + 1))}
+                {move || format!("Opens in {} · ", countdown(begins, now.get(), 1))}
                 <When at=begins/>
             </p>
             <p class="opens" data-testid="card-ends" hidden=move || status.get() != VoucherStatus::OnSale>
-                {move || format!("Ends in {} · ", format_countdown((ends - now.get()).num_seconds()))}
+                {move || format!("Ends in {} · ", countdown(ends, now.get(), 0))}
                 <When at=ends/>
             </p>
             {(!signed_in).then(|| view! {
@@ -150,8 +187,14 @@ pub fn VoucherCard(
                     "Sign in to buy"
                 </a>
             })}
-        </li>
+        </div>
     }
+}
+
+/// The time from `now` to `to`, as a countdown, `round_up` seconds later (an opening counts
+/// its last second down to zero).
+fn countdown(to: DateTime<Utc>, now: DateTime<Utc>, round_up: i64) -> String {
+    format_countdown((to - now).num_seconds() + round_up)
 }
 
 /// A sale's status as a coloured badge.
