@@ -106,32 +106,6 @@ pub fn every(period: Duration, tick: impl Fn() + 'static) {
     }
 }
 
-/// The browser's clock, moved every second by one timer that every island reading it shares
-/// (a list of cards is not a timer per card). On the server: the time of the render, which is
-/// also what a card shows until its island is live.
-pub fn seconds() -> Signal<DateTime<Utc>> {
-    #[cfg(feature = "hydrate")]
-    {
-        thread_local! {
-            static CLOCK: ArcRwSignal<DateTime<Utc>> = {
-                let clock = ArcRwSignal::new(Utc::now());
-                let ticking = clock.clone();
-                // Never cleared: the page's clock lives as long as the page.
-                let _ = set_interval_with_handle(
-                    move || ticking.set(Utc::now()),
-                    Duration::from_secs(1),
-                );
-                clock
-            };
-        }
-        CLOCK.with(|c| Signal::from(c.read_only()))
-    }
-    #[cfg(not(feature = "hydrate"))]
-    {
-        Signal::stored(Utc::now())
-    }
-}
-
 /// The server's clock as the browser reckons it: the browser's clock minus how far it is
 /// ahead of the server's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

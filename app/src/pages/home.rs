@@ -12,7 +12,7 @@ use leptos_router::hooks::use_query_map;
 use crate::{
     api::catalog::list_vouchers,
     session::Session,
-    time::{seconds, Instant, When},
+    time::{every, Instant, When},
     url::sign_in_path,
     wire::{format_countdown, format_price, VoucherView},
 };
@@ -98,12 +98,18 @@ fn VoucherList(
     Either::Right(view! { <VoucherCards cards signed_in/> })
 }
 
+/// How often the cards' "Opens in" / "Ends in" tick.
+const TICK: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The cards, one island: each card's phase follows the clock. One island rather than one per
 /// card: a phone hydrates 200 islands half a second slower than one holding 200 cards
 /// (`scripts/bench.sh phone`, BENCHMARKS.md).
 #[island]
 fn VoucherCards(cards: Vec<Card>, signed_in: bool) -> impl IntoView {
-    let now = seconds();
+    // The cards' clock: the server's at render, the browser's once live.
+    let now = RwSignal::new(Utc::now());
+    every(TICK, move || now.set(Utc::now()));
+    let now = now.read_only();
     view! {
         <ul class="voucher-list" data-testid="voucher-list">
             {cards
@@ -148,7 +154,7 @@ impl Card {
 #[component]
 fn VoucherCard(
     card: Card,
-    now: Signal<DateTime<Utc>>,
+    now: ReadSignal<DateTime<Utc>>,
     /// Visitors see "Sign in to buy" on sales they could still buy from.
     signed_in: bool,
 ) -> impl IntoView {
