@@ -1,12 +1,16 @@
-//! The durability promise (`SECKILL_DURABILITY`), checked against Redis at start-up.
+//! The durability promise (`SECKILL_DURABILITY`), checked against Redis at start-up (and,
+//! for `fsync`, every second after).
 //!
 //! An admitted order lives only in Redis until the worker writes it, so what Redis persists
 //! before it replies is what a shopper's order ID is worth:
 //! - `everysec` (default): Redis appends every write to its AOF before replying and fsyncs once
-//!   a second. A crash of any process loses nothing; a crash of the machine (power, kernel) can
-//!   lose up to about a second of admissions that shoppers were told about.
-//! - `fsync`: Redis fsyncs the AOF before every reply (`appendfsync always`): a machine crash
-//!   loses nothing acknowledged, at the cost measured in BENCHMARKS.md.
+//!   a second, except while that fsync is still running (a busy disk): then it replies and holds
+//!   the writes in memory for up to 2 s. A crash of the server loses nothing; a kill of Redis
+//!   loses nothing while the disk keeps up, and up to ~2 s of acknowledged admissions when it
+//!   does not; a crash of the machine (power, kernel) up to ~2 s (design.md decision 10).
+//! - `fsync`: Redis writes and fsyncs the AOF before every reply (`appendfsync always`): no
+//!   crash loses anything acknowledged, at the cost measured in BENCHMARKS.md. Start-up sets it
+//!   and `jobs::durability_watch` sets it again on a Redis restarted with its own setting.
 //! - `replicated`: each batch of admissions is answered only once `SECKILL_MIN_REPLICAS`
 //!   replicas hold it (`WAIT` after the script, on the same connection to the master that ran
 //!   it), and the worker writes an order to PostgreSQL only once a replica holds its admission:
@@ -102,41 +106,16 @@ pub enum DurabilityError {
 /// Reads Redis's persistence settings. `fsync` is made to hold (`CONFIG SET`, never weakening
 /// anything) or start-up fails; with `everysec`, an AOF that is off is a loud warning.
 pub async fn ensure(core: &Core) -> Result<(), DurabilityError> {
-    let mut redis = core.redis.clone();
-    let get = |name: &'static str| {
-        let mut redis = redis.clone();
-        async move {
-            let pair: Vec<String> = redis::cmd("CONFIG")
-                .arg("GET")
-                .arg(name)
-                .query_async(&mut redis)
-                .await?;
-            Ok::<_, redis::RedisError>(pair.get(1).cloned().unwrap_or_default())
-        }
-    };
-    let (appendonly, appendfsync) = (get("appendonly").await?, get("appendfsync").await?);
     match core.config.durability {
-        Durability::Fsync if appendonly == "yes" && appendfsync == "always" => {}
         Durability::Fsync => {
-            let set: Result<(), redis::RedisError> = redis::cmd("CONFIG")
-                .arg("SET")
-                .arg("appendonly")
-                .arg("yes")
-                .arg("appendfsync")
-                .arg("always")
-                .query_async(&mut redis)
-                .await;
-            if set.is_err() {
-                return Err(DurabilityError::Weaker {
-                    appendonly,
-                    appendfsync,
-                });
+            if let FsyncHeld::Restored { was } = hold_fsync(core).await? {
+                tracing::info!(was = %was, "Redis set to appendfsync always (SECKILL_DURABILITY=fsync)");
             }
-            tracing::info!("Redis set to appendfsync always (SECKILL_DURABILITY=fsync)");
         }
-        Durability::EverySec => warn_without_aof(&appendonly),
+        Durability::EverySec => warn_without_aof(&config_get(core, "appendonly").await?),
         Durability::Replicated => {
-            warn_without_aof(&appendonly);
+            warn_without_aof(&config_get(core, "appendonly").await?);
+            let mut redis = core.redis.clone();
             let wanted = core.config.replicas.min_replicas;
             let replicas = if core.redis.is_cluster() {
                 let nodes: String = redis::cmd("CLUSTER")
@@ -173,6 +152,70 @@ pub async fn ensure(core: &Core) -> Result<(), DurabilityError> {
         }
     }
     Ok(())
+}
+
+/// What [`hold_fsync`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FsyncHeld {
+    /// Redis already had its AOF on and `appendfsync always`.
+    Held,
+    /// It had not (`was`: its `appendonly` and `appendfsync`); it has now.
+    Restored { was: String },
+}
+
+/// `fsync`'s condition on Redis: the AOF on and fsynced before every reply. `CONFIG SET` is
+/// not persisted, so a Redis restarted from its own configuration file forgets it; start-up and
+/// then the watch ([`crate::jobs::durability_watch`]) call this. On a cluster `CONFIG GET`
+/// reaches one node and `CONFIG SET` every node, so the setting is sent to all of them each
+/// time, and `Restored` says the node asked was weaker.
+pub async fn hold_fsync(core: &Core) -> Result<FsyncHeld, DurabilityError> {
+    let appendonly = config_get(core, "appendonly").await?;
+    let appendfsync = config_get(core, "appendfsync").await?;
+    let held = appendonly == "yes" && appendfsync == "always";
+    if held && !core.redis.is_cluster() {
+        return Ok(FsyncHeld::Held);
+    }
+    let mut redis = core.redis.clone();
+    let set: Result<(), redis::RedisError> = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("appendonly")
+        .arg("yes")
+        .arg("appendfsync")
+        .arg("always")
+        .query_async(&mut redis)
+        .await;
+    match set {
+        // Refused (a renamed or forbidden CONFIG): fsync cannot be promised.
+        Err(e)
+            if matches!(
+                e.kind(),
+                redis::ErrorKind::Server(
+                    redis::ServerErrorKind::ResponseError | redis::ServerErrorKind::NoPerm
+                )
+            ) =>
+        {
+            Err(DurabilityError::Weaker {
+                appendonly,
+                appendfsync,
+            })
+        }
+        Err(e) => Err(e.into()),
+        Ok(()) if held => Ok(FsyncHeld::Held),
+        Ok(()) => Ok(FsyncHeld::Restored {
+            was: format!("appendonly {appendonly}, appendfsync {appendfsync}"),
+        }),
+    }
+}
+
+/// One of Redis's settings (`CONFIG GET`; on a cluster, one node's).
+async fn config_get(core: &Core, name: &str) -> Result<String, DurabilityError> {
+    let mut redis = core.redis.clone();
+    let pair: Vec<String> = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg(name)
+        .query_async(&mut redis)
+        .await?;
+    Ok(pair.get(1).cloned().unwrap_or_default())
 }
 
 fn warn_without_aof(appendonly: &str) {

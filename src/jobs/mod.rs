@@ -3,6 +3,7 @@
 //! | file | job |
 //! | --- | --- |
 //! | `draws.rs` | the draws at their sales' starts, and units back down the drawn sales' rankings |
+//! | `durability_watch.rs` | `SECKILL_DURABILITY=fsync` set on Redis again after it restarts with its own setting |
 //! | `order_writer/` | the durable queue's consumer: orders from Redis Streams into PostgreSQL |
 //! | `sweeper.rs` | housekeeping, one instance at a time: restores, retirements, the payment deadline, pending stock moves |
 //! | `live_push.rs` | the figures of the sales open pages watch, read and pushed |
@@ -10,6 +11,7 @@
 //! | `revocations.rs` | the revoked sessions reloaded now and then (a lost announcement's bound) |
 
 pub mod draws;
+pub mod durability_watch;
 pub mod live_push;
 pub mod order_writer;
 pub mod revocations;
@@ -31,6 +33,7 @@ pub async fn spawn_all(
     tasks.spawn(writer.run(shutdown.clone()));
     tasks.spawn(sweeper::run(core.clone(), shutdown.clone()));
     tasks.spawn(draws::run(core.clone(), shutdown.clone()));
+    tasks.spawn(durability_watch::run(core.clone(), shutdown.clone()));
     tasks.spawn(stock_back::listen(core.clone(), shutdown.clone()));
     tasks.spawn(revocations::run(core.clone(), shutdown.clone()));
     tasks.spawn(live_push::run(

@@ -230,3 +230,42 @@ pub async fn listening(core: &Core, stop: &tokio_util::sync::CancellationToken) 
     }
     panic!("the subscription never heard an announcement");
 }
+
+/// A redis-server of the test's own on loopback (on `port`, else on a free one) started with
+/// `args`; it is killed when the handle drops (`kill_on_drop`).
+pub async fn redis_server(port: Option<u16>, args: &[&str]) -> (tokio::process::Child, u16) {
+    let port = port.unwrap_or_else(|| {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .expect("a free port")
+            .local_addr()
+            .expect("addr")
+            .port()
+    });
+    let child = tokio::process::Command::new("redis-server")
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("redis-server (scripts/setup.sh installs it)");
+    for _ in 0..100 {
+        if let Ok(mut c) = redis_conn(port).await {
+            if redis::cmd("PING")
+                .query_async::<String>(&mut c)
+                .await
+                .is_ok()
+            {
+                return (child, port);
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("the test's redis-server did not start on port {port}");
+}
+
+/// A connection of the test's own to the redis-server on `port`.
+pub async fn redis_conn(port: u16) -> redis::RedisResult<redis::aio::MultiplexedConnection> {
+    redis::Client::open(format!("redis://127.0.0.1:{port}/"))?
+        .get_multiplexed_async_connection()
+        .await
+}

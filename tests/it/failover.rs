@@ -7,47 +7,22 @@ use std::time::Duration;
 
 use seckill::{sale, sale::BuyError, Backend, Core, Durability};
 use sqlx::PgPool;
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
 use crate::common;
 
 /// A throwaway Redis on a free loopback port (no persistence), a replica of `master` if given.
 async fn redis_node(master: Option<u16>) -> (Child, u16) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("a free port")
-        .local_addr()
-        .expect("addr")
-        .port();
-    let mut cmd = Command::new("redis-server");
-    cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .args(["--save", "", "--appendonly", "no"]);
-    if let Some(m) = master {
-        cmd.args(["--replicaof", "127.0.0.1", &m.to_string()]);
+    let master = master.map(|m| m.to_string());
+    let mut args = vec!["--save", "", "--appendonly", "no"];
+    if let Some(m) = &master {
+        args.extend(["--replicaof", "127.0.0.1", m]);
     }
-    let child = cmd
-        .stdout(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("redis-server (scripts/setup.sh installs it)");
-    for _ in 0..100 {
-        if let Ok(mut c) = conn(port).await {
-            if redis::cmd("PING")
-                .query_async::<String>(&mut c)
-                .await
-                .is_ok()
-            {
-                return (child, port);
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the test's redis-server did not start on port {port}");
+    common::redis_server(None, &args).await
 }
 
 async fn conn(port: u16) -> redis::RedisResult<redis::aio::MultiplexedConnection> {
-    redis::Client::open(format!("redis://127.0.0.1:{port}/"))?
-        .get_multiplexed_async_connection()
-        .await
+    common::redis_conn(port).await
 }
 
 /// Waits until `master` has `n` replicas that acknowledged everything written so far.

@@ -5,7 +5,11 @@
 //! - **server**: `kill -9` of the server, three times, each restarted on its port (its queue
 //!   consumer resumes its own pending entries);
 //! - **postgres**: PostgreSQL stopped (fast shutdown) for 30 s, then started;
-//! - **redis**: `kill -9` of Redis, started again a second later from its AOF;
+//! - **redis**: `kill -9` of Redis, started again a second later from its AOF, the server asking
+//!   for `SECKILL_DURABILITY=fsync`: under `everysec` Redis answers writes it has not handed to
+//!   the kernel yet whenever its last fsync is still running (a busy disk), and a kill then loses
+//!   them (design.md decision 10). Redis comes back with the local services' own `everysec`,
+//!   which the server must set to `always` again;
 //! - **after the rush** ([`aftercare`]): a third of the buyers cancel, a third pay, a third
 //!   never pay, while the server is killed twice; the extended I1 at quiescence.
 //!
@@ -47,7 +51,9 @@ impl Fault {
         match self {
             Self::KillServer => "server killed with kill -9 three times during the rush",
             Self::StopPostgres => "PostgreSQL stopped for 30 s during the rush",
-            Self::KillRedis => "Redis killed with kill -9 and restarted from its AOF",
+            Self::KillRedis => {
+                "Redis (SECKILL_DURABILITY=fsync) killed with kill -9 and restarted from its AOF and its own setting (everysec)"
+            }
             Self::KillAfterTheRush => {
                 "after the rush: a third cancel, a third pay, a third never pay (4 s deadline); server killed with kill -9 twice meanwhile"
             }
@@ -132,6 +138,11 @@ async fn drill(options: &Options, fault: Fault) -> anyhow::Result<Drilled> {
     // A drill that failed half-way may have left a store down.
     services("redis-start")?;
     services("pg-start")?;
+    if matches!(fault, Fault::KillRedis) {
+        // The local services' own setting again, for what runs after the drill.
+        redis_answers(&scratch).await?;
+        set_appendfsync(&scratch, "everysec").await?;
+    }
     scratch.cleanup().await?;
     result
 }
@@ -154,7 +165,7 @@ async fn drill_on(options: &Options, fault: Fault, scratch: &Scratch) -> anyhow:
         tokens,
         voucher,
         client,
-    } = open_sale(scratch, &scratch.env, &sc).await?;
+    } = open_sale(scratch, &server_env(scratch, fault), &sc).await?;
 
     let started = Instant::now();
     let rush = tokio::spawn(shoppers::buy_all(
@@ -175,7 +186,7 @@ async fn drill_on(options: &Options, fault: Fault, scratch: &Scratch) -> anyhow:
             for k in 1..=3 {
                 server.kill9();
                 let down = Instant::now();
-                server = Server::start_on(&scratch.env, port).await?;
+                server = Server::start_on(&server_env(scratch, fault), port).await?;
                 recovery.push((format!("kill {k} → healthy"), down.elapsed().as_secs_f64()));
                 tokio::time::sleep(Duration::from_millis(700)).await;
             }
@@ -230,6 +241,14 @@ async fn drill_on(options: &Options, fault: Fault, scratch: &Scratch) -> anyhow:
     let final_after = violations
         .is_empty()
         .then(|| recovered.elapsed().as_secs_f64());
+    if matches!(fault, Fault::KillRedis) {
+        let now = appendfsync(scratch).await?;
+        if now != "always" {
+            violations.push(format!(
+                "the restarted Redis still has appendfsync {now}: the server did not set fsync again"
+            ));
+        }
+    }
     server.stop();
     if answers.gave_up > 0 {
         violations.push(format!("{} shoppers never got an answer", answers.gave_up));
@@ -246,6 +265,38 @@ async fn drill_on(options: &Options, fault: Fault, scratch: &Scratch) -> anyhow:
         final_after,
         violations,
     })
+}
+
+/// The server's variables: the scratch deployment's, and for the Redis kill the durability
+/// that promises to lose nothing acknowledged when Redis dies.
+fn server_env(scratch: &Scratch, fault: Fault) -> Vec<(String, String)> {
+    let mut env = scratch.env.clone();
+    if matches!(fault, Fault::KillRedis) {
+        env.push(("SECKILL_DURABILITY".into(), "fsync".into()));
+    }
+    env
+}
+
+/// Redis's `appendfsync`.
+async fn appendfsync(scratch: &Scratch) -> anyhow::Result<String> {
+    let mut c = scratch.core.redis.clone();
+    let pair: Vec<String> = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg("appendfsync")
+        .query_async(&mut c)
+        .await?;
+    Ok(pair.get(1).cloned().unwrap_or_default())
+}
+
+async fn set_appendfsync(scratch: &Scratch, to: &str) -> anyhow::Result<()> {
+    let mut c = scratch.core.redis.clone();
+    redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("appendfsync")
+        .arg(to)
+        .query_async::<()>(&mut c)
+        .await?;
+    Ok(())
 }
 
 /// A drill's stage: the release server on the scratch deployment, the shoppers' sessions, a
