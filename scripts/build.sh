@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Builds the site (two wasm bundles + CSS into target/site) and the server binary. The pages
-# are server components with islands (design.md decision 35): `seckill` carries the shoppers'
-# islands, `seckill-admin` (frontend's `admin` feature) those and the admin pages' (console,
-# create form), so a shopper never downloads the console.
+# Builds the site (four wasm bundles + CSS into target/site) and the server binary. The pages
+# are server components with islands (design.md decisions 35 and 38): `seckill-home` carries
+# the home page's islands (frontend's `home` feature), `seckill-sale` a sale page's (`sale`),
+# `seckill` every shopper's island (the other pages), `seckill-admin` (`admin`) those and the
+# admin pages' (console, create form), so a cold visit downloads its own page's islands and a
+# shopper never downloads the console.
 #   scripts/build.sh [--release | --for-tests]
 # --for-tests (the test command): the browser bundle exactly as --release makes it (wasm-opt,
 # precompressed, hashed names: the journeys weigh and check it), and the server and the bench
 # from the debug profile the Rust tests have just built, so the test command compiles the
 # native tree once (design.md §8, decision 23). Benchmarks and the run command use --release.
-# The steps by hand (cargo → wasm-bindgen → wasm-opt, twice → CSS → server): cargo-leptos
+# The steps by hand (cargo → wasm-bindgen → wasm-opt, per bundle → CSS → server): cargo-leptos
 # builds one bundle per site, so the build no longer goes through it. A release build then
 # writes each static file's brotli (-q 11) and gzip (-9) copy beside it, which the server sends
 # to browsers that accept them (the server reads them into memory at start), and a copy of each under a
@@ -27,20 +29,22 @@ case "${1:-}" in
   *) die "unknown option $1 (use --release or --for-tests)" ;;
 esac
 SITE="$ROOT/target/site"
+# The browser bundles, by output name (the pages that load each: app/src/lib.rs, bundle_for_page).
+BUNDLES=(seckill seckill-home seckill-sale seckill-admin)
 
 # Hashed names (release builds): the JS, the wasm and the CSS, and their compressed copies, also
-# under seckill.<16 hex of the SHA-256 of the five together>.<ext> (and the admin bundle under
-# seckill-admin.<the same hash>.<ext>; hard links, after precompress); the hash goes to hash.txt
+# under seckill.<16 hex of the SHA-256 of them all>.<ext> (and each page's bundle under
+# seckill-<page>.<the same hash>.<ext>; hard links, after precompress); the hash goes to hash.txt
 # beside the server binary, in Leptos's format. One hash for all: Leptos names the JS, the wasm
 # and the stylesheet from one output name.
 hash_names() {
   find "$SITE/pkg" -regextype posix-extended \
-    -regex '.*/seckill(-admin)?\.[0-9a-f]{16}\.(js|wasm|css)(\.br|\.gz)?' -delete
+    -regex '.*/seckill(-[a-z]+)?\.[0-9a-f]{16}\.(js|wasm|css)(\.br|\.gz)?' -delete
   rm -f "$SITE/pkg/.hashes"
   $release || return 0
-  h=$(cat "$SITE"/pkg/seckill.{js,wasm,css} "$SITE"/pkg/seckill-admin.{js,wasm} | sha256sum | cut -c1-16)
+  h=$(for name in "${BUNDLES[@]}"; do cat "$SITE/pkg/$name".{js,wasm}; done | cat - "$SITE/pkg/seckill.css" | sha256sum | cut -c1-16)
   for ext in js wasm css; do
-    for name in seckill seckill-admin; do
+    for name in "${BUNDLES[@]}"; do
       for suffix in "" .br .gz; do
         if [ -f "$SITE/pkg/$name.$ext$suffix" ]; then
           ln -f "$SITE/pkg/$name.$ext$suffix" "$SITE/pkg/$name.$h.$ext$suffix"
@@ -63,7 +67,7 @@ precompress() {
     gzip -9 -k -f "$f"
     if command -v brotli >/dev/null; then brotli -q 11 -k -f "$f"; fi
   done
-  for name in seckill seckill-admin; do
+  for name in "${BUNDLES[@]}"; do
     log "precompressed $name (with the CSS): $(cd "$SITE/pkg" && du -bc $name.wasm $name.js seckill.css | tail -1 | cut -f1) bytes raw, $(cd "$SITE/pkg" && du -bc $name.wasm.br $name.js.br seckill.css.br 2>/dev/null | tail -1 | cut -f1) brotli"
   done
 }
@@ -96,8 +100,10 @@ bundle() { # output name, cargo features
       -o "$SITE/pkg/$1.wasm" "$SITE/pkg/$1.wasm"
   fi
 }
-log "the shoppers' bundle (seckill) and the admin pages' (seckill-admin)"
+log "the bundles: ${BUNDLES[*]}"
 bundle seckill ""
+bundle seckill-home home
+bundle seckill-sale sale
 bundle seckill-admin admin
 cp style/main.css "$SITE/pkg/seckill.css"
 precompress

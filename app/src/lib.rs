@@ -48,33 +48,61 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     }
 }
 
-/// The options naming the page's browser bundle: the admin pages' (`seckill-admin`, also
-/// under its hashed name) under `/admin`, the shoppers' (`seckill`) everywhere else, so a
-/// shopper never downloads the console.
+/// The options naming the page's browser bundle (design.md decision 38): the home page's
+/// (`seckill-home`) for `/`, a sale's (`seckill-sale`) under `/vouchers/`, the admin pages'
+/// (`seckill-admin`) under `/admin`, and the shoppers' whole one (`seckill`) everywhere else,
+/// each also under the build's hash. A cold visit downloads only its page's islands; a shopper
+/// never downloads the console.
 fn bundle_for_page(options: LeptosOptions) -> LeptosOptions {
     #[cfg(feature = "ssr")]
     {
-        let admin = use_context::<http::request::Parts>().is_some_and(|p| {
-            let path = p.uri.path();
-            path == "/admin" || path.starts_with("/admin/")
-        });
-        if admin {
+        let page = use_context::<http::request::Parts>().and_then(|p| page_bundle(p.uri.path()));
+        if let Some(page) = page {
             let mut options = options;
-            options.output_name = admin_bundle(&options.output_name).into();
+            options.output_name = bundle_name(&options.output_name, page).into();
             return options;
         }
     }
     options
 }
 
-/// `seckill.<hash>` → `seckill-admin.<hash>`; `seckill` → `seckill-admin`.
+/// The suffix of the bundle made for the page at `path`, if one is.
 #[cfg(any(feature = "ssr", test))]
-fn admin_bundle(output_name: &str) -> String {
-    match output_name.split_once('.') {
-        Some((name, hash)) => format!("{name}-admin.{hash}"),
-        None => format!("{output_name}-admin"),
+fn page_bundle(path: &str) -> Option<&'static str> {
+    let under = |prefix: &str| {
+        path.strip_prefix(prefix)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    };
+    if path == "/" {
+        Some("home")
+    } else if path.starts_with("/vouchers/") {
+        Some("sale")
+    } else if under("/admin") {
+        Some("admin")
+    } else {
+        None
     }
 }
+
+/// `seckill.<hash>` → `seckill-<page>.<hash>`; `seckill` → `seckill-<page>`.
+#[cfg(any(feature = "ssr", test))]
+fn bundle_name(output_name: &str, page: &str) -> String {
+    match output_name.split_once('.') {
+        Some((name, hash)) => format!("{name}-{page}.{hash}"),
+        None => format!("{output_name}-{page}"),
+    }
+}
+
+#[cfg(any(
+    all(feature = "bundle-home", feature = "bundle-sale"),
+    all(
+        feature = "admin",
+        any(feature = "bundle-home", feature = "bundle-sale")
+    )
+))]
+compile_error!(
+    "one bundle at a time: at most one of the features admin, bundle-home and bundle-sale"
+);
 
 /// The routes.
 #[component]
@@ -161,14 +189,32 @@ fn UserNav(me: Option<wire::Me>) -> impl IntoView {
 
 #[cfg(test)]
 mod tests {
-    use super::admin_bundle;
+    use super::{bundle_name, page_bundle};
 
     #[test]
-    fn the_admin_bundle_keeps_the_hash_of_the_shoppers() {
+    fn a_page_bundle_keeps_the_hash_of_the_shoppers() {
         assert_eq!(
-            admin_bundle("seckill.0123456789abcdef"),
+            bundle_name("seckill.0123456789abcdef", "admin"),
             "seckill-admin.0123456789abcdef"
         );
-        assert_eq!(admin_bundle("seckill"), "seckill-admin");
+        assert_eq!(bundle_name("seckill", "sale"), "seckill-sale");
+    }
+
+    #[test]
+    fn each_page_names_its_bundle() {
+        assert_eq!(page_bundle("/"), Some("home"));
+        assert_eq!(page_bundle("/vouchers/42"), Some("sale"));
+        assert_eq!(page_bundle("/admin"), Some("admin"));
+        assert_eq!(page_bundle("/admin/vouchers/new"), Some("admin"));
+        for whole in [
+            "/login",
+            "/orders",
+            "/orders/7",
+            "/administrator",
+            "/vouchers",
+            "/nope",
+        ] {
+            assert_eq!(page_bundle(whole), None, "{whole}");
+        }
     }
 }

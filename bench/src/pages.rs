@@ -316,8 +316,12 @@ async fn cold_weight(
         })
         .collect();
     // The JS module loads the wasm beside it; the page names only the module.
-    if files.iter().any(|f| f.ends_with(".js")) && !files.iter().any(|f| f.ends_with(".wasm")) {
-        files.push("/pkg/seckill.wasm".to_owned());
+    if !files.iter().any(|f| f.ends_with(".wasm")) {
+        let beside: Vec<String> = files
+            .iter()
+            .filter_map(|f| f.strip_suffix(".js").map(|stem| format!("{stem}.wasm")))
+            .collect();
+        files.extend(beside);
     }
     files.sort();
     files.dedup();

@@ -175,7 +175,8 @@ pub fn OrderPage() -> impl IntoView {
 }
 
 /// The order, followed until final, with its pay and cancel panel: the page's island.
-#[island]
+#[cfg_attr(not(any(feature = "bundle-home", feature = "bundle-sale")), island)]
+#[cfg_attr(any(feature = "bundle-home", feature = "bundle-sale"), component)]
 fn OrderCard(detail: OrderDetail, returning: bool) -> impl IntoView {
     let OrderDetail {
         order: view,
