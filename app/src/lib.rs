@@ -51,16 +51,25 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 /// The options naming the page's browser bundle (design.md decision 38): the home page's
 /// (`seckill-home`) for `/`, a sale's (`seckill-sale`) under `/vouchers/`, the admin pages'
 /// (`seckill-admin`) under `/admin`, and the shoppers' whole one (`seckill`) everywhere else,
-/// each also under the build's hash. A cold visit downloads only its page's islands; a shopper
-/// never downloads the console.
+/// each also under the build's hash; `seckill` wherever the build did not make the page's
+/// own. A cold visit downloads only its page's islands; a shopper never downloads the console.
 fn bundle_for_page(options: LeptosOptions) -> LeptosOptions {
     #[cfg(feature = "ssr")]
     {
         let page = use_context::<http::request::Parts>().and_then(|p| page_bundle(p.uri.path()));
         if let Some(page) = page {
-            let mut options = options;
-            options.output_name = bundle_name(&options.output_name, page).into();
-            return options;
+            let name = bundle_name(&options.output_name, page);
+            // A build that made only the whole bundle (`cargo leptos watch`): it serves every
+            // page, as it has every island.
+            let built = std::path::Path::new(&*options.site_root)
+                .join(&*options.site_pkg_dir)
+                .join(format!("{name}.wasm"))
+                .is_file();
+            if built {
+                let mut options = options;
+                options.output_name = name.into();
+                return options;
+            }
         }
     }
     options
