@@ -224,14 +224,42 @@ impl Scratch {
             }
         }
         self.core.db.close().await;
-        let mut admin = PgConnection::connect(&self.base_url).await?;
-        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-            self.db_name
+        drop_database(&self.base_url, &self.db_name).await
+    }
+}
+
+/// Drops `name`, ending the sessions still in it (a killed server's pool may not have noticed
+/// yet). PostgreSQL 15 lets only a superuser end an autovacuum worker, and `WITH (FORCE)` then
+/// refuses the whole drop (42501) while one is cleaning up after the run's inserts; the worker
+/// finishes within seconds, so the drop is tried again until then.
+async fn drop_database(base_url: &str, name: &str) -> anyhow::Result<()> {
+    const INSUFFICIENT_PRIVILEGE: &str = "42501";
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut admin = PgConnection::connect(base_url).await?;
+    loop {
+        let dropped = sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+            "DROP DATABASE IF EXISTS {name} WITH (FORCE)"
         )))
         .execute(&mut admin)
-        .await?;
-        Ok(())
+        .await;
+        match dropped {
+            Ok(_) => return Ok(()),
+            Err(sqlx::Error::Database(e))
+                if e.code().as_deref() == Some(INSUFFICIENT_PRIVILEGE)
+                    && std::time::Instant::now() < deadline =>
+            {
+                tracing::debug!(
+                    database = name,
+                    "an autovacuum worker is in the scratch database; dropping it again shortly"
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+            }
+            Err(e) => {
+                return Err(
+                    anyhow::Error::new(e).context(format!("dropping the scratch database {name}"))
+                )
+            }
+        }
     }
 }
 
