@@ -11,6 +11,7 @@ mod draw;
 mod durability;
 mod failover;
 mod lifecycle;
+mod listing;
 mod lock;
 mod memo;
 mod order_ids;

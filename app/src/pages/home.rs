@@ -1,6 +1,7 @@
-//! The home page: every voucher, filterable by the state of its sale. The page is the
-//! server's: the filters are links (`/?status=on_sale`) the server answers with the matching
-//! cards, with JavaScript or without. Only the cards are an island: each says, live, how long
+//! The home page: the vouchers, newest sales first, filterable by the state of their sale and
+//! [`PAGE_SIZE`] to a page. The page is the server's: the filters and the pages are links
+//! (`/?status=on_sale&page=2`) the server answers with the matching cards, with JavaScript or
+//! without. Only the cards are an island: each says, live, how long
 //! until its sale opens or ends, and a card whose sale opens or ends while the page is open
 //! changes its badge, its bar and its lines by itself (design.md decision 37).
 
@@ -30,9 +31,14 @@ fn filters() -> impl Iterator<Item = (Option<VoucherStatus>, &'static str, &'sta
 pub fn HomePage() -> impl IntoView {
     let vouchers = Resource::new(|| (), |_| list_vouchers());
     let session = Session::get();
-    // An unknown `?status=` shows everything, as "All" does.
-    let filter = use_query_map()
-        .with_untracked(|q| q.get("status").as_deref().and_then(VoucherStatus::parse));
+    // An unknown `?status=` shows everything, as "All" does; a `?page=` that is not a page
+    // number, the first page.
+    let (filter, page) = use_query_map().with_untracked(|q| {
+        (
+            q.get("status").as_deref().and_then(VoucherStatus::parse),
+            q.get("page").as_deref().map_or(1, parse_page),
+        )
+    });
     view! {
         <leptos_meta::Title text="Flash sales"/>
         <h1>"Flash sales"</h1>
@@ -41,7 +47,7 @@ pub fn HomePage() -> impl IntoView {
             {move || Suspend::new(async move {
                 let signed_in = matches!(session.me.await, Ok(Some(_)));
                 match vouchers.await {
-                    Ok(list) => Either::Left(view! { <VoucherList list filter signed_in/> }),
+                    Ok(list) => Either::Left(view! { <VoucherList list filter page signed_in/> }),
                     Err(_) => Either::Right(view! {
                         <p class="error" role="alert">"The vouchers could not be loaded. Reload the page to try again."</p>
                     }),
@@ -77,25 +83,82 @@ fn Filters(current: Option<VoucherStatus>) -> impl IntoView {
     }
 }
 
-/// The cards whose sale stands as `filter` asks at the time of the render.
+/// Cards on one page of the home page: a phone hydrates each, so a page with hundreds of them
+/// was interactive seconds later than one with a screenful (`scripts/bench.sh phone`).
+pub const PAGE_SIZE: usize = 24;
+
+/// A `?page=` as a page number (1 first); anything else is the first page.
+fn parse_page(raw: &str) -> usize {
+    raw.parse::<usize>().ok().filter(|&p| p >= 1).unwrap_or(1)
+}
+
+/// Which page of `total` items (`size` to a page) is shown when `asked` is asked for: past the
+/// last page, the last one. Returns the page (1 first), the number of pages (at least 1) and
+/// the range of items on it.
+fn paginate(total: usize, size: usize, asked: usize) -> (usize, usize, std::ops::Range<usize>) {
+    let pages = total.div_ceil(size).max(1);
+    let page = asked.clamp(1, pages);
+    let start = (page - 1) * size;
+    (page, pages, start..total.min(start + size))
+}
+
+/// The cards whose sale stands as `filter` asks at the time of the render, `page` of them.
 #[component]
 fn VoucherList(
     list: Vec<VoucherView>,
     filter: Option<VoucherStatus>,
+    page: usize,
     signed_in: bool,
 ) -> impl IntoView {
     let now = Utc::now();
-    let cards: Vec<Card> = list
+    let mut matching: Vec<VoucherView> = list
         .into_iter()
         .filter(|v| filter.is_none_or(|f| v.status_at(now) == f))
-        .map(Card::of)
         .collect();
-    if cards.is_empty() {
+    if matching.is_empty() {
         return Either::Left(
             view! { <p class="empty" data-testid="no-vouchers">"No vouchers here yet."</p> },
         );
     }
-    Either::Right(view! { <VoucherCards cards signed_in/> })
+    let (page, pages, range) = paginate(matching.len(), PAGE_SIZE, page);
+    let cards: Vec<Card> = matching.drain(range).map(Card::of).collect();
+    Either::Right(view! {
+        <VoucherCards cards signed_in/>
+        <Pager filter page pages/>
+    })
+}
+
+/// Links to the newer and the older page of cards, with the filter kept; nothing when all
+/// the cards fit on one page.
+#[component]
+fn Pager(filter: Option<VoucherStatus>, page: usize, pages: usize) -> impl IntoView {
+    let href = move |to: usize| {
+        let mut query: Vec<String> = filter
+            .map(|s| format!("status={}", s.as_str()))
+            .into_iter()
+            .collect();
+        if to > 1 {
+            query.push(format!("page={to}"));
+        }
+        if query.is_empty() {
+            "/".to_owned()
+        } else {
+            format!("/?{}", query.join("&"))
+        }
+    };
+    (pages > 1).then(|| {
+        view! {
+            <nav class="pager" aria-label="Pages of vouchers">
+                {(page > 1).then(|| view! {
+                    <a class="button" rel="prev" href=href(page - 1) data-testid="page-newer">"← Newer sales"</a>
+                })}
+                <span class="pager-at" data-testid="page-at">{format!("Page {page} of {pages}")}</span>
+                {(page < pages).then(|| view! {
+                    <a class="button" rel="next" href=href(page + 1) data-testid="page-older">"Older sales →"</a>
+                })}
+            </nav>
+        }
+    })
 }
 
 /// How often the cards' "Opens in" / "Ends in" tick.
@@ -237,5 +300,32 @@ pub fn StockBar(remaining: i64, stock: i64) -> impl IntoView {
                 {format!("{remaining} of {stock} left · {sold} sold")}
             </p>
         </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{paginate, parse_page};
+
+    #[test]
+    fn a_page_number_is_a_positive_integer_else_the_first_page() {
+        assert_eq!(parse_page("3"), 3);
+        assert_eq!(parse_page("0"), 1);
+        assert_eq!(parse_page("-2"), 1);
+        assert_eq!(parse_page("two"), 1);
+        assert_eq!(parse_page(""), 1);
+        assert_eq!(parse_page("99999999999999999999999"), 1);
+    }
+
+    #[test]
+    fn pages_split_the_items_and_past_the_last_is_the_last() {
+        assert_eq!(paginate(50, 24, 1), (1, 3, 0..24));
+        assert_eq!(paginate(50, 24, 2), (2, 3, 24..48));
+        assert_eq!(paginate(50, 24, 3), (3, 3, 48..50));
+        assert_eq!(paginate(50, 24, 9), (3, 3, 48..50));
+        assert_eq!(paginate(48, 24, 2), (2, 2, 24..48));
+        assert_eq!(paginate(24, 24, 1), (1, 1, 0..24));
+        assert_eq!(paginate(1, 24, 1), (1, 1, 0..1));
+        assert_eq!(paginate(0, 24, 1), (1, 1, 0..0));
     }
 }

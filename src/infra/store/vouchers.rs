@@ -96,17 +96,23 @@ pub async fn get(db: &PgPool, id: VoucherId) -> Result<Option<Voucher>, sqlx::Er
     .transpose()
 }
 
-/// The newest vouchers first, at most `limit`.
+/// At most `limit` vouchers, the newest sales first (by their start). Sales not yet ended are
+/// kept before ended ones: a long sale that began before hundreds of others is still on and
+/// must stay listed, while the oldest ended sales are the ones left out.
 pub async fn list(db: &PgPool, limit: i64) -> Result<Vec<Voucher>, sqlx::Error> {
-    sqlx::query_as::<_, Row>(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM vouchers ORDER BY begins_at DESC, id DESC LIMIT $1"
+    let mut list = sqlx::query_as::<_, Row>(sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM vouchers ORDER BY ends_at <= now(), begins_at DESC, id DESC LIMIT $1"
     )))
     .bind(limit)
     .fetch_all(db)
     .await?
     .into_iter()
     .map(Row::into_voucher)
-    .collect()
+    .collect::<Result<Vec<Voucher>, _>>()?;
+    list.sort_by(|a, b| {
+        (b.window.begins_at(), b.id.get()).cmp(&(a.window.begins_at(), a.id.get()))
+    });
+    Ok(list)
 }
 
 /// Vouchers whose sale has not ended before `since`: the ones Redis must hold.

@@ -1,0 +1,83 @@
+import { expect, Page, test } from "@playwright/test";
+import { ADMIN_PHONE, apiSignIn, createVoucher, hydrated, noAxeViolations, title } from "./support";
+
+const PAGE_SIZE = 24;
+
+/** The voucher IDs of the cards on the page, in their order. */
+async function cardIds(page: Page): Promise<number[]> {
+  const hrefs = await page.getByTestId("voucher-card").locator("a.voucher-title").evaluateAll((links) =>
+    links.map((a) => a.getAttribute("href") ?? ""),
+  );
+  return hrefs.map((h) => Number(h.replace("/vouchers/", "")));
+}
+
+test("the home page shows its cards a page at a time, the filter kept from page to page, with JavaScript or without", async ({ page, request, browser }) => {
+  await apiSignIn(request, ADMIN_PHONE);
+  const tag = title("Paged");
+  // One more than a page of sales that began two days ago: the listing shows the newest sales
+  // first, so these come after any other journey's sale on now, in the order they began (a
+  // second apart, the latest first).
+  const ours: number[] = [];
+  for (let i = 0; i <= PAGE_SIZE; i++) {
+    ours.push(await createVoucher(request, { title: `${tag} ${i}`, stock: 1, beginsInSec: -2 * 86_400 + i, endsInSec: 900 }));
+  }
+  const newestFirst = [...ours].reverse();
+
+  // Walk the sales on now from the first page by "Older sales", as a shopper would.
+  await page.goto("/?status=on_sale");
+  await hydrated(page);
+  await expect(page.getByTestId("filter-on_sale")).toHaveAttribute("aria-current", "page");
+  await expect(page.getByTestId("page-newer")).toHaveCount(0);
+  const byPage: number[][] = [];
+  let pages = 0;
+  for (let at = 1; ; at++) {
+    const ids = await cardIds(page);
+    expect(ids.length).toBeGreaterThan(0);
+    expect(ids.length).toBeLessThanOrEqual(PAGE_SIZE);
+    byPage.push(ids);
+    const where = (await page.getByTestId("page-at").textContent()) ?? "";
+    const m = where.match(/^Page (\d+) of (\d+)$/);
+    expect(m, where).not.toBeNull();
+    expect(Number(m![1])).toBe(at);
+    pages = Number(m![2]);
+    if (at === pages) {
+      await expect(page.getByTestId("page-older")).toHaveCount(0);
+      break;
+    }
+    expect(ids.length).toBe(PAGE_SIZE);
+    await page.getByTestId("page-older").click();
+    await expect(page).toHaveURL(new RegExp(`/\\?status=on_sale&page=${at + 1}$`));
+    await hydrated(page);
+  }
+  expect(pages).toBeGreaterThanOrEqual(2);
+  const seen = byPage.flat();
+  // Every sale on one page only; ours all there, in the order they began, the latest first.
+  expect(new Set(seen).size).toBe(seen.length);
+  expect(seen.filter((id) => ours.includes(id))).toEqual(newestFirst);
+  await noAxeViolations(page);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: "test-results/paging-390.png", fullPage: true });
+
+  // Back by "Newer sales", the filter kept; the first page has no `page=`.
+  await page.getByTestId("page-newer").click();
+  await expect(page).toHaveURL(pages === 2 ? /\/\?status=on_sale$/ : new RegExp(`/\\?status=on_sale&page=${pages - 1}$`));
+  await expect(page.getByTestId("page-at")).toHaveText(`Page ${pages - 1} of ${pages}`);
+
+  // A page past the last shows the last; a page that is not a number, the first.
+  await page.goto(`/?status=on_sale&page=${pages + 50}`);
+  await expect(page.getByTestId("page-at")).toHaveText(`Page ${pages} of ${pages}`);
+  await page.goto("/?status=on_sale&page=x");
+  await expect(page.getByTestId("page-at")).toHaveText(`Page 1 of ${pages}`);
+
+  // Without JavaScript the pages are the same links and the same cards.
+  const oldestAt = byPage.findIndex((ids) => ids.includes(ours[0])) + 1;
+  const nojs = await browser.newContext({ javaScriptEnabled: false, baseURL: new URL(page.url()).origin });
+  const plain = await nojs.newPage();
+  await plain.goto(`/?status=on_sale&page=${oldestAt}`);
+  await expect(plain.getByTestId("page-at")).toHaveText(`Page ${oldestAt} of ${pages}`);
+  expect(await cardIds(plain)).toContain(ours[0]);
+  const [link, to] = oldestAt > 1 ? ["page-newer", oldestAt - 1] : ["page-older", oldestAt + 1];
+  await plain.getByTestId(link).click();
+  await expect(plain.getByTestId("page-at")).toHaveText(`Page ${to} of ${pages}`);
+  await nojs.close();
+});
