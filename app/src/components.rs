@@ -145,3 +145,31 @@ where
         </Suspense>
     }
 }
+
+/// Links to the newer and the older page of a list (`newer` and `older` are their addresses),
+/// and which page this is; nothing when the list fits on one page.
+#[component]
+pub fn Pager(
+    page: usize,
+    pages: usize,
+    newer: String,
+    older: String,
+    /// What the pages are of, for screen readers.
+    label: &'static str,
+    newer_text: &'static str,
+    older_text: &'static str,
+) -> impl IntoView {
+    (pages > 1).then(|| {
+        view! {
+            <nav class="pager" aria-label=label>
+                {(page > 1).then(|| view! {
+                    <a class="button" rel="prev" href=newer data-testid="page-newer">{newer_text}</a>
+                })}
+                <span class="pager-at" data-testid="page-at">{format!("Page {page} of {pages}")}</span>
+                {(page < pages).then(|| view! {
+                    <a class="button" rel="next" href=older data-testid="page-older">{older_text}</a>
+                })}
+            </nav>
+        }
+    })
+}

@@ -77,6 +77,8 @@ pub struct ConsoleQuery {
     pub manage: Option<VoucherId>,
     /// What the manage panel just did.
     pub done: Option<ManageDone>,
+    /// The page of rows (else the page holding `created` or `manage`, else the first).
+    pub page: Option<usize>,
 }
 
 impl ConsoleQuery {
@@ -118,7 +120,21 @@ impl ConsoleQuery {
                 Some("added") => Some(ManageDone::Added),
                 _ => None,
             },
+            page: get("page").map(|p| domain::Page::parse_number(&p)),
         }
+    }
+
+    /// This query on page `page` of the rows (the first page has no `page=`).
+    pub fn on_page(&self, page: usize) -> Self {
+        Self {
+            page: (page > 1).then_some(page),
+            ..*self
+        }
+    }
+
+    /// The voucher whose row must be on screen when no page is asked for.
+    pub fn focus(&self) -> Option<VoucherId> {
+        self.created.or(self.manage)
     }
 
     /// The console's path with this query.
@@ -128,6 +144,7 @@ impl ConsoleQuery {
             ("created", self.created.map(|v| v.to_string())),
             ("manage", self.manage.map(|v| v.to_string())),
             ("done", self.done.map(|d| d.as_str().to_owned())),
+            ("page", self.page.map(|p| p.to_string())),
         ]
         .into_iter()
         .filter_map(|(k, v)| v.map(|v| format!("{k}={v}")))
@@ -185,6 +202,7 @@ mod tests {
             ConsoleQuery::manage(v, Some(ManageDone::Ended)),
             ConsoleQuery::manage(v, Some(ManageDone::Added)),
             ConsoleQuery::manage(v, None),
+            ConsoleQuery::chart(v).on_page(3),
         ] {
             let href = q.href();
             let query = href.split_once('?').map_or("", |(_, q)| q).to_owned();
@@ -201,7 +219,17 @@ mod tests {
             ConsoleQuery::manage(v, Some(ManageDone::Ended)).href(),
             "/admin?manage=42&done=ended"
         );
-        let junk = ConsoleQuery::parse(|k| (k != "done").then(|| "x".to_owned()));
+        assert_eq!(
+            ConsoleQuery::chart(v).on_page(2).href(),
+            "/admin?chart=42&page=2"
+        );
+        assert_eq!(ConsoleQuery::chart(v).on_page(1).href(), "/admin?chart=42");
+        let junk = ConsoleQuery::parse(|k| (k != "done" && k != "page").then(|| "x".to_owned()));
         assert_eq!(junk, ConsoleQuery::default());
+        // A `page=` that is not a page number is the first page, asked for.
+        assert_eq!(
+            ConsoleQuery::parse(|k| (k == "page").then(|| "x".to_owned())).page,
+            Some(1)
+        );
     }
 }

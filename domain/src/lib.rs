@@ -11,6 +11,7 @@ mod money;
 mod number;
 mod opening;
 mod order;
+mod paging;
 mod phone;
 pub mod rfc3339;
 mod shard;
@@ -28,6 +29,7 @@ pub use order::{
     Canceller, CancellerError, IdempotencyKey, IdempotencyKeyError, OrderId, OrderIdError,
     OrderStatus, ORDER_EPOCH_UNIX,
 };
+pub use paging::Page;
 pub use phone::{CountryCode, Phone, PhoneError, MIN_NATIONAL_DIGITS};
 pub use shard::{Shard, SHARD_COUNT, SHARD_SEQUENCE_MAX};
 pub use status::VoucherStatus;

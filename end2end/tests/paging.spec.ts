@@ -1,5 +1,5 @@
 import { expect, Page, test } from "@playwright/test";
-import { ADMIN_PHONE, apiSignIn, createVoucher, hydrated, noAxeViolations, title } from "./support";
+import { ADMIN_PHONE, apiSignIn, createVoucher, hydrated, noAxeViolations, title, uiSignIn } from "./support";
 
 const PAGE_SIZE = 24;
 
@@ -80,4 +80,44 @@ test("the home page shows its cards a page at a time, the filter kept from page 
   await plain.getByTestId(link).click();
   await expect(plain.getByTestId("page-at")).toHaveText(`Page ${to} of ${pages}`);
   await nojs.close();
+});
+
+test("the console shows its vouchers a page at a time, opens on the page holding the voucher just created, and its chart links keep the page", async ({ page, request }) => {
+  await apiSignIn(request, ADMIN_PHONE);
+  const tag = title("Rows");
+  // More than a page of the console's 25 rows, begun long ago: the oldest rows.
+  const ours: number[] = [];
+  for (let i = 0; i < 26; i++) {
+    ours.push(await createVoucher(request, { title: `${tag} ${i}`, stock: 1, beginsInSec: -3 * 86_400 + i, endsInSec: 900 }));
+  }
+  await uiSignIn(page, ADMIN_PHONE);
+  await page.goto("/admin");
+  await hydrated(page);
+  await expect(page.getByTestId("page-at")).toHaveText(/^Page 1 of \d+$/);
+  const pages = Number(((await page.getByTestId("page-at").textContent()) ?? "").split(" of ")[1]);
+  expect(pages).toBeGreaterThanOrEqual(2);
+  await expect(page.getByTestId("console-row")).toHaveCount(25);
+
+  // The voucher just created (here: the oldest row) is on screen, its page chosen for it.
+  await page.goto(`/admin?created=${ours[0]}`);
+  await hydrated(page);
+  await expect(page.getByTestId("created-notice")).toContainText(`${tag} 0`);
+  await expect(page.locator(`[data-testid="console-row"][data-voucher="${ours[0]}"]`)).toHaveAttribute("data-created", "true");
+  // Its 25 newer siblings fill at least a page before it.
+  const at = Number(((await page.getByTestId("page-at").textContent()) ?? "").match(/^Page (\d+) of /)![1]);
+  expect(at).toBeGreaterThanOrEqual(2);
+
+  // The refresh keeps the page (the figures come back every 2 s).
+  await page.waitForTimeout(2_500);
+  await expect(page.locator(`[data-testid="console-row"][data-voucher="${ours[0]}"]`)).toBeVisible();
+
+  // A chart link keeps the rows' page; "Newer vouchers" goes back a page.
+  const row = page.locator(`[data-testid="console-row"][data-voucher="${ours[0]}"]`);
+  await row.getByTestId("show-chart").click();
+  await expect(page).toHaveURL(new RegExp(`/admin\\?chart=${ours[0]}&page=${at}$`));
+  await expect(page.getByTestId("page-at")).toHaveText(`Page ${at} of ${pages}`);
+  await page.getByTestId("page-newer").click();
+  await expect(page).toHaveURL(at === 2 ? new RegExp(`/admin\\?chart=${ours[0]}$`) : new RegExp(`/admin\\?chart=${ours[0]}&page=${at - 1}$`));
+  await expect(page.getByTestId("page-at")).toHaveText(`Page ${at - 1} of ${pages}`);
+  await noAxeViolations(page);
 });

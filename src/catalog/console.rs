@@ -1,11 +1,11 @@
-//! The admin console's figures: every voucher with its live counts, and one voucher's sales
-//! over time.
+//! The admin console's figures: the vouchers with their live counts, a page at a time, and one
+//! voucher's sales over time.
 
 use chrono::{DateTime, TimeZone, Utc};
 
 use crate::{
     catalog::{self, VoucherState},
-    domain::{Voucher, VoucherId},
+    domain::{Page, Voucher, VoucherId},
     infra::{backend::Backend, store},
     Core,
 };
@@ -35,6 +35,19 @@ pub struct VoucherCounts {
 /// Redis pipeline, which also reads the dead letters) and one query of tallies.
 pub async fn overview(core: &Core, limit: i64) -> Result<Vec<VoucherCounts>, Backend> {
     let states = catalog::list_counted(core, limit).await?;
+    with_tallies(core, states).await
+}
+
+/// `vouchers`, each with its counts read now.
+async fn counts_of(core: &Core, vouchers: Vec<Voucher>) -> Result<Vec<VoucherCounts>, Backend> {
+    let states = catalog::counted(core, vouchers).await?;
+    with_tallies(core, states).await
+}
+
+async fn with_tallies(
+    core: &Core,
+    states: Vec<VoucherState>,
+) -> Result<Vec<VoucherCounts>, Backend> {
     if states.is_empty() {
         return Ok(Vec::new());
     }
@@ -57,41 +70,77 @@ pub async fn overview(core: &Core, limit: i64) -> Result<Vec<VoucherCounts>, Bac
         .collect())
 }
 
-/// What the console shows: every voucher's counts, one voucher's sales, and whether orders are
-/// being written.
+/// Which rows the console shows: a page by its number, or the page holding a voucher (the one
+/// just created or being managed, so its row is on screen).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowsAsked {
+    Page(usize),
+    Holding(VoucherId),
+}
+
+/// Rows on one page of the console: each costs Redis and PostgreSQL reads at every refresh.
+pub const ROWS_PER_PAGE: usize = 25;
+
+/// What the console shows: one page of the vouchers with their counts, one voucher's sales,
+/// and whether orders are being written.
 #[derive(Debug, Clone)]
 pub struct Dashboard {
     pub rows: Vec<VoucherCounts>,
+    /// Which page of the listing the rows are.
+    pub page: Page,
     /// The charted voucher and its series (`None` before its first written order).
     pub chart: Option<(VoucherId, Option<SalesSeries>)>,
+    /// The charted voucher's title (it may be on another page than the rows).
+    pub chart_title: String,
     /// The age of the oldest queued order, when it is past `SECKILL_STALL_AFTER_MS`.
     pub stalled_for: Option<std::time::Duration>,
 }
 
-/// The console: [`overview`], and the sales of `chart` when it is one of the listed vouchers,
-/// else of the newest voucher that sold something, else of the newest.
+/// The console: the page of the listing (at most `limit` vouchers) that `rows` asks for, each
+/// row with its counts, and the sales of `chart` when it is a voucher, else of the newest
+/// voucher on the page that sold something, else of the page's first.
 pub async fn dashboard(
     core: &Core,
     chart: Option<VoucherId>,
+    rows: RowsAsked,
     limit: i64,
     now: DateTime<Utc>,
 ) -> Result<Dashboard, Backend> {
-    let rows = overview(core, limit).await?;
-    let chosen = chart
-        .and_then(|id| rows.iter().find(|r| r.state.voucher.id == id))
-        .or_else(|| rows.iter().find(|r| r.written + r.state.queued > 0))
-        .or(rows.first())
-        .map(|r| &r.state.voucher);
-    let chart = match chosen {
-        Some(v) => Some((v.id, series_of(core, v, now).await?)),
+    let listed = catalog::listed(core, limit).await?;
+    let page = match rows {
+        RowsAsked::Page(n) => Page::of(listed.len(), ROWS_PER_PAGE, n),
+        RowsAsked::Holding(id) => listed.iter().position(|v| v.id == id).map_or_else(
+            || Page::of(listed.len(), ROWS_PER_PAGE, 1),
+            |i| Page::holding(listed.len(), ROWS_PER_PAGE, i),
+        ),
+    };
+    let rows = counts_of(core, listed[page.items.clone()].to_vec()).await?;
+    let asked = match chart {
+        Some(id) => match rows.iter().find(|r| r.state.voucher.id == id) {
+            Some(r) => Some(r.state.voucher.clone()),
+            None => catalog::get(core, id).await?.map(|v| v.voucher),
+        },
         None => None,
+    };
+    let chosen = asked
+        .or_else(|| {
+            rows.iter()
+                .find(|r| r.written + r.state.queued > 0)
+                .map(|r| r.state.voucher.clone())
+        })
+        .or_else(|| rows.first().map(|r| r.state.voucher.clone()));
+    let (chart, chart_title) = match chosen {
+        Some(v) => (Some((v.id, series_of(core, &v, now).await?)), v.title),
+        None => (None, String::new()),
     };
     let stalled_for = crate::jobs::order_writer::oldest_queued_age(core)
         .await?
         .filter(|age| *age > core.config.worker.stall_after);
     Ok(Dashboard {
         rows,
+        page,
         chart,
+        chart_title,
         stalled_for,
     })
 }

@@ -345,6 +345,17 @@ pub async fn list_counted(core: &Core, limit: i64) -> Result<Vec<VoucherState>, 
     with_live_counts(core, vouchers.iter().cloned().collect()).await
 }
 
+/// The listing's vouchers (at most `limit`, newest first), without their counts: from this
+/// instance's memory when it has read them lately.
+pub async fn listed(core: &Core, limit: i64) -> Result<std::sync::Arc<Vec<Voucher>>, Backend> {
+    Ok(core.catalog.list(core, limit).await?)
+}
+
+/// `vouchers` with Redis's counts read now.
+pub async fn counted(core: &Core, vouchers: Vec<Voucher>) -> Result<Vec<VoucherState>, Backend> {
+    with_live_counts(core, vouchers).await
+}
+
 async fn with_remaining(core: &Core, vouchers: Vec<Voucher>) -> Result<Vec<VoucherNow>, Backend> {
     let ids: Vec<VoucherId> = vouchers.iter().map(|v| v.id).collect();
     let stock = core.catalog.stock(core, &ids).await?;

@@ -6,7 +6,7 @@ use crate::common::*;
 use chrono::Utc;
 use seckill::{
     catalog,
-    catalog::console,
+    catalog::console::{self, RowsAsked, ROWS_PER_PAGE},
     domain::{OrderId, ORDER_EPOCH_UNIX},
     jobs::order_writer::Worker,
     sale,
@@ -160,7 +160,7 @@ async fn plant_order(
 #[sqlx::test]
 async fn the_dashboard_charts_the_asked_voucher_else_the_newest_that_sold(db: PgPool) {
     let core = core(db, &[]).await;
-    let empty = console::dashboard(&core, None, 50, Utc::now())
+    let empty = console::dashboard(&core, None, RowsAsked::Page(1), 50, Utc::now())
         .await
         .expect("dashboard");
     assert!(empty.rows.is_empty() && empty.chart.is_none());
@@ -171,7 +171,7 @@ async fn the_dashboard_charts_the_asked_voucher_else_the_newest_that_sold(db: Pg
     sale::buy(&core, u[0], sold).await.expect("admitted");
     drain(&core).await;
 
-    let d = console::dashboard(&core, None, 50, Utc::now())
+    let d = console::dashboard(&core, None, RowsAsked::Page(1), 50, Utc::now())
         .await
         .expect("dashboard");
     assert_eq!(
@@ -183,7 +183,7 @@ async fn the_dashboard_charts_the_asked_voucher_else_the_newest_that_sold(db: Pg
     assert_eq!(id, sold, "the newest voucher that sold something");
     assert_eq!(series.expect("series").counts.iter().sum::<i64>(), 1);
 
-    let d = console::dashboard(&core, Some(unsold), 50, Utc::now())
+    let d = console::dashboard(&core, Some(unsold), RowsAsked::Page(1), 50, Utc::now())
         .await
         .expect("dashboard");
     assert_eq!(
@@ -192,7 +192,7 @@ async fn the_dashboard_charts_the_asked_voucher_else_the_newest_that_sold(db: Pg
     );
 
     let unknown = seckill::domain::VoucherId::try_from(987_654).expect("id");
-    let d = console::dashboard(&core, Some(unknown), 50, Utc::now())
+    let d = console::dashboard(&core, Some(unknown), RowsAsked::Page(1), 50, Utc::now())
         .await
         .expect("dashboard");
     assert_eq!(
@@ -200,4 +200,56 @@ async fn the_dashboard_charts_the_asked_voucher_else_the_newest_that_sold(db: Pg
         Some(sold),
         "an unknown voucher falls back"
     );
+}
+
+#[sqlx::test]
+async fn the_console_shows_a_page_of_rows_the_one_holding_a_new_voucher_and_charts_any(db: PgPool) {
+    let core = core(db, &[]).await;
+    let u = users(&core, 1).await;
+    // One more than a page; each opens a second after the one before, so the first created is
+    // the oldest and lands alone on the second page.
+    let mut made = Vec::new();
+    for i in 0..=ROWS_PER_PAGE {
+        let opened_secs_ago = 600 - i64::try_from(i).expect("small");
+        made.push(voucher(&core, 5, opened_secs_ago, 3600).await);
+    }
+    let oldest = made[0];
+    let newest = *made.last().expect("made");
+    sale::buy(&core, u[0], oldest).await.expect("admitted");
+    drain(&core).await;
+
+    let first = console::dashboard(&core, None, RowsAsked::Page(1), 50, Utc::now())
+        .await
+        .expect("dashboard");
+    assert_eq!((first.page.number, first.page.pages), (1, 2));
+    assert_eq!(first.rows.len(), ROWS_PER_PAGE);
+    assert_eq!(first.rows[0].state.voucher.id, newest, "newest first");
+    assert!(first.rows.iter().all(|r| r.state.voucher.id != oldest));
+    // Nothing on this page sold: the chart is of the page's first row.
+    assert_eq!(first.chart.as_ref().map(|(id, _)| *id), Some(newest));
+
+    // The page holding a voucher (a new one, or the one being managed) is the one shown.
+    let holding = console::dashboard(&core, None, RowsAsked::Holding(oldest), 50, Utc::now())
+        .await
+        .expect("dashboard");
+    assert_eq!(holding.page.number, 2);
+    let ids: Vec<_> = holding.rows.iter().map(|r| r.state.voucher.id).collect();
+    assert_eq!(ids, vec![oldest]);
+    assert_eq!(holding.rows[0].written, 1);
+
+    // A page past the last is the last.
+    let past = console::dashboard(&core, None, RowsAsked::Page(7), 50, Utc::now())
+        .await
+        .expect("dashboard");
+    assert_eq!(past.page.number, 2);
+
+    // A voucher on another page is still charted, with its title.
+    let d = console::dashboard(&core, Some(oldest), RowsAsked::Page(1), 50, Utc::now())
+        .await
+        .expect("dashboard");
+    let (id, series) = d.chart.expect("a chart");
+    assert_eq!(id, oldest);
+    assert_eq!(series.expect("series").counts.iter().sum::<i64>(), 1);
+    assert_eq!(d.chart_title, "Test voucher");
+    assert_eq!(d.rows.len(), ROWS_PER_PAGE);
 }

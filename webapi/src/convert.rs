@@ -84,16 +84,13 @@ pub fn console_row(c: console::VoucherCounts) -> ConsoleRow {
 pub fn dashboard(d: console::Dashboard) -> ConsoleView {
     let chart = d.chart.map(|(id, series)| ChartView {
         voucher_id: id,
-        title: d
-            .rows
-            .iter()
-            .find(|r| r.state.voucher.id == id)
-            .map(|r| r.state.voucher.title.clone())
-            .unwrap_or_default(),
+        title: d.chart_title,
         series: series.map(self::series),
     });
     ConsoleView {
         rows: d.rows.into_iter().map(console_row).collect(),
+        page: d.page.number,
+        pages: d.page.pages,
         chart,
         stalled_secs: d.stalled_for.map(|age| age.as_secs()),
     }

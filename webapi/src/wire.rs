@@ -251,6 +251,9 @@ pub struct SalesSeriesView {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConsoleView {
     pub rows: Vec<ConsoleRow>,
+    /// Which page of the listing the rows are (1 first), of how many.
+    pub page: usize,
+    pub pages: usize,
     pub chart: Option<ChartView>,
     /// Seconds the oldest queued order has waited, when writing has stalled.
     pub stalled_secs: Option<u64>,

@@ -11,16 +11,28 @@ use leptos::prelude::*;
 use crate::url::{ConsoleQuery, ManageDone};
 use crate::{error::AppError, wire::ConsoleView};
 
-/// The admin console (admins only): every voucher with its live counts, and the sales over
-/// time of `chart` (by default the newest voucher that sold something).
+/// The admin console (admins only): page `page` of the vouchers with their live counts (the
+/// page holding `holding` when no page is asked for), and the sales over time of `chart` (by
+/// default the newest voucher on the page that sold something).
 #[server(prefix = "/sf", endpoint = "console")]
-pub async fn console(chart: Option<i64>) -> Result<ConsoleView, AppError> {
+pub async fn console(
+    chart: Option<i64>,
+    page: Option<usize>,
+    holding: Option<i64>,
+) -> Result<ConsoleView, AppError> {
+    use seckill::catalog::console::RowsAsked;
     let core = crate::ssr::core()?;
     crate::ssr::signed_in_admin(&core).await?;
-    let chart = chart.and_then(|id| seckill::domain::VoucherId::try_from(id).ok());
+    let id = |raw: Option<i64>| raw.and_then(|id| seckill::domain::VoucherId::try_from(id).ok());
+    let rows = match (page, id(holding)) {
+        (Some(n), _) => RowsAsked::Page(n),
+        (None, Some(v)) => RowsAsked::Holding(v),
+        (None, None) => RowsAsked::Page(1),
+    };
     let d = seckill::catalog::console::dashboard(
         &core,
-        chart,
+        id(chart),
+        rows,
         webapi::wire::LIST_LIMIT,
         chrono::Utc::now(),
     )

@@ -12,6 +12,7 @@ use leptos_router::hooks::use_query_map;
 
 use crate::{
     api::catalog::list_vouchers,
+    components::Pager,
     session::Session,
     time::{every, Instant, When},
     url::sign_in_path,
@@ -36,7 +37,9 @@ pub fn HomePage() -> impl IntoView {
     let (filter, page) = use_query_map().with_untracked(|q| {
         (
             q.get("status").as_deref().and_then(VoucherStatus::parse),
-            q.get("page").as_deref().map_or(1, parse_page),
+            q.get("page")
+                .as_deref()
+                .map_or(1, domain::Page::parse_number),
         )
     });
     view! {
@@ -87,21 +90,6 @@ fn Filters(current: Option<VoucherStatus>) -> impl IntoView {
 /// was interactive seconds later than one with a screenful (`scripts/bench.sh phone`).
 pub const PAGE_SIZE: usize = 24;
 
-/// A `?page=` as a page number (1 first); anything else is the first page.
-fn parse_page(raw: &str) -> usize {
-    raw.parse::<usize>().ok().filter(|&p| p >= 1).unwrap_or(1)
-}
-
-/// Which page of `total` items (`size` to a page) is shown when `asked` is asked for: past the
-/// last page, the last one. Returns the page (1 first), the number of pages (at least 1) and
-/// the range of items on it.
-fn paginate(total: usize, size: usize, asked: usize) -> (usize, usize, std::ops::Range<usize>) {
-    let pages = total.div_ceil(size).max(1);
-    let page = asked.clamp(1, pages);
-    let start = (page - 1) * size;
-    (page, pages, start..total.min(start + size))
-}
-
 /// The cards whose sale stands as `filter` asks at the time of the render, `page` of them.
 #[component]
 fn VoucherList(
@@ -120,18 +108,8 @@ fn VoucherList(
             view! { <p class="empty" data-testid="no-vouchers">"No vouchers here yet."</p> },
         );
     }
-    let (page, pages, range) = paginate(matching.len(), PAGE_SIZE, page);
-    let cards: Vec<Card> = matching.drain(range).map(Card::of).collect();
-    Either::Right(view! {
-        <VoucherCards cards signed_in/>
-        <Pager filter page pages/>
-    })
-}
-
-/// Links to the newer and the older page of cards, with the filter kept; nothing when all
-/// the cards fit on one page.
-#[component]
-fn Pager(filter: Option<VoucherStatus>, page: usize, pages: usize) -> impl IntoView {
+    let page = domain::Page::of(matching.len(), PAGE_SIZE, page);
+    let cards: Vec<Card> = matching.drain(page.items).map(Card::of).collect();
     let href = move |to: usize| {
         let mut query: Vec<String> = filter
             .map(|s| format!("status={}", s.as_str()))
@@ -146,18 +124,17 @@ fn Pager(filter: Option<VoucherStatus>, page: usize, pages: usize) -> impl IntoV
             format!("/?{}", query.join("&"))
         }
     };
-    (pages > 1).then(|| {
-        view! {
-            <nav class="pager" aria-label="Pages of vouchers">
-                {(page > 1).then(|| view! {
-                    <a class="button" rel="prev" href=href(page - 1) data-testid="page-newer">"← Newer sales"</a>
-                })}
-                <span class="pager-at" data-testid="page-at">{format!("Page {page} of {pages}")}</span>
-                {(page < pages).then(|| view! {
-                    <a class="button" rel="next" href=href(page + 1) data-testid="page-older">"Older sales →"</a>
-                })}
-            </nav>
-        }
+    Either::Right(view! {
+        <VoucherCards cards signed_in/>
+        <Pager
+            page=page.number
+            pages=page.pages
+            newer=href(page.number.saturating_sub(1))
+            older=href(page.number + 1)
+            label="Pages of vouchers"
+            newer_text="← Newer sales"
+            older_text="Older sales →"
+        />
     })
 }
 
@@ -300,32 +277,5 @@ pub fn StockBar(remaining: i64, stock: i64) -> impl IntoView {
                 {format!("{remaining} of {stock} left · {sold} sold")}
             </p>
         </div>
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{paginate, parse_page};
-
-    #[test]
-    fn a_page_number_is_a_positive_integer_else_the_first_page() {
-        assert_eq!(parse_page("3"), 3);
-        assert_eq!(parse_page("0"), 1);
-        assert_eq!(parse_page("-2"), 1);
-        assert_eq!(parse_page("two"), 1);
-        assert_eq!(parse_page(""), 1);
-        assert_eq!(parse_page("99999999999999999999999"), 1);
-    }
-
-    #[test]
-    fn pages_split_the_items_and_past_the_last_is_the_last() {
-        assert_eq!(paginate(50, 24, 1), (1, 3, 0..24));
-        assert_eq!(paginate(50, 24, 2), (2, 3, 24..48));
-        assert_eq!(paginate(50, 24, 3), (3, 3, 48..50));
-        assert_eq!(paginate(50, 24, 9), (3, 3, 48..50));
-        assert_eq!(paginate(48, 24, 2), (2, 2, 24..48));
-        assert_eq!(paginate(24, 24, 1), (1, 1, 0..24));
-        assert_eq!(paginate(1, 24, 1), (1, 1, 0..1));
-        assert_eq!(paginate(0, 24, 1), (1, 1, 0..0));
     }
 }

@@ -15,7 +15,7 @@ use leptos_router::hooks::use_query_map;
 use self::{chart::SalesPanel, manage::ManageSale};
 use crate::{
     api::{admin::console, catalog::get_voucher},
-    components::ErrorNote,
+    components::{ErrorNote, Pager},
     error::AppError,
     pages::home::StatusBadge,
     session::AdminOnly,
@@ -38,7 +38,16 @@ pub fn ConsolePage() -> impl IntoView {
 fn Console() -> impl IntoView {
     let query = use_query_map();
     let asked = ConsoleQuery::parse(|k| query.read_untracked().get(k));
-    let data = Resource::new(move || asked.chart.map(VoucherId::get), console);
+    let data = Resource::new(
+        move || asked,
+        |asked| {
+            console(
+                asked.chart.map(VoucherId::get),
+                asked.page,
+                asked.focus().map(VoucherId::get),
+            )
+        },
+    );
     let managed = Resource::new(
         move || asked.manage,
         |id| async move {
@@ -75,6 +84,8 @@ fn Console() -> impl IntoView {
 #[cfg_attr(any(feature = "ssr", feature = "admin"), island)]
 #[cfg_attr(not(any(feature = "ssr", feature = "admin")), component)]
 fn Figures(asked: ConsoleQuery, first: Result<ConsoleView, AppError>) -> impl IntoView {
+    // Refreshes stay on the page first shown (which `created` or `manage` may have chosen).
+    let page = first.as_ref().ok().map(|c| c.page);
     let data = RwSignal::new(first);
     let chart = asked.chart.map(VoucherId::get);
     let busy = StoredValue::new(false);
@@ -84,7 +95,7 @@ fn Figures(asked: ConsoleQuery, first: Result<ConsoleView, AppError>) -> impl In
         }
         busy.set_value(true);
         leptos::task::spawn_local(async move {
-            if let Ok(c) = console(chart).await {
+            if let Ok(c) = console(chart, page, None).await {
                 data.try_set(Ok(c));
             }
             busy.set_value(false);
@@ -115,7 +126,16 @@ fn Figures(asked: ConsoleQuery, first: Result<ConsoleView, AppError>) -> impl In
                         {format!("Orders are not being written: the oldest queued order has waited {secs} s. Check PostgreSQL, Redis and the servers' logs.")}
                     </p>
                 })}
-                <CountsTable rows=c.rows chosen fresh/>
+                <CountsTable rows=c.rows chosen fresh page=c.page/>
+                <Pager
+                    page=c.page
+                    pages=c.pages
+                    newer=rows_page(asked.chart, c.page.saturating_sub(1)).href()
+                    older=rows_page(asked.chart, c.page + 1).href()
+                    label="Pages of vouchers"
+                    newer_text="← Newer vouchers"
+                    older_text="Older vouchers →"
+                />
                 {c.chart.map(|chart| view! { <SalesPanel chart/> })}
             }
             .into_any()
@@ -124,11 +144,22 @@ fn Figures(asked: ConsoleQuery, first: Result<ConsoleView, AppError>) -> impl In
     }
 }
 
+/// The console on page `page` of the rows, charting `chart`.
+fn rows_page(chart: Option<VoucherId>, page: usize) -> ConsoleQuery {
+    ConsoleQuery {
+        chart,
+        ..ConsoleQuery::default()
+    }
+    .on_page(page)
+}
+
 #[component]
 fn CountsTable(
     rows: Vec<ConsoleRow>,
     chosen: Option<VoucherId>,
     fresh: Option<VoucherId>,
+    /// The rows' page, kept by their chart links.
+    page: usize,
 ) -> impl IntoView {
     view! {
         <div class="table-wrap" tabindex="0" role="region" aria-label="Vouchers and their counts">
@@ -175,7 +206,7 @@ fn CountsTable(
                                 <td class="num" data-label="Failed" data-testid="count-failed">{r.failed}</td>
                                 <td class="num" data-label="Dead letters" data-testid="count-dead">{r.dead_lettered}</td>
                                 <td class="chart-cell">
-                                    <a href=ConsoleQuery::chart(id).href() data-testid="show-chart"
+                                    <a href=rows_page(Some(id), page).href() data-testid="show-chart"
                                         aria-current=selected.then_some("true")>"Chart"</a>
                                     " "
                                     <a href=format!("{}#manage", ConsoleQuery::manage(id, None).href()) data-testid="manage-sale">"End sale or add stock"</a>
