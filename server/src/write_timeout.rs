@@ -22,6 +22,8 @@ pub struct WriteTimeout<S> {
     timeout: Duration,
     /// Armed when a write could not go on; disarmed by any progress.
     stalled: Option<Pin<Box<Sleep>>>,
+    /// The timeout fired once already (it is counted once per connection).
+    timed_out: bool,
 }
 
 impl<S> WriteTimeout<S> {
@@ -30,6 +32,7 @@ impl<S> WriteTimeout<S> {
             inner,
             timeout,
             stalled: None,
+            timed_out: false,
         }
     }
 
@@ -45,10 +48,16 @@ impl<S> WriteTimeout<S> {
             .stalled
             .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
         match stalled.as_mut().poll(cx) {
-            Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                "the client did not read its answer in time",
-            ))),
+            Poll::Ready(()) => {
+                if !std::mem::replace(&mut self.timed_out, true) {
+                    // Operators see slow or hostile readers dropped (and a test waits for it).
+                    metrics::counter!("seckill_http_write_timeouts_total").increment(1);
+                }
+                Poll::Ready(Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the client did not read its answer in time",
+                )))
+            }
             Poll::Pending => Poll::Pending,
         }
     }

@@ -272,19 +272,40 @@ async fn a_body_must_arrive_whole_within_its_deadline(db: PgPool) {
     );
 }
 
+/// The server's count of connections dropped for not reading their answers.
+async fn write_timeouts(app: &TestApp) -> u64 {
+    let text = client()
+        .get(format!("{}/metrics", app.metrics))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    text.lines()
+        .find_map(|l| l.strip_prefix("seckill_http_write_timeouts_total "))
+        .map_or(0, |v| v.trim().parse::<f64>().expect("a count") as u64)
+}
+
+/// What this test names is the write timeout, so it bounds nothing else. It used to wait at
+/// most 10 s for a first page and then sleep a fixed 4 s before reading; on a machine fresh
+/// from a cold build the first page alone took longer (issue #40: a `CREATE DATABASE`'s and
+/// Redis's AOF fsyncs queued behind gigabytes of build output being written back; see
+/// design.md decision 40). Now it waits for readiness (the first page, however long it takes)
+/// and for the event itself (the server counting a write timeout), each under only the
+/// harness's one-minute guard against a hang.
 #[sqlx::test]
 async fn a_client_that_does_not_read_its_answers_is_dropped(db: PgPool) {
     let app = spawn_app_setting(db, &[("SECKILL_WRITE_TIMEOUT_MS", "1000")]).await;
     // The page rendered once, so the pipeline below is answered from the page cache as fast as
     // the server can write: what is measured is the write timeout, not a first rendering.
-    let first = tokio::time::timeout(
-        Duration::from_secs(10),
-        client().get(format!("{}/", app.base)).send(),
-    )
-    .await
-    .expect("the home page within 10 s")
-    .expect("send");
+    let first = client()
+        .get(format!("{}/", app.base))
+        .send()
+        .await
+        .expect("the home page");
     assert_eq!(first.status(), StatusCode::OK);
+    let before = write_timeouts(&app).await;
     // A small receive window, so the server's writes stall soon.
     let socket = TcpSocket::new_v4().expect("socket");
     socket.set_recv_buffer_size(4096).expect("rcvbuf");
@@ -304,10 +325,17 @@ async fn a_client_that_does_not_read_its_answers_is_dropped(db: PgPool) {
         }
         write
     });
-    // Read nothing for well past the write timeout.
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    // Read nothing until the server has given up on this connection.
+    let waited = Instant::now();
+    while write_timeouts(&app).await == before {
+        assert!(
+            waited.elapsed() < Duration::from_secs(60),
+            "no write timeout within a minute of a client that reads nothing"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let mut answers = Vec::new();
-    let ended = tokio::time::timeout(Duration::from_secs(20), async {
+    let ended = tokio::time::timeout(Duration::from_secs(60), async {
         let mut buf = vec![0_u8; 64 * 1024];
         loop {
             match read.read(&mut buf).await {
