@@ -109,6 +109,10 @@ pub struct PaymentsConfig {
     /// `SECKILL_PUBLIC_ORIGIN`; unset, addresses are paths on the shop (the dev provider's
     /// return; Stripe needs the origin, and its settings are refused without it).
     pub return_origin: Option<String>,
+    /// How long past its deadline an order waits for a provider out of reach to close its
+    /// payment before it is cancelled anyway (`SECKILL_STRIPE_EXPIRE_GRACE_MS`, 10 minutes);
+    /// money that still arrives is then refunded.
+    pub expire_grace: Duration,
 }
 
 impl PaymentsConfig {
@@ -255,6 +259,7 @@ impl Config {
                 return_origin: public_origins(get("SECKILL_PUBLIC_ORIGIN").as_deref())?
                     .into_iter()
                     .next(),
+                expire_grace: millis(&get, "SECKILL_STRIPE_EXPIRE_GRACE_MS", 10 * 60_000)?,
             },
             memo: MemoConfig {
                 session_ttl: millis(&get, "SECKILL_SESSION_CACHE_MS", 2_000)?,

@@ -3,17 +3,25 @@
 //!
 //! | Stripe | here |
 //! | --- | --- |
-//! | `POST /v1/checkout/sessions` (form) | a session `cs_test_N`, its `url` this server's `/pay/cs_test_N`; the same `Idempotency-Key` answers the first result again |
+//! | `POST /v1/checkout/sessions` (form) | a session `cs_test_N`, its `url` this server's `/pay/cs_test_N`; `expires_at` between 30 minutes and 24 hours ahead (default 24 h), after which it lapses (`checkout.session.expired` is sent) |
 //! | `GET /v1/checkout/sessions/{id}` | the session |
 //! | `POST /v1/checkout/sessions/{id}/expire` | an open session expires (and `checkout.session.expired` is sent); any other answers 400 `invalid_request_error` |
-//! | `POST /v1/refunds` (form `payment_intent`, `amount`) | a refund `re_N`, once per `Idempotency-Key` |
+//! | `POST /v1/refunds` (form `payment_intent`, `amount`) | a refund `re_N`; more than the payment took answers 400 `charge_already_refunded`; a payment the test marks refuses with the code it names (`charge_disputed`, …) |
+//!
+//! **Idempotency as Stripe documents it**: the first answer for an `Idempotency-Key` is saved
+//! with its parameters, **5xx included**, and replayed to every later request with the key;
+//! the same key with other parameters answers 400 `idempotency_error`; a request while one
+//! with the same key is still running answers 409; a validation failure (400 without a code)
+//! and an unauthorised request are not saved.
 //! | the hosted page `GET /pay/{id}`, `POST /pay/{id}` | a plain form (no JavaScript needed): paying completes the session, sends `checkout.session.completed` signed, and answers 303 to `success_url` |
 //!
 //! Every API call needs `Authorization: Bearer sk_…`; errors are `{"error": {"type",
 //! "message"}}`. Webhooks carry `Stripe-Signature: t=<unix>,v1=<hex HMAC-SHA256 of
 //! "{t}.{body}">` keyed by the whole `whsec_…` secret, and are retried (three tries) until the
 //! shop answers 2xx, as Stripe does (sooner). Tests steer it: answer 500 to the next calls,
-//! hang, drop webhooks, pay a session with another amount, send or replay an event.
+//! answer every call after a latency, hang, drop webhooks or deliver each twice, pay a session
+//! with another amount, refuse a payment's refunds, send or replay an event. Every call's
+//! `Stripe-Version` is recorded.
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -50,6 +58,8 @@ pub struct Session {
     pub payment_intent: Option<String>,
     /// What the session reports as `amount_total` once paid (another amount: a mismatch test).
     pub amount_total: i64,
+    /// When it lapses unless paid or expired first (unix seconds).
+    pub expires_at: i64,
 }
 
 impl Session {
@@ -67,8 +77,18 @@ impl Session {
             "payment_intent": self.payment_intent,
             "success_url": self.success_url,
             "cancel_url": self.cancel_url,
+            "expires_at": self.expires_at,
         })
     }
+}
+
+/// A saved answer to an idempotent request.
+#[derive(Debug, Clone)]
+struct Saved {
+    /// The request: its path and its form, sorted.
+    request: String,
+    status: StatusCode,
+    body: Value,
 }
 
 /// A refund made.
@@ -85,8 +105,18 @@ struct Inner {
     secret: String,
     webhook_url: Option<String>,
     sessions: BTreeMap<String, Session>,
-    /// Idempotency-Key → the first (successful) answer's body.
-    idempotent: HashMap<String, Value>,
+    /// Idempotency-Key → the first answer (5xx included) and the request it answered.
+    idempotent: HashMap<String, Saved>,
+    /// Idempotency-Keys whose first request is still running.
+    in_flight: std::collections::HashSet<String>,
+    /// Sessions whose payment's refunds are refused, with the code.
+    refuse_refunds: HashMap<String, String>,
+    /// Every API call waits this long before it is answered.
+    latency: Duration,
+    /// Each webhook is delivered twice (Stripe may deliver an event more than once).
+    duplicate_webhooks: bool,
+    /// The `Stripe-Version` of each API call (`None`: the account's default).
+    versions: Vec<Option<String>>,
     refunds: Vec<Refund>,
     /// Events sent, by ID (a replay sends one again).
     events: BTreeMap<String, Value>,
@@ -200,6 +230,38 @@ impl FakeStripe {
         self.fake.lock().drop_webhooks = on;
     }
 
+    /// Every webhook is delivered twice while on.
+    pub fn duplicate_webhooks(&self, on: bool) {
+        self.fake.lock().duplicate_webhooks = on;
+    }
+
+    /// Every API call is answered after `latency` (a slow Stripe).
+    pub fn set_latency(&self, latency: Duration) {
+        self.fake.lock().latency = latency;
+    }
+
+    /// Refunds of the payment `session` takes (or took) are refused with `code`
+    /// (`charge_disputed`, `charge_already_refunded`: refused for good, as Stripe does).
+    pub fn refuse_refunds_of(&self, session: &str, code: &str) {
+        self.fake
+            .lock()
+            .refuse_refunds
+            .insert(session.to_owned(), code.to_owned());
+    }
+
+    /// Lets session `session` lapse now, as if its `expires_at` had passed.
+    pub fn lapse(&self, session: &str) {
+        let mut f = self.fake.lock();
+        if let Some(s) = f.sessions.get_mut(session) {
+            s.expires_at = now() - 1;
+        }
+    }
+
+    /// The `Stripe-Version` each API call named.
+    pub fn versions(&self) -> Vec<Option<String>> {
+        self.fake.lock().versions.clone()
+    }
+
     pub fn sessions(&self) -> Vec<Session> {
         self.fake.lock().sessions.values().cloned().collect()
     }
@@ -276,6 +338,10 @@ fn complete(fake: &Fake, id: &str, amount: Option<i64>) -> Result<Value, StatusC
     let mut f = fake.lock();
     f.counter += 1;
     let intent = format!("pi_test_{}", f.counter);
+    if lapsed(&mut f, id).is_some() {
+        // Lapsed while the shopper looked at the page (its event goes with the next read).
+        return Err(StatusCode::GONE);
+    }
     let s = f.sessions.get_mut(id).ok_or(StatusCode::NOT_FOUND)?;
     if s.status != "open" {
         return Err(StatusCode::GONE);
@@ -293,8 +359,15 @@ fn complete(fake: &Fake, id: &str, amount: Option<i64>) -> Result<Value, StatusC
 /// Sends `event` until the shop answers 2xx (three tries, as Stripe retries), unless webhooks
 /// are dropped.
 async fn deliver(fake: &Fake, http: &reqwest::Client, event: Value) {
-    if fake.lock().drop_webhooks {
+    let (dropped, twice) = {
+        let f = fake.lock();
+        (f.drop_webhooks, f.duplicate_webhooks)
+    };
+    if dropped {
         return;
+    }
+    if twice {
+        send_once(fake, http, &event).await;
     }
     for attempt in 0..3 {
         if send_once(fake, http, &event)
@@ -326,19 +399,28 @@ async fn send_once(fake: &Fake, http: &reqwest::Client, event: &Value) -> Option
 
 type St = State<(Fake, reqwest::Client)>;
 
-fn error(status: StatusCode, kind: &str, message: &str) -> Response {
-    (
-        status,
-        Json(json!({ "error": { "type": kind, "message": message } })),
-    )
-        .into_response()
+fn error_body(kind: &str, message: &str, code: Option<&str>) -> Value {
+    let mut error = json!({ "type": kind, "message": message });
+    if let Some(code) = code {
+        error["code"] = Value::String(code.to_owned());
+    }
+    json!({ "error": error })
 }
 
-/// What every API call goes through: the key, the steered failures, the call log.
+fn error(status: StatusCode, kind: &str, message: &str) -> Response {
+    (status, Json(error_body(kind, message, None))).into_response()
+}
+
+/// What every API call goes through: the call log, the version, a hang, the key.
 async fn screen(fake: &Fake, headers: &HeaderMap, call: String) -> Result<(), Response> {
     let hang = {
         let mut f = fake.lock();
         f.calls.push(call);
+        let version = headers
+            .get("stripe-version")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        f.versions.push(version);
         f.hang
     };
     if hang {
@@ -356,16 +438,25 @@ async fn screen(fake: &Fake, headers: &HeaderMap, call: String) -> Result<(), Re
             "Invalid API Key provided",
         ));
     }
-    let mut f = fake.lock();
-    if f.fail_next > 0 {
-        f.fail_next -= 1;
-        return Err(error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "api_error",
-            "Something went wrong on Stripe's end.",
-        ));
-    }
     Ok(())
+}
+
+/// The steered answer to a call that got past [`screen`]: after the latency, a 500 while
+/// failures are asked for.
+async fn steered(fake: &Fake) -> Option<(StatusCode, Value)> {
+    let latency = fake.lock().latency;
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    let mut f = fake.lock();
+    if f.fail_next == 0 {
+        return None;
+    }
+    f.fail_next -= 1;
+    Some((
+        StatusCode::INTERNAL_SERVER_ERROR,
+        error_body("api_error", "Something went wrong on Stripe's end.", None),
+    ))
 }
 
 fn idempotency_key(headers: &HeaderMap) -> Option<String> {
@@ -375,11 +466,85 @@ fn idempotency_key(headers: &HeaderMap) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// The first answer to a request with this `Idempotency-Key`, as Stripe answers a retry.
-fn replayed(f: &Inner, key: Option<&str>) -> Option<Response> {
-    let body = f.idempotent.get(key?)?;
-    Some(Json(body.clone()).into_response())
+/// A request as its idempotency record compares it: the path and the sorted form.
+fn request_text(path: &str, form: &HashMap<String, String>) -> String {
+    let sorted: BTreeMap<&String, &String> = form.iter().collect();
+    format!("{path} {sorted:?}")
 }
+
+/// A POST answered under Stripe's idempotency rules; `first` computes a first answer.
+async fn idempotent(
+    fake: &Fake,
+    headers: &HeaderMap,
+    request: String,
+    first: impl FnOnce(&mut Inner) -> (StatusCode, Value),
+) -> Response {
+    let key = idempotency_key(headers);
+    if let Some(k) = &key {
+        let mut f = fake.lock();
+        if let Some(saved) = f.idempotent.get(k) {
+            if saved.request != request {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    "idempotency_error",
+                    "Keys for idempotent requests can only be used with the same parameters they were first used with.",
+                );
+            }
+            return (saved.status, Json(saved.body.clone())).into_response();
+        }
+        if !f.in_flight.insert(k.clone()) {
+            return error(
+                StatusCode::CONFLICT,
+                "idempotency_error",
+                "There is currently another in-progress request using this Idempotent Key. Please try again later.",
+            );
+        }
+    }
+    let (status, body) = match steered(fake).await {
+        Some(failure) => failure,
+        None => first(&mut fake.lock()),
+    };
+    if let Some(k) = key {
+        let mut f = fake.lock();
+        f.in_flight.remove(&k);
+        // A validation failure is not saved; any other answer is, 5xx included.
+        let validation = status == StatusCode::BAD_REQUEST && body["error"]["code"].is_null();
+        if !validation {
+            f.idempotent.insert(
+                k,
+                Saved {
+                    request,
+                    status,
+                    body: body.clone(),
+                },
+            );
+        }
+    }
+    (status, Json(body)).into_response()
+}
+
+/// Lets session `id` lapse if its `expires_at` has passed; the `checkout.session.expired`
+/// event to send when it just did.
+fn lapsed(f: &mut Inner, id: &str) -> Option<Value> {
+    let s = f.sessions.get_mut(id)?;
+    if s.status != "open" || now() < s.expires_at {
+        return None;
+    }
+    s.status = "expired";
+    let object = s.json();
+    Some(new_event(f, "checkout.session.expired", object))
+}
+
+fn send_later(fake: &Fake, http: &reqwest::Client, event: Option<Value>) {
+    if let Some(event) = event {
+        let (fake, http) = (fake.clone(), http.clone());
+        tokio::spawn(async move { deliver(&fake, &http, event).await });
+    }
+}
+
+/// Stripe's bounds on `expires_at`: 30 minutes to 24 hours after creation.
+const EXPIRES_MIN_SECS: i64 = 30 * 60;
+const EXPIRES_MAX_SECS: i64 = 24 * 3600;
 
 async fn create_session(
     State((fake, _)): St,
@@ -389,11 +554,17 @@ async fn create_session(
     if let Err(r) = screen(&fake, &headers, "POST /v1/checkout/sessions".into()).await {
         return r;
     }
-    let key = idempotency_key(&headers);
-    let mut f = fake.lock();
-    if let Some(first) = replayed(&f, key.as_deref()) {
-        return first;
-    }
+    let request = request_text("/v1/checkout/sessions", &form);
+    idempotent(&fake, &headers, request, |f| new_session(f, &form)).await
+}
+
+fn new_session(f: &mut Inner, form: &HashMap<String, String>) -> (StatusCode, Value) {
+    let invalid = |message: &str| {
+        (
+            StatusCode::BAD_REQUEST,
+            error_body("invalid_request_error", message, None),
+        )
+    };
     let field = |name: &str| form.get(name).cloned().unwrap_or_default();
     let amount: Option<i64> = field("line_items[0][price_data][unit_amount]").parse().ok();
     let missing = [
@@ -405,18 +576,22 @@ async fn create_session(
     .into_iter()
     .find(|name| field(name).is_empty());
     if field("mode") != "payment" || field("line_items[0][quantity]") != "1" {
-        return error(
-            StatusCode::BAD_REQUEST,
-            "invalid_request_error",
-            "mode=payment and quantity 1 expected",
-        );
+        return invalid("mode=payment and quantity 1 expected");
     }
     let (Some(amount), None) = (amount, missing) else {
-        return error(
-            StatusCode::BAD_REQUEST,
-            "invalid_request_error",
-            "Missing required param",
-        );
+        return invalid("Missing required param");
+    };
+    let created = now();
+    let expires_at = match form.get("expires_at") {
+        None => created + EXPIRES_MAX_SECS,
+        Some(t) => match t.parse::<i64>() {
+            Ok(t) if (created + EXPIRES_MIN_SECS..=created + EXPIRES_MAX_SECS).contains(&t) => t,
+            _ => {
+                return invalid(
+                    "The `expires_at` timestamp must be between 30 minutes and 24 hours from Checkout Session creation.",
+                )
+            }
+        },
     };
     f.counter += 1;
     let id = format!("cs_test_{}", f.counter);
@@ -433,14 +608,12 @@ async fn create_session(
         status: "open",
         payment_status: "unpaid",
         payment_intent: None,
+        expires_at,
     };
     let mut body = session.json();
     body["url"] = Value::String(format!("{}/pay/{id}", f.base));
     f.sessions.insert(id, session);
-    if let Some(k) = key {
-        f.idempotent.insert(k, body.clone());
-    }
-    Json(body).into_response()
+    (StatusCode::OK, body)
 }
 
 fn with_url(f: &Inner, s: &Session) -> Value {
@@ -452,22 +625,31 @@ fn with_url(f: &Inner, s: &Session) -> Value {
 }
 
 async fn read_session(
-    State((fake, _)): St,
+    State((fake, http)): St,
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
     if let Err(r) = screen(&fake, &headers, format!("GET /v1/checkout/sessions/{id}")).await {
         return r;
     }
-    let f = fake.lock();
-    match f.sessions.get(&id) {
-        Some(s) => Json(with_url(&f, s)).into_response(),
-        None => error(
-            StatusCode::NOT_FOUND,
-            "invalid_request_error",
-            "No such checkout.session",
-        ),
+    if let Some((status, body)) = steered(&fake).await {
+        return (status, Json(body)).into_response();
     }
+    let (answer, event) = {
+        let mut f = fake.lock();
+        let event = lapsed(&mut f, &id);
+        let answer = match f.sessions.get(&id) {
+            Some(s) => Json(with_url(&f, s)).into_response(),
+            None => error(
+                StatusCode::NOT_FOUND,
+                "invalid_request_error",
+                "No such checkout.session",
+            ),
+        };
+        (answer, event)
+    };
+    send_later(&fake, &http, event);
+    answer
 }
 
 async fn expire_session(
@@ -484,8 +666,12 @@ async fn expire_session(
     {
         return r;
     }
+    if let Some((status, body)) = steered(&fake).await {
+        return (status, Json(body)).into_response();
+    }
     let (body, event) = {
         let mut f = fake.lock();
+        let lapsed = lapsed(&mut f, &id);
         let Some(s) = f.sessions.get_mut(&id) else {
             return error(
                 StatusCode::NOT_FOUND,
@@ -495,6 +681,8 @@ async fn expire_session(
         };
         if s.status != "open" {
             let message = format!("Only Checkout Sessions with a status in [\"open\"] can be expired. This Checkout Session has a status of \"{}\".", s.status);
+            drop(f);
+            send_later(&fake, &http, lapsed);
             return error(StatusCode::BAD_REQUEST, "invalid_request_error", &message);
         }
         s.status = "expired";
@@ -502,7 +690,7 @@ async fn expire_session(
         let event = new_event(&mut f, "checkout.session.expired", object.clone());
         (object, event)
     };
-    tokio::spawn(async move { deliver(&fake, &http, event).await });
+    send_later(&fake, &http, Some(event));
     Json(body).into_response()
 }
 
@@ -514,24 +702,30 @@ async fn create_refund(
     if let Err(r) = screen(&fake, &headers, "POST /v1/refunds".into()).await {
         return r;
     }
-    let key = idempotency_key(&headers);
-    let mut f = fake.lock();
-    if let Some(first) = replayed(&f, key.as_deref()) {
-        return first;
-    }
+    let request = request_text("/v1/refunds", &form);
+    idempotent(&fake, &headers, request, |f| new_refund(f, &form)).await
+}
+
+fn new_refund(f: &mut Inner, form: &HashMap<String, String>) -> (StatusCode, Value) {
+    let refused = |message: &str, code: Option<&str>| {
+        (
+            StatusCode::BAD_REQUEST,
+            error_body("invalid_request_error", message, code),
+        )
+    };
     let intent = form.get("payment_intent").cloned().unwrap_or_default();
     let paid = f
         .sessions
         .values()
         .find(|s| s.payment_intent.as_deref() == Some(intent.as_str()))
-        .map(|s| s.amount_total);
-    let Some(paid) = paid else {
-        return error(
-            StatusCode::BAD_REQUEST,
-            "invalid_request_error",
-            "No such payment_intent",
-        );
+        .map(|s| (s.id.clone(), s.amount_total));
+    let Some((session, paid)) = paid else {
+        return refused("No such payment_intent", Some("resource_missing"));
     };
+    if let Some(code) = f.refuse_refunds.get(&session) {
+        let message = format!("This charge cannot be refunded ({code}).");
+        return refused(&message, Some(&code.clone()));
+    }
     let amount = form
         .get("amount")
         .and_then(|a| a.parse().ok())
@@ -542,11 +736,16 @@ async fn create_refund(
         .filter(|r| r.payment_intent == intent)
         .map(|r| r.amount)
         .sum();
+    if already >= paid {
+        return refused(
+            "Charge has already been refunded.",
+            Some("charge_already_refunded"),
+        );
+    }
     if amount <= 0 || already + amount > paid {
-        return error(
-            StatusCode::BAD_REQUEST,
-            "invalid_request_error",
+        return refused(
             "Refund amount is greater than the unrefunded charge",
+            Some("amount_too_large"),
         );
     }
     f.counter += 1;
@@ -557,10 +756,7 @@ async fn create_refund(
     };
     let body = json!({ "id": refund.id, "object": "refund", "amount": amount, "payment_intent": refund.payment_intent, "status": "succeeded" });
     f.refunds.push(refund);
-    if let Some(k) = key {
-        f.idempotent.insert(k, body.clone());
-    }
-    Json(body).into_response()
+    (StatusCode::OK, body)
 }
 
 /// Escapes text for HTML.

@@ -25,7 +25,8 @@ pub struct VoucherCounts {
     pub revenue_cents: i64,
     /// Payments refunded or owed back (they came for orders cancelled or already paid).
     pub refunded: i64,
-    /// Payments that did not match their order, held for an admin (the order is not paid).
+    /// Payments for an admin: money that did not match its order (the order is not paid),
+    /// and refunds the provider refused for good.
     pub flagged: i64,
     /// Orders the worker refused.
     pub failed: i64,

@@ -135,19 +135,37 @@ async fn record(core: &Core, fence: i64, report: &SweepReport) -> Result<(), Swe
 
 /// Orders the deadline pass cancels per transaction.
 const EXPIRE_BATCH: i64 = 500;
+/// The payment steps' budget in a pass is half the sweep's period, at least this.
+const PAYMENTS_BUDGET_MIN: Duration = Duration::from_secs(2);
 /// Pending stock moves one pass applies at most.
 const MOVES_PER_PASS: i64 = 5_000;
 
 async fn sweep(core: &Core, fence: i64) -> Result<SweepReport, SweepError> {
     let restored = restore_lost(core).await?;
     let (retired, draining) = retire_finished(core).await?;
-    let payments = deadline::run(core).await?;
+    // Due orders with no open payment go back on sale first: nothing of theirs waits for the
+    // provider. Then the payment steps, within a budget (each of their writes is one
+    // transaction, so one cut short loses nothing: the next pass goes on), and the orders
+    // whose payments they closed.
+    let expired = expire_unpaid(core, fence).await?;
+    let budget = (core.config.sweep.every / 2).max(PAYMENTS_BUDGET_MIN);
+    let payments = match tokio::time::timeout(budget, deadline::run(core)).await {
+        Ok(report) => report?,
+        Err(_) => {
+            tracing::warn!(
+                ?budget,
+                "the payment steps ran out of time (the provider is slow); the next pass goes on"
+            );
+            metrics::counter!("seckill_sweep_payments_over_budget_total").increment(1);
+            PaymentsReport::default()
+        }
+    };
     let report = SweepReport {
         restored,
         retired,
         draining,
         payments,
-        expired: expire_unpaid(core, fence).await?,
+        expired: expired + expire_unpaid(core, fence).await?,
         // Moves left pending by a process that died between the stores.
         moves_applied: restock::apply_pending(core, MOVES_PER_PASS).await?,
         ends_repaired: repair_ends(core).await?,

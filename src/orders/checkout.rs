@@ -7,7 +7,11 @@
 //! No database lock is held across a provider call: **Pay now** reads the order, opens the
 //! hosted payment (its idempotency key is the order's and the attempt's, so a double click
 //! opens one), then records it under the order's lock only if the order can still be paid; a
-//! session opened for an order that could not (cancelled meanwhile) is expired at once.
+//! session opened for an order that could not (cancelled meanwhile) is expired at once. A
+//! create that fails in any way moves the order's attempt on, so the next Pay now asks with a
+//! new key: a provider that saved the failure against the old one (Stripe saves 500s) never
+//! replays it (design.md decision 41). A cancellation that raced a Pay now expires the session
+//! recorded behind its back, and the sweep expires any left open on a cancelled order.
 
 use crate::{
     domain::{Canceller, OrderId, OrderStatus, UserId},
@@ -16,7 +20,7 @@ use crate::{
         store::{self, orders::lifecycle::Current, payments::NewPayment},
     },
     orders::{
-        payment::{CheckoutRequest, PaymentError, SessionStatus},
+        payment::{CheckoutRequest, PaymentError, SessionStatus, SESSION_LIFETIME},
         restock,
         settle::{self, Settled},
     },
@@ -79,10 +83,10 @@ impl Unavailable for CheckoutError {
 
 impl From<PaymentError> for CheckoutError {
     fn from(e: PaymentError) -> Self {
-        if let PaymentError::Refused(why) = &e {
+        if !matches!(e, PaymentError::Unavailable(_)) {
             // The provider refused a request of ours: a bad key or setting, an operator's
             // matter. The shopper hears "try again shortly" either way.
-            tracing::error!(error = %why, "the payment provider refused the shop's request");
+            tracing::error!(error = %e, "the payment provider refused the shop's request");
         }
         Self::PaymentUnavailable(e.to_string())
     }
@@ -138,8 +142,19 @@ pub async fn pay(
             currency,
             success_url: order_url(core, order, true),
             cancel_url: order_url(core, order, false),
+            expires_at: chrono::Utc::now() + SESSION_LIFETIME,
         })
-        .await?;
+        .await;
+    let opened = match opened {
+        Ok(opened) => opened,
+        Err(e) => {
+            // Whatever the provider saved against this attempt's key stays there: the next
+            // Pay now takes the next attempt. (A session created behind a lost answer was
+            // never shown to anyone and lapses at its `expires_at`.)
+            store::payments::attempt_failed(&core.db, order, o.next_attempt).await?;
+            return Err(e.into());
+        }
+    };
     if !redirectable(&opened.redirect_url) {
         return Err(CheckoutError::PaymentUnavailable(format!(
             "the provider's payment page {:?} is not an address to send a shopper to",
@@ -170,14 +185,25 @@ pub async fn pay(
             redirect_url: &opened.redirect_url,
             amount_cents: price_cents,
             currency: currency.as_str(),
+            expires_at: opened.expires_at,
         },
     )
     .await?;
     tx.commit().await?;
+    let redirect_url = match recorded {
+        Some(url) if url != opened.redirect_url => {
+            // Another attempt's session was recorded first (two Pay now raced across a failed
+            // create): the shopper goes there, and this one, shown to nobody, is closed.
+            if let Err(e) = core.payments.expire(&opened.session).await {
+                tracing::warn!(%order, error = %e, "expiring a session that lost a race; it lapses by itself");
+            }
+            url
+        }
+        Some(url) => url,
+        None => opened.redirect_url,
+    };
     tracing::info!(%order, session = %opened.session, "payment opened");
-    Ok(PaymentStart {
-        redirect_url: recorded.unwrap_or(opened.redirect_url),
-    })
+    Ok(PaymentStart { redirect_url })
 }
 
 /// Why an order that is not awaiting payment in time cannot be paid.
@@ -248,6 +274,12 @@ pub async fn cancel(core: &Core, shopper: UserId, order: OrderId) -> Result<(), 
     if let Err(e) = restock::apply(core, voucher, &step).await {
         tracing::warn!(%order, error = %e, "returning a cancelled unit to Redis; the sweep will");
     }
+    // A Pay now that raced this cancellation may have recorded a session after the first
+    // close: it must not stay payable (money it still takes is refunded; the sweep closes it
+    // if the provider does not answer now).
+    if let Err(e) = close_open_payment(core, shopper, order).await {
+        tracing::warn!(%order, error = %e, "closing a session opened during the cancellation; the sweep will");
+    }
     Ok(())
 }
 
@@ -270,7 +302,12 @@ async fn close_open_payment(
             // Complete but not paid (an asynchronous method pending): closed here; money that
             // still arrives for the cancelled order is refunded.
             if !state.paid {
-                store::payments::close_if_open(&core.db, &session).await?;
+                store::payments::close_if_open(
+                    &core.db,
+                    &session,
+                    state.status != SessionStatus::Expired,
+                )
+                .await?;
             }
             Ok(())
         }

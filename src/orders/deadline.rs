@@ -4,21 +4,29 @@
 //! 1. **Lost webhooks**: open payments not heard of for a minute are looked up, least recently
 //!    asked first, at most [`LOOKUPS_PER_PASS`] a pass (a provider limits its API's rate:
 //!    Stripe's is about 100 requests a second), so a paid order is marked paid within a few
-//!    sweeps even if every webhook is dropped.
+//!    sweeps even if every webhook is dropped. So are payments the shop closed without the
+//!    provider's word (step 2's forced close), until the provider says they are over or their
+//!    `expires_at` has passed: money they still take is refunded, webhook or not.
 //! 2. **The deadline**: an order past its deadline whose payment is still open has it expired
 //!    at the provider first; if the provider answers that it was paid, the payment wins and
 //!    the order is paid, not cancelled. Otherwise the payment is closed and the deadline pass
 //!    cancels the order. A provider out of reach holds the cancellation back for
-//!    [`GRACE_MS`] past the deadline at most (a shopper who paid in the last seconds keeps
+//!    `SECKILL_STRIPE_EXPIRE_GRACE_MS` (10 minutes) past the deadline at most (a shopper who paid in the last seconds keeps
 //!    the order); after that the order is cancelled anyway, and money that still arrives is
-//!    refunded.
-//! 3. **Refunds owed** are made (idempotent at the provider), and retried every pass until done.
+//!    refunded. Open payments of orders already cancelled (a Pay now that raced the
+//!    cancellation) are expired the same way.
+//! 3. **Refunds owed** whose turn has come are made (idempotent at the provider), each retried
+//!    with its own backoff; one the provider refuses for good becomes `refund_failed` for an
+//!    admin, and none waits behind another.
+//!
+//! The sweep cancels due orders that have no open payment before these steps, and gives them a
+//! time budget: a slow provider delays only what it must answer (design.md decision 41).
 
 use crate::{
     infra::{backend::Backend, store},
     orders::{
         payment::{PaymentError, SessionStatus},
-        settle::{self, Settled},
+        settle::{self, RefundTry, Settled},
     },
     Core,
 };
@@ -29,10 +37,8 @@ pub const LOOKUPS_PER_PASS: i64 = 100;
 pub const LOOKUP_AFTER_MS: i64 = 60_000;
 /// Open payments of due orders expired per pass at most (the rest wait for the next pass).
 const EXPIRIES_PER_PASS: i64 = 200;
-/// Refunds made per pass at most.
+/// Refunds tried per pass at most.
 const REFUNDS_PER_PASS: i64 = 100;
-/// How long past its deadline an order waits for a provider out of reach to close its payment.
-pub const GRACE_MS: i64 = 10 * 60_000;
 
 /// What the payment steps of one pass did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -46,6 +52,8 @@ pub struct PaymentsReport {
     /// Due orders held back because the provider did not answer.
     pub held: usize,
     pub refunded: usize,
+    /// Refunds the provider refused for good in this pass (now `refund_failed`).
+    pub refunds_refused: usize,
 }
 
 /// The three steps, in order.
@@ -53,12 +61,14 @@ pub async fn run(core: &Core) -> Result<PaymentsReport, Backend> {
     let mut report = PaymentsReport::default();
     look_up_stale(core, &mut report).await?;
     close_due(core, &mut report).await?;
-    report.refunded = refund_owed(core, REFUNDS_PER_PASS).await;
+    (report.refunded, report.refunds_refused) = refund_owed(core, REFUNDS_PER_PASS).await;
     // Money the shop holds and owes back: an operator alerts on these staying up (the provider
-    // refusing refunds, a key without the right to make them).
+    // out of reach, a key without the right to refund), and on refunds it refused for good.
     let (owed, oldest_secs) = store::payments::refunds_owed(&core.db).await?;
     metrics::gauge!("seckill_payments_refunds_owed").set(owed as f64);
     metrics::gauge!("seckill_payments_refund_owed_oldest_seconds").set(oldest_secs);
+    let failed = store::payments::refunds_failed(&core.db).await?;
+    metrics::gauge!("seckill_payments_refunds_failed").set(failed as f64);
     metrics::gauge!("seckill_payments_held_at_deadline").set(report.held as f64);
     Ok(report)
 }
@@ -90,6 +100,7 @@ async fn close_due(core: &Core, report: &mut PaymentsReport) -> Result<(), Backe
     // After one call finds the provider out of reach, the rest of the pass does not wait on it
     // (each call may take its timeout twice): they are held, or closed past the grace.
     let mut reachable = true;
+    let grace = i64::try_from(core.config.payments.expire_grace.as_millis()).unwrap_or(i64::MAX);
     for due in store::payments::open_past_deadline(&core.db, EXPIRIES_PER_PASS).await? {
         let answer = if due.provider != core.payments.name() {
             Err(format!(
@@ -111,19 +122,21 @@ async fn close_due(core: &Core, report: &mut PaymentsReport) -> Result<(), Backe
                     report.held += 1;
                 }
                 _ => {
-                    store::payments::close_if_open(&core.db, &due.session).await?;
+                    // Complete but unpaid (an asynchronous method pending): still watched.
+                    let over = state.status == SessionStatus::Expired;
+                    store::payments::close_if_open(&core.db, &due.session, !over).await?;
                     report.closed += 1;
                 }
             },
-            Err(why) if due.late_ms < GRACE_MS => {
+            Err(why) if due.late_ms < grace => {
                 tracing::warn!(session = %due.session, error = %why,
                     "cannot close a payment at its order's deadline; the order waits");
                 report.held += 1;
             }
             Err(why) => {
                 tracing::warn!(session = %due.session, error = %why,
-                    "cannot close a payment 10 min past its order's deadline; cancelling anyway (money that still arrives is refunded)");
-                store::payments::close_if_open(&core.db, &due.session).await?;
+                    "cannot close a payment past its order's deadline and grace; cancelling anyway (it stays watched: money that still arrives is refunded)");
+                store::payments::close_if_open(&core.db, &due.session, true).await?;
                 report.closed += 1;
             }
         }
@@ -131,25 +144,23 @@ async fn close_due(core: &Core, report: &mut PaymentsReport) -> Result<(), Backe
     Ok(())
 }
 
-/// Makes up to `limit` refunds owed; how many were made. A failure leaves the rest for the
-/// next pass.
-pub async fn refund_owed(core: &Core, limit: i64) -> usize {
+/// Tries up to `limit` refunds owed whose turn has come; how many were made and how many the
+/// provider refused for good. Each failure waits its own backoff: none stops the others.
+pub async fn refund_owed(core: &Core, limit: i64) -> (usize, usize) {
     let due = match store::payments::refunds_due(&core.db, core.payments.name(), limit).await {
         Ok(due) => due,
         Err(e) => {
             tracing::warn!(error = %e, "reading the refunds owed");
-            return 0;
+            return (0, 0);
         }
     };
-    let mut made = 0;
-    for (session, payment_ref) in due {
-        match settle::refund(core, &session, payment_ref.as_deref()).await {
-            Ok(()) => made += 1,
-            Err(e) => {
-                tracing::warn!(%session, error = %e, "a refund owed is not made yet");
-                break;
-            }
+    let (mut made, mut refused) = (0, 0);
+    for session in due {
+        match settle::refund_now(core, &session).await {
+            RefundTry::Made => made += 1,
+            RefundTry::Refused => refused += 1,
+            RefundTry::Later | RefundTry::NotDue => {}
         }
     }
-    made
+    (made, refused)
 }

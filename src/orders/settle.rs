@@ -7,9 +7,10 @@
 //! | the provider says | the order is | the shop does |
 //! | --- | --- | --- |
 //! | paid, the amount and currency due | awaiting payment (even past its deadline, not yet cancelled) | the order is `paid`: the payment wins |
-//! | paid, the amount and currency due | cancelled, or already paid by another session | a refund is owed (`refund_due`), made at once and retried by the sweep until done: a cancelled order never comes back to life |
+//! | paid, the amount and currency due | cancelled, or already paid by another session | a refund is owed (`refund_due`), made at once (off the caller's path: a webhook answers without waiting for it) and retried by the sweep with backoff until done, or until the provider refuses it for good (`refund_failed`, for an admin): a cancelled order never comes back to life |
 //! | paid, another amount or currency | any | not paid: the payment is `flagged` for the admins, refunded if the order is cancelled |
 //! | expired, or its asynchronous payment failed | awaiting payment | the session is `closed`; the order waits for another payment until its deadline |
+//! | expired | any, the payment closed by the shop without the provider's word | it is no longer watched |
 //! | still open | | nothing (its last check is noted) |
 //!
 //! Applying the same word twice changes nothing (the payment's state says it was applied); a
@@ -79,6 +80,10 @@ pub async fn apply(
         tx.commit().await?;
         return Ok(Settled::Unknown);
     };
+    if state.paid || state.status == SessionStatus::Expired {
+        // The provider's last word on it: a payment closed by the shop alone is watched no more.
+        store::payments::unwatch(&mut tx, &row.session).await?;
+    }
     let outcome = if state.paid {
         money_arrived(&mut tx, &row, current, state).await?
     } else if state.status == SessionStatus::Expired && row.state == PaymentState::Open {
@@ -98,9 +103,12 @@ pub async fn apply(
         Settled::RefundOwed => {
             tracing::warn!(order = %row.order, session = %row.session,
                 "a payment arrived for an order that cannot take it; refunding");
-            if let Err(e) = refund(core, &row.session, state.payment_ref.as_deref()).await {
-                tracing::warn!(session = %row.session, error = %e, "refund not made yet; the sweep retries");
-            }
+            // Not on the caller's path: a webhook answers at once (the provider wants a quick
+            // 2xx) and a slow provider holds nobody. The sweep makes it if this does not.
+            let (core, session) = (core.clone(), row.session.clone());
+            tokio::spawn(async move {
+                refund_now(&core, &session).await;
+            });
         }
         _ => {}
     }
@@ -119,6 +127,7 @@ async fn money_arrived(
         PaymentState::Paid
         | PaymentState::Flagged
         | PaymentState::RefundDue
+        | PaymentState::RefundFailed
         | PaymentState::Refunded => return Ok(Settled::Unchanged),
     }
     // A provider that names no reference for the money is referred to by its session.
@@ -160,29 +169,82 @@ async fn money_arrived(
     }
 }
 
-/// Why a refund owed was not made.
-#[derive(Debug, thiserror::Error)]
-pub enum RefundError {
-    #[error(transparent)]
-    Provider(#[from] PaymentError),
-    #[error(transparent)]
-    Backend(#[from] Backend),
+/// What one try at a refund owed came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefundTry {
+    Made,
+    /// Not owed (any more): made meanwhile by another try.
+    NotDue,
+    /// It did not go through: tried again after its backoff.
+    Later,
+    /// The provider refused it for good: `refund_failed`, for an admin.
+    Refused,
 }
 
-/// Makes the refund owed for payment `session` (idempotent at the provider by its key) and
-/// records it made.
-pub async fn refund(
-    core: &Core,
-    session: &str,
-    payment_ref: Option<&str>,
-) -> Result<(), RefundError> {
-    let reference = payment_ref.unwrap_or(session);
-    let key = format!("seckill-refund-{session}");
-    core.payments.refund(reference, &key).await?;
-    store::payments::mark_refunded(&core.db, session)
-        .await
-        .map_err(Backend::from)?;
-    metrics::counter!("seckill_payments_refunded_total").increment(1);
-    tracing::info!(target: "audit", session, payment = reference, "payment refunded");
-    Ok(())
+/// Makes the refund owed for payment `session`, if one is, and records what came of it. Never
+/// an error: a failure is recorded against this payment alone, which waits its backoff while
+/// every other refund goes on. The idempotency key moves on only after an answer the provider
+/// may have saved as a failure (a 5xx, none), and the provider never refunds a payment twice,
+/// so a refund is made at most once (M3).
+pub async fn refund_now(core: &Core, session: &str) -> RefundTry {
+    let owed = match store::payments::refund_owed_of(&core.db, session).await {
+        Ok(Some(owed)) => owed,
+        Ok(None) => return RefundTry::NotDue,
+        Err(e) => {
+            tracing::warn!(session, error = %e, "reading a refund owed");
+            return RefundTry::Later;
+        }
+    };
+    let reference = owed.payment_ref.as_deref().unwrap_or(session);
+    let key = match owed.key_gen {
+        0 => format!("seckill-refund-{session}"),
+        n => format!("seckill-refund-{session}-{n}"),
+    };
+    let (outcome, recorded) = match core.payments.refund(reference, &key).await {
+        Ok(()) => {
+            tracing::info!(target: "audit", session, payment = reference, "payment refunded");
+            (
+                RefundTry::Made,
+                store::payments::mark_refunded(&core.db, session).await,
+            )
+        }
+        Err(PaymentError::Declined { code, .. })
+            if code == "charge_already_refunded" && owed.key_gen > 0 =>
+        {
+            // An earlier try whose answer was lost (why the key moved on) went through.
+            tracing::info!(target: "audit", session, payment = reference,
+                "payment refunded (by an earlier try whose answer was lost)");
+            (
+                RefundTry::Made,
+                store::payments::mark_refunded(&core.db, session).await,
+            )
+        }
+        Err(e) if e.is_refusal() => {
+            tracing::warn!(target: "audit", session, payment = reference, error = %e,
+                "the payment provider refused a refund owed for good; an admin must act");
+            metrics::counter!("seckill_payments_refunds_refused_total").increment(1);
+            (
+                RefundTry::Refused,
+                store::payments::refund_refused(&core.db, session, &e.to_string()).await,
+            )
+        }
+        Err(e) => {
+            tracing::warn!(session, error = %e, "a refund owed is not made yet; tried again later");
+            let indeterminate = matches!(e, PaymentError::Unavailable(_));
+            (
+                RefundTry::Later,
+                store::payments::refund_later(&core.db, session, indeterminate, &e.to_string())
+                    .await,
+            )
+        }
+    };
+    if outcome == RefundTry::Made {
+        metrics::counter!("seckill_payments_refunded_total").increment(1);
+    }
+    if let Err(e) = recorded {
+        // The provider's idempotency makes the next try (after the backoff) safe.
+        tracing::warn!(session, error = %e, "recording a refund's outcome");
+        return RefundTry::Later;
+    }
+    outcome
 }

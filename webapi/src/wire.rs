@@ -230,7 +230,8 @@ pub struct ConsoleRow {
     pub revenue_cents: i64,
     /// Payments refunded or owed back (late, or a second payment of a paid order).
     pub refunded: i64,
-    /// Payments whose amount or currency did not match their order: not paid, for an admin.
+    /// Payments for an admin: an amount or currency that did not match its order (not paid),
+    /// or a refund the payment provider refused for good.
     pub flagged: i64,
     /// Refused by the worker.
     pub failed: i64,

@@ -136,6 +136,95 @@ async fn payment_state(app: &TestApp, session: &str) -> String {
         .expect("payment row")
 }
 
+/// The money invariants (design.md §1), checked against what the stand-in says it took:
+/// - M1: every payment Stripe captured paid its order, or was refunded, is owed back, was
+///   refused a refund (for an admin), or is flagged (for an admin);
+/// - M2: no order is both cancelled and paid, and a paid order has exactly one paying session;
+/// - M3: at most one refund per payment, never more than it took.
+async fn money_holds(app: &TestApp, fake: &FakeStripe) {
+    for s in fake
+        .sessions()
+        .iter()
+        .filter(|s| s.payment_status == "paid")
+    {
+        let row: Option<(String, String)> = sqlx::query_as(
+            "SELECT p.state, o.status FROM payments p JOIN orders o ON o.id = p.order_id
+             WHERE p.session_id = $1",
+        )
+        .bind(&s.id)
+        .fetch_optional(&app.core.db)
+        .await
+        .expect("payment");
+        let Some((state, order)) = row else {
+            panic!("M1: session {} took money the shop has no record of", s.id)
+        };
+        let accounted = match state.as_str() {
+            "paid" => order == "paid",
+            "refunded" | "refund_due" | "refund_failed" | "flagged" => true,
+            _ => false,
+        };
+        assert!(
+            accounted,
+            "M1: {}'s money is {state} on a {order} order",
+            s.id
+        );
+    }
+    let (cancelled_paid, paid_without_one): (i64, i64) = sqlx::query_as(
+        "SELECT count(*) FILTER (WHERE o.status = 'cancelled' AND p.n > 0),
+                count(*) FILTER (WHERE o.status = 'paid' AND p.n <> 1)
+         FROM orders o CROSS JOIN LATERAL (
+             SELECT count(*) AS n FROM payments WHERE order_id = o.id AND state = 'paid'
+         ) p",
+    )
+    .fetch_one(&app.core.db)
+    .await
+    .expect("M2");
+    assert_eq!((cancelled_paid, paid_without_one), (0, 0), "M2");
+    let mut refunded: std::collections::HashMap<String, (usize, i64)> = Default::default();
+    for r in fake.refunds() {
+        let e = refunded.entry(r.payment_intent).or_default();
+        e.0 += 1;
+        e.1 += r.amount;
+    }
+    for (intent, (n, amount)) in refunded {
+        let took = fake
+            .sessions()
+            .into_iter()
+            .find(|s| s.payment_intent.as_deref() == Some(intent.as_str()))
+            .map_or(0, |s| s.amount_total);
+        assert!(
+            n == 1 && amount <= took,
+            "M3: {intent} refunded {n} times, {amount} of {took}"
+        );
+    }
+}
+
+/// Sets order `id`'s deadline `minutes` in the past.
+async fn past_deadline(app: &TestApp, id: &str, minutes: i32) {
+    sqlx::query("UPDATE orders SET pay_by = now() - make_interval(mins => $2) WHERE id = $1")
+        .bind(id.parse::<i64>().expect("id"))
+        .bind(minutes)
+        .execute(&app.core.db)
+        .await
+        .expect("the deadline past");
+}
+
+/// Sweeps until payment `session` is in `state` (the sweep runs every pass's due work; a
+/// refund waits out its backoff); the passes' guard is a minute.
+async fn sweep_until_state(app: &TestApp, session: &str, state: &str) {
+    for _ in 0..120 {
+        if payment_state(app, session).await == state {
+            return;
+        }
+        let _ = sweep(app).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    panic!(
+        "payment {session} stayed {}",
+        payment_state(app, session).await
+    )
+}
+
 #[sqlx::test]
 async fn a_shopper_pays_on_the_hosted_page_and_the_webhook_marks_the_order_paid(db: PgPool) {
     let (app, fake, v) = shop_selling(db, &[], 990, 2).await;
@@ -210,6 +299,20 @@ async fn a_shopper_pays_on_the_hosted_page_and_the_webhook_marks_the_order_paid(
         (1, 990, 0, 0)
     );
     units_hold(&app, v, 2).await;
+    assert!(
+        fake.versions()
+            .iter()
+            .all(|v| v.as_deref() == Some(seckill::orders::payment::stripe::API_VERSION)),
+        "every call pins the API version: {:?}",
+        fake.versions()
+    );
+    let s = fake.session(&s.id).expect("session");
+    let lifetime = s.expires_at - chrono::Utc::now().timestamp();
+    assert!(
+        (30 * 60..=32 * 60).contains(&lifetime),
+        "sessions lapse after Stripe's shortest lifetime, not its 24 h default: {lifetime} s"
+    );
+    money_holds(&app, &fake).await;
 }
 
 #[sqlx::test]
@@ -546,7 +649,8 @@ async fn stripe_failing_or_slow_answers_503_and_leaves_no_stuck_order(db: PgPool
     let (app, fake, v) = shop_selling(db, &[], 300, 1).await;
     let (c, id) = written_order(&app, v, "13900000110").await;
 
-    fake.fail_next(2);
+    // One 500: Stripe saves it against the key, so the shop's own retry gets it replayed.
+    fake.fail_next(1);
     let r = pay(&app, &c, &id).await;
     assert_eq!(
         r.headers().get("retry-after").map(|h| h.as_bytes()),
@@ -554,13 +658,24 @@ async fn stripe_failing_or_slow_answers_503_and_leaves_no_stuck_order(db: PgPool
     );
     expect_error(r, StatusCode::SERVICE_UNAVAILABLE, "payment_unavailable").await;
     assert!(fake.sessions().is_empty());
+    assert_eq!(
+        fake.calls()
+            .iter()
+            .filter(|c| *c == "POST /v1/checkout/sessions")
+            .count(),
+        2,
+        "the call and its one retry"
+    );
 
+    // A hanging Stripe (it answers after 60 s): Pay now gives up after its timeout, twice
+    // 500 ms and a pause; the bound leaves that an eightfold margin on a busy machine and
+    // stays far below the hang it must not wait out.
     fake.hang(true);
     let started = std::time::Instant::now();
     let r = pay(&app, &c, &id).await;
     expect_error(r, StatusCode::SERVICE_UNAVAILABLE, "payment_unavailable").await;
     assert!(
-        started.elapsed() < Duration::from_secs(5),
+        started.elapsed() < Duration::from_secs(10),
         "bounded by the timeout: {:?}",
         started.elapsed()
     );
@@ -576,11 +691,13 @@ async fn stripe_failing_or_slow_answers_503_and_leaves_no_stuck_order(db: PgPool
         .await
         .expect("count");
     assert_eq!(open, 0, "no payment left open by a failed call");
-    // Once Stripe answers, Pay now works (with the same idempotency key, one session).
+    // Once Stripe answers, Pay now works: the failed attempts' keys (one holding a saved 500)
+    // are not asked again, so the next one opens the session.
     let session = open_session(&app, &c, &id, &fake).await;
     fake.pay(&session).await.expect("paid");
     until(&app, &c, &id, |o| o["status"] == "paid").await;
     units_hold(&app, v, 1).await;
+    money_holds(&app, &fake).await;
 }
 
 #[sqlx::test]
@@ -618,5 +735,171 @@ async fn a_free_voucher_is_confirmed_once_written_and_asks_no_provider(db: PgPoo
         page.contains("Confirmed") && !page.contains(r#"data-testid="pay""#),
         "{page}"
     );
+    units_hold(&app, v, 2).await;
+}
+
+#[sqlx::test]
+async fn a_refund_refused_for_good_blocks_no_other_refund_and_is_for_an_admin(db: PgPool) {
+    let (app, fake, v) = shop_selling(db, &[], 500, 2).await;
+    let (a, first) = written_order(&app, v, "13900000120").await;
+    let (b, second) = written_order(&app, v, "13900000121").await;
+    let disputed = open_session(&app, &a, &first, &fake).await;
+    let later = open_session(&app, &b, &second, &fake).await;
+    // Both orders are cancelled while Stripe is out of reach past their grace.
+    past_deadline(&app, &first, 11).await;
+    past_deadline(&app, &second, 11).await;
+    fake.fail_next(1_000);
+    let report = sweep(&app).await;
+    assert_eq!(report.expired, 2, "{report:?}");
+    fake.fail_next(0);
+    // The first shopper's money arrives and its refund is refused for good (a dispute).
+    fake.refuse_refunds_of(&disputed, "charge_disputed");
+    fake.pay(&disputed).await.expect("paid");
+    sweep_until_state(&app, &disputed, "refund_failed").await;
+    // The second's arrives while Stripe fails its first refund (a saved 500), and is refunded
+    // all the same: after its own backoff, with a new key, never behind the refused one.
+    fake.fail_next(1);
+    fake.pay(&later).await.expect("paid");
+    sweep_until_state(&app, &later, "refunded").await;
+    assert_eq!(payment_state(&app, &disputed).await, "refund_failed");
+    let refunds = fake.refunds();
+    assert_eq!(refunds.len(), 1, "{refunds:?}");
+    // The admins see the refused one.
+    let row = console_row(&app, v).await;
+    assert_eq!((row.flagged, row.refunded, row.revenue_cents), (1, 1, 0));
+    for (c, id) in [(&a, &first), (&b, &second)] {
+        assert_eq!(order(&app, c, id).await["status"], "cancelled");
+    }
+    money_holds(&app, &fake).await;
+}
+
+#[sqlx::test]
+async fn money_paid_after_a_forced_close_is_refunded_though_its_webhook_is_lost(db: PgPool) {
+    let (app, fake, v) = shop_selling(db, &[], 800, 1).await;
+    let (c, id) = written_order(&app, v, "13900000122").await;
+    let session = open_session(&app, &c, &id, &fake).await;
+    past_deadline(&app, &id, 11).await;
+    fake.fail_next(1_000);
+    let report = sweep(&app).await;
+    assert_eq!(
+        (report.payments.closed, report.expired),
+        (1, 1),
+        "{report:?}"
+    );
+    fake.fail_next(0);
+    // Stripe never heard that the shop gave up: the page is still payable, and the shopper
+    // pays; the webhook is lost.
+    fake.drop_webhooks(true);
+    fake.pay(&session).await.expect("paid");
+    sqlx::query(
+        "UPDATE payments SET checked_at = now() - interval '2 minutes' WHERE session_id = $1",
+    )
+    .bind(&session)
+    .execute(&app.core.db)
+    .await
+    .expect("a minute passes");
+    sweep_until_state(&app, &session, "refunded").await;
+    assert_eq!(fake.refunds().len(), 1);
+    assert_eq!(order(&app, &c, &id).await["status"], "cancelled");
+    // Once Stripe's word is in, it is watched no more.
+    let watched: bool = sqlx::query_scalar("SELECT watched FROM payments WHERE session_id = $1")
+        .bind(&session)
+        .fetch_one(&app.core.db)
+        .await
+        .expect("row");
+    assert!(!watched);
+    units_hold(&app, v, 1).await;
+    money_holds(&app, &fake).await;
+}
+
+#[sqlx::test]
+async fn a_session_left_open_on_a_cancelled_order_is_expired_by_the_sweep(db: PgPool) {
+    let (app, fake, v) = shop_selling(db, &[], 600, 1).await;
+    let (c, id) = written_order(&app, v, "13900000123").await;
+    let session = open_session(&app, &c, &id, &fake).await;
+    // What a Pay now racing the shopper's cancel leaves when the process dies before it closes
+    // the session it recorded: a cancelled order with a payable page.
+    sqlx::query(
+        "UPDATE orders SET status = 'cancelled', cancelled_at = now(), cancelled_by = 'shopper'
+         WHERE id = $1",
+    )
+    .bind(id.parse::<i64>().expect("id"))
+    .execute(&app.core.db)
+    .await
+    .expect("cancelled behind the session's back");
+    let report = sweep(&app).await;
+    assert_eq!(report.payments.closed, 1, "{report:?}");
+    assert_eq!(fake.session(&session).map(|s| s.status), Some("expired"));
+    assert!(fake.pay(&session).await.is_err(), "no longer payable");
+    money_holds(&app, &fake).await;
+}
+
+#[sqlx::test]
+async fn the_webhook_answers_without_waiting_for_a_refund(db: PgPool) {
+    // Stripe's calls would take ten minutes to time out: a webhook that waited on one would
+    // not answer within the stand-in's minute.
+    let (app, fake, v) = shop_selling(db, &[("SECKILL_STRIPE_TIMEOUT_MS", "600000")], 400, 1).await;
+    let (c, id) = written_order(&app, v, "13900000124").await;
+    let session = open_session(&app, &c, &id, &fake).await;
+    sqlx::query(
+        "UPDATE orders SET status = 'cancelled', cancelled_at = now(), cancelled_by = 'shopper'
+         WHERE id = $1",
+    )
+    .bind(id.parse::<i64>().expect("id"))
+    .execute(&app.core.db)
+    .await
+    .expect("cancelled");
+    fake.drop_webhooks(true);
+    fake.pay(&session).await.expect("paid");
+    fake.hang(true);
+    let answered = fake.send("checkout.session.completed", &session).await;
+    assert_eq!(
+        answered,
+        Some(200),
+        "the webhook answered while Stripe hangs"
+    );
+    assert_eq!(payment_state(&app, &session).await, "refund_due");
+    fake.hang(false);
+    money_holds(&app, &fake).await;
+}
+
+#[sqlx::test]
+async fn a_hanging_stripe_holds_no_cancellation_of_an_order_without_a_session(db: PgPool) {
+    // A sweep every 4 s (its payment steps get 2 s) and Stripe calls of ten minutes.
+    let (app, fake, v) = shop_selling(
+        db,
+        &[
+            ("SECKILL_SWEEP_MS", "4000"),
+            ("SECKILL_STRIPE_TIMEOUT_MS", "600000"),
+        ],
+        400,
+        2,
+    )
+    .await;
+    let (a, with_session) = written_order(&app, v, "13900000125").await;
+    let (b, without) = written_order(&app, v, "13900000126").await;
+    open_session(&app, &a, &with_session, &fake).await;
+    fake.hang(true);
+    past_deadline(&app, &with_session, 1).await;
+    past_deadline(&app, &without, 1).await;
+    // Every pass spends its payment budget waiting on Stripe; each still cancels what waits
+    // for nobody. (Before, the pass waited on the hanging call first, holding both.)
+    let b_cancelled = async {
+        loop {
+            if order(&app, &b, &without).await["status"] == "cancelled" {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(40), b_cancelled)
+        .await
+        .expect("the order without a session cancelled while Stripe hangs");
+    assert_eq!(
+        order(&app, &a, &with_session).await["status"],
+        "created",
+        "held until Stripe closes its session (or the grace ends)"
+    );
+    fake.hang(false);
     units_hold(&app, v, 2).await;
 }

@@ -16,6 +16,8 @@ pub enum PaymentState {
     Closed,
     Flagged,
     RefundDue,
+    /// The provider refused the refund for good: an admin's matter, blocking no other refund.
+    RefundFailed,
     Refunded,
 }
 
@@ -27,6 +29,7 @@ impl PaymentState {
             Self::Closed => "closed",
             Self::Flagged => "flagged",
             Self::RefundDue => "refund_due",
+            Self::RefundFailed => "refund_failed",
             Self::Refunded => "refunded",
         }
     }
@@ -38,6 +41,7 @@ impl PaymentState {
             "closed" => Self::Closed,
             "flagged" => Self::Flagged,
             "refund_due" => Self::RefundDue,
+            "refund_failed" => Self::RefundFailed,
             "refunded" => Self::Refunded,
             other => {
                 return Err(sqlx::Error::Decode(
@@ -56,7 +60,8 @@ pub struct ForCheckout {
     pub title: String,
     /// Its open hosted payment's redirect address, if one is open.
     pub open_url: Option<String>,
-    /// The attempt number a new hosted payment would take.
+    /// The attempt number a new hosted payment would take (moved on after each session
+    /// recorded and each failed create: its idempotency key is never a saved failure's).
     pub next_attempt: i32,
 }
 
@@ -80,7 +85,7 @@ pub async fn for_checkout(
     let row: Option<Row> = sqlx::query_as(
         "SELECT o.status, o.voucher_id, o.pay_by, o.pay_by <= now(), v.price_cents, v.title,
                 (SELECT p.redirect_url FROM payments p WHERE p.order_id = o.id AND p.state = 'open'),
-                (SELECT coalesce(max(p.attempt), 0) + 1 FROM payments p WHERE p.order_id = o.id)
+                o.checkout_attempt
          FROM orders o JOIN vouchers v ON v.id = o.voucher_id
          WHERE o.id = $1 AND o.user_id = $2",
     )
@@ -111,18 +116,21 @@ pub struct NewPayment<'a> {
     pub redirect_url: &'a str,
     pub amount_cents: i64,
     pub currency: &'a str,
+    /// When the provider lets it lapse by itself.
+    pub expires_at: DateTime<Utc>,
 }
 
-/// Records an opened payment in the caller's transaction (which holds the order's lock); the
-/// order's open payment's redirect address after it (the same session when a double click
-/// opened it twice).
+/// Records an opened payment in the caller's transaction (which holds the order's lock) and
+/// moves the order's attempt past it; the order's open payment's redirect address after it
+/// (the same session when a double click opened it twice, the first one when two attempts
+/// raced).
 pub async fn record_open(
     tx: &mut Transaction<'_, Postgres>,
     p: &NewPayment<'_>,
 ) -> Result<Option<String>, sqlx::Error> {
     sqlx::query(
-        "INSERT INTO payments (session_id, order_id, provider, attempt, redirect_url, amount_cents, currency)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)
+        "INSERT INTO payments (session_id, order_id, provider, attempt, redirect_url, amount_cents, currency, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
          ON CONFLICT DO NOTHING",
     )
     .bind(p.session)
@@ -132,12 +140,33 @@ pub async fn record_open(
     .bind(p.redirect_url)
     .bind(p.amount_cents)
     .bind(p.currency)
+    .bind(p.expires_at)
+    .execute(&mut **tx)
+    .await?;
+    sqlx::query(
+        "UPDATE orders SET checkout_attempt = greatest(checkout_attempt, $2 + 1) WHERE id = $1",
+    )
+    .bind(p.order.as_i64())
+    .bind(p.attempt)
     .execute(&mut **tx)
     .await?;
     sqlx::query_scalar("SELECT redirect_url FROM payments WHERE order_id = $1 AND state = 'open'")
         .bind(p.order.as_i64())
         .fetch_optional(&mut **tx)
         .await
+}
+
+/// A create of attempt `attempt` failed: the next Pay now takes the next attempt (a new
+/// idempotency key), unless another Pay now moved it already.
+pub async fn attempt_failed(db: &PgPool, order: OrderId, attempt: i32) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE orders SET checkout_attempt = $2 + 1 WHERE id = $1 AND checkout_attempt = $2",
+    )
+    .bind(order.as_i64())
+    .bind(attempt)
+    .execute(db)
+    .await?;
+    Ok(())
 }
 
 /// A recorded hosted payment.
@@ -226,14 +255,27 @@ pub async fn set_state(
 
 /// Closes payment `session` if it is still open (the shop gave up on it: the deadline, a
 /// cancellation); money that still arrives for it is then refunded if its order is gone.
-pub async fn close_if_open(db: &PgPool, session: &str) -> Result<(), sqlx::Error> {
+/// `watched`: closed without the provider's word that it is over, so it is still looked up
+/// until it is (or its `expires_at` has passed).
+pub async fn close_if_open(db: &PgPool, session: &str, watched: bool) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "UPDATE payments SET state = 'closed', updated_at = now()
+        "UPDATE payments SET state = 'closed', watched = $2, updated_at = now()
          WHERE session_id = $1 AND state = 'open'",
     )
     .bind(session)
+    .bind(watched)
     .execute(db)
     .await?;
+    Ok(())
+}
+
+/// The provider said payment `session` is over (expired, or paid and applied): no more
+/// lookups.
+pub async fn unwatch(conn: &mut PgConnection, session: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE payments SET watched = false WHERE session_id = $1 AND watched")
+        .bind(session)
+        .execute(conn)
+        .await?;
     Ok(())
 }
 
@@ -267,8 +309,10 @@ pub async fn open_of(
     .await
 }
 
-/// `provider`'s open payments not asked of it for `older_than_ms` (their webhook may be lost),
-/// least recently asked first.
+/// `provider`'s payments that may still take money and were not asked of it for
+/// `older_than_ms` (their webhook may be lost), least recently asked first: the open ones, and
+/// those closed without the provider's word until their `expires_at` has passed (and a
+/// minute more, for a payment finishing as it lapses).
 pub async fn stale_open(
     db: &PgPool,
     provider: &str,
@@ -277,7 +321,8 @@ pub async fn stale_open(
 ) -> Result<Vec<String>, sqlx::Error> {
     sqlx::query_scalar(
         "SELECT session_id FROM payments
-         WHERE state = 'open' AND provider = $1
+         WHERE (state = 'open' OR (watched AND now() < expires_at + interval '1 minute'))
+           AND provider = $1
            AND checked_at <= now() - make_interval(secs => $2::float8 / 1000)
          ORDER BY checked_at LIMIT $3",
     )
@@ -298,16 +343,20 @@ pub struct OpenPastDeadline {
 }
 
 /// Open payments of orders past their deadline, which the provider must close before the
-/// orders are cancelled.
+/// orders are cancelled, and of orders already cancelled (a Pay now that raced the
+/// cancellation), which must not stay payable. `late_ms` counts from the deadline or the
+/// cancellation.
 pub async fn open_past_deadline(
     db: &PgPool,
     limit: i64,
 ) -> Result<Vec<OpenPastDeadline>, sqlx::Error> {
     let rows: Vec<(String, String, i64)> = sqlx::query_as(
-        "SELECT p.session_id, p.provider, (extract(epoch FROM now() - o.pay_by) * 1000)::int8
+        "SELECT p.session_id, p.provider,
+                (extract(epoch FROM now() - coalesce(o.cancelled_at, o.pay_by)) * 1000)::int8
          FROM payments p JOIN orders o ON o.id = p.order_id
-         WHERE p.state = 'open' AND o.status = 'created' AND o.pay_by <= now()
-         ORDER BY o.pay_by LIMIT $1",
+         WHERE p.state = 'open'
+           AND ((o.status = 'created' AND o.pay_by <= now()) OR o.status = 'cancelled')
+         ORDER BY coalesce(o.cancelled_at, o.pay_by) LIMIT $1",
     )
     .bind(limit)
     .fetch_all(db)
@@ -322,20 +371,91 @@ pub async fn open_past_deadline(
         .collect())
 }
 
-/// `provider`'s refunds owed (session, the money's reference), oldest first.
+/// A refund owed: the reference of its money and its idempotency key's generation (see
+/// [`refund_later`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefundOwed {
+    pub payment_ref: Option<String>,
+    pub key_gen: i32,
+}
+
+/// The refund owed for payment `session`, if one is.
+pub async fn refund_owed_of(db: &PgPool, session: &str) -> Result<Option<RefundOwed>, sqlx::Error> {
+    let row: Option<(Option<String>, i32)> = sqlx::query_as(
+        "SELECT payment_ref, refund_key_gen FROM payments
+         WHERE session_id = $1 AND state = 'refund_due'",
+    )
+    .bind(session)
+    .fetch_optional(db)
+    .await?;
+    Ok(row.map(|(payment_ref, key_gen)| RefundOwed {
+        payment_ref,
+        key_gen,
+    }))
+}
+
+/// `provider`'s refunds owed whose turn has come, the longest waiting first.
 pub async fn refunds_due(
     db: &PgPool,
     provider: &str,
     limit: i64,
-) -> Result<Vec<(String, Option<String>)>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT session_id, payment_ref FROM payments
-         WHERE state = 'refund_due' AND provider = $1 ORDER BY updated_at LIMIT $2",
+) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT session_id FROM payments
+         WHERE state = 'refund_due' AND provider = $1 AND refund_next_at <= now()
+         ORDER BY refund_next_at LIMIT $2",
     )
     .bind(provider)
     .bind(limit)
     .fetch_all(db)
     .await
+}
+
+/// The refund owed for `session` did not go through: it is tried again after a backoff that
+/// doubles with each try (1 s, 2 s, … at most an hour), behind every other refund whose turn
+/// has come. `indeterminate`: the provider may have saved the failure against the key (a 5xx,
+/// no answer), so the next try takes a new key; a second refund of the same payment is then
+/// refused by the provider itself (it never refunds more than was taken).
+pub async fn refund_later(
+    db: &PgPool,
+    session: &str,
+    indeterminate: bool,
+    error: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE payments SET refund_tries = refund_tries + 1,
+                refund_key_gen = refund_key_gen + CASE WHEN $2 THEN 1 ELSE 0 END,
+                refund_next_at = now() + make_interval(secs => least(3600, power(2, least(refund_tries, 12)))),
+                refund_error = $3
+         WHERE session_id = $1 AND state = 'refund_due'",
+    )
+    .bind(session)
+    .bind(indeterminate)
+    .bind(error)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// The provider refused the refund owed for `session` for good: `refund_failed`, for an admin.
+pub async fn refund_refused(db: &PgPool, session: &str, error: &str) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE payments SET state = 'refund_failed', refund_tries = refund_tries + 1,
+                refund_error = $2, updated_at = now()
+         WHERE session_id = $1 AND state = 'refund_due'",
+    )
+    .bind(session)
+    .bind(error)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// Refunds the provider refused for good (an admin's matter).
+pub async fn refunds_failed(db: &PgPool) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("SELECT count(*) FROM payments WHERE state = 'refund_failed'")
+        .fetch_one(db)
+        .await
 }
 
 /// Refunds owed and not yet made, and the oldest one's age in seconds (0 when none).

@@ -52,6 +52,7 @@ impl PaymentProvider for DevPayments {
                     r.order, r.attempt, r.amount_cents, r.currency
                 ),
                 redirect_url: r.success_url,
+                expires_at: r.expires_at,
             })
         })
     }
@@ -88,6 +89,7 @@ mod tests {
                 currency: &cny,
                 success_url: "http://shop/orders/1?payment=return".into(),
                 cancel_url: "http://shop/orders/1".into(),
+                expires_at: chrono::Utc::now(),
             })
             .await
             .expect("opened");

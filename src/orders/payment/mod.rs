@@ -42,7 +42,16 @@ pub struct CheckoutRequest<'a> {
     /// Where the provider sends the shopper after paying, and after giving up.
     pub success_url: String,
     pub cancel_url: String,
+    /// When the provider is to let the session lapse by itself, should the shop never expire
+    /// it ([`SESSION_LIFETIME`] from now).
+    pub expires_at: DateTime<Utc>,
 }
+
+/// How long a hosted payment lives at the provider unless the shop expires it first: Stripe's
+/// shortest `expires_at` is 30 minutes after creation; a minute more absorbs clock skew. The
+/// deadline (15 minutes by default) expires it sooner; this bounds a session the shop could
+/// not expire (Stripe unreachable then), or whose creation's answer never arrived.
+pub const SESSION_LIFETIME: chrono::Duration = chrono::Duration::minutes(31);
 
 impl CheckoutRequest<'_> {
     /// The idempotency key of this session: one per order and attempt.
@@ -58,6 +67,8 @@ pub struct Opened {
     pub session: String,
     /// Where to send the shopper.
     pub redirect_url: String,
+    /// When it lapses at the provider by itself.
+    pub expires_at: DateTime<Utc>,
 }
 
 /// Where a hosted payment stands.
@@ -102,13 +113,29 @@ pub struct Notification {
 /// A provider call that did not go through.
 #[derive(Debug, thiserror::Error)]
 pub enum PaymentError {
-    /// The provider answered that the request is wrong (a 4xx): a fault of this shop's
-    /// (a bad key, a bad parameter), or, for an expiry, a session that is no longer open.
+    /// The provider answered that the request is wrong (a 4xx without an error code): a fault
+    /// of this shop's (a bad parameter), or, for an expiry, a session that is no longer open.
     #[error("the payment provider refused: {0}")]
     Refused(String),
-    /// No answer in time, a 5xx or a 429: the same call may go through shortly.
+    /// The provider refused for good, naming why (Stripe's `error.code`:
+    /// `charge_already_refunded`, `charge_disputed`, …): asking again changes nothing.
+    #[error("the payment provider declined ({code}): {message}")]
+    Declined { code: String, message: String },
+    /// The provider refused the shop's key (401, 403: a revoked key, a restricted key without
+    /// the right): an operator's matter; the same call goes through once the key is fixed.
+    #[error("the payment provider refused the shop's key: {0}")]
+    Denied(String),
+    /// No answer in time, a 5xx, a 429 or a 409 (the same idempotency key still in flight):
+    /// the same call may go through shortly.
     #[error("the payment provider did not answer: {0}")]
     Unavailable(String),
+}
+
+impl PaymentError {
+    /// The provider refused the request itself (no retry of it can go through).
+    pub fn is_refusal(&self) -> bool {
+        matches!(self, Self::Refused(_) | Self::Declined { .. })
+    }
 }
 
 /// A notification that is not taken.

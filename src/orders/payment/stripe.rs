@@ -35,6 +35,9 @@ pub const DEFAULT_API_BASE: &str = "https://api.stripe.com";
 pub const SIGNATURE_TOLERANCE_SECS: i64 = 300;
 /// The webhook's signature header.
 pub const SIGNATURE_HEADER: &str = "stripe-signature";
+/// The API version every call asks for (`Stripe-Version`), so the account's default version
+/// never decides the shape of an answer: the one whose objects the shop reads was checked.
+pub const API_VERSION: &str = "2024-06-20";
 /// The pause before the one retry of a call that got no answer.
 const RETRY_AFTER: Duration = Duration::from_millis(300);
 
@@ -151,7 +154,8 @@ impl Stripe {
                 .http
                 .request(method.clone(), &url)
                 .timeout(self.settings.timeout)
-                .bearer_auth(self.settings.secret_key.expose());
+                .bearer_auth(self.settings.secret_key.expose())
+                .header("Stripe-Version", API_VERSION);
             if let Some(key) = idempotency_key {
                 request = request.header("Idempotency-Key", key);
             }
@@ -161,8 +165,8 @@ impl Stripe {
             last = match request.send().await {
                 Ok(r) => match answer(r).await {
                     Ok(v) => return Ok(v),
-                    Err(e @ PaymentError::Refused(_)) => return Err(e),
-                    Err(e) => e,
+                    Err(e @ PaymentError::Unavailable(_)) => e,
+                    Err(e) => return Err(e),
                 },
                 // Without the URL: a test's base may carry a path, the error text names it.
                 Err(e) => PaymentError::Unavailable(e.without_url().to_string()),
@@ -188,10 +192,22 @@ async fn answer(r: reqwest::Response) -> Result<Value, PaymentError> {
         error["type"].as_str().unwrap_or("error"),
         error["message"].as_str().unwrap_or("no message")
     );
-    if status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS {
-        Err(PaymentError::Unavailable(message))
-    } else {
-        Err(PaymentError::Refused(message))
+    // A 409 is the same idempotency key still in flight: nothing was saved, try again.
+    if status.is_server_error()
+        || status == StatusCode::TOO_MANY_REQUESTS
+        || status == StatusCode::CONFLICT
+    {
+        return Err(PaymentError::Unavailable(message));
+    }
+    if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
+        return Err(PaymentError::Denied(message));
+    }
+    match error["code"].as_str() {
+        Some(code) => Err(PaymentError::Declined {
+            code: code.to_owned(),
+            message,
+        }),
+        None => Err(PaymentError::Refused(message)),
     }
 }
 
@@ -245,7 +261,9 @@ pub fn signature_holds(
     let seconds: i64 = t
         .parse()
         .map_err(|_| "the signature's timestamp is not a number")?;
-    if (now.timestamp() - seconds).abs() > SIGNATURE_TOLERANCE_SECS {
+    // Checked: a timestamp near i64's ends must not overflow (it is the sender's to choose).
+    let off = now.timestamp().checked_sub(seconds).map(i64::unsigned_abs);
+    if off.is_none_or(|off| off > SIGNATURE_TOLERANCE_SECS.unsigned_abs()) {
         return Err("the signature's timestamp is too far from now (a replay?)");
     }
     if signatures.is_empty() {
@@ -290,6 +308,7 @@ impl PaymentProvider for Stripe {
                 ("metadata[order_id]", order),
                 ("success_url", r.success_url.clone()),
                 ("cancel_url", r.cancel_url.clone()),
+                ("expires_at", r.expires_at.timestamp().to_string()),
             ];
             let key = r.idempotency_key();
             let v = self
@@ -299,6 +318,10 @@ impl PaymentProvider for Stripe {
                 (Some(id), Some(url)) => Ok(Opened {
                     session: id.to_owned(),
                     redirect_url: url.to_owned(),
+                    expires_at: v["expires_at"]
+                        .as_i64()
+                        .and_then(|t| DateTime::from_timestamp(t, 0))
+                        .unwrap_or(r.expires_at),
                 }),
                 _ => Err(PaymentError::Refused(
                     "the new session has no id or url".into(),
@@ -322,10 +345,10 @@ impl PaymentProvider for Stripe {
                 Ok(v) => session(&v).map_err(PaymentError::Refused),
                 // Only an open session can be expired: this one completed (or expired) first,
                 // and its state says which.
-                Err(PaymentError::Refused(why)) => {
+                Err(e) if e.is_refusal() => {
                     let now = self.lookup(id).await?;
                     if now.status == SessionStatus::Open {
-                        return Err(PaymentError::Refused(why));
+                        return Err(e);
                     }
                     Ok(now)
                 }
@@ -468,6 +491,14 @@ mod tests {
         let old = t - SIGNATURE_TOLERANCE_SECS - 1;
         assert!(signature_holds("whsec_a", &header("whsec_a", old, body), body, now).is_err());
         assert!(signature_holds("whsec_a", "v1=abc", body, now).is_err());
+        // A timestamp at either end of i64 is refused, not an overflow.
+        for t in [i64::MIN, i64::MAX, -1] {
+            let header = format!("t={t},v1=00");
+            assert!(
+                signature_holds("whsec_a", &header, body, now).is_err(),
+                "{t}"
+            );
+        }
         assert!(signature_holds("whsec_a", &format!("t={t}"), body, now).is_err());
     }
 
