@@ -77,11 +77,10 @@ async fn a_sign_out_holds_here_at_once_and_elsewhere_when_announced(db: PgPool) 
     assert!(alive(&b, &signed.token).await);
     auth::sign_out(&a, &signed.token).await.expect("signed out");
     assert!(!alive(&a, &signed.token).await, "at once where it was made");
-    let took = refused_within(&b, &signed.token, Duration::from_secs(1)).await;
-    assert!(
-        took.is_some(),
-        "the announcement reached instance B within 1 s"
-    );
+    // B runs no reload job here: only the announcement can reach it, so the bound is a hang
+    // guard, not a measure (it was 1 s, a margin a busy machine can eat).
+    let took = refused_within(&b, &signed.token, Duration::from_secs(10)).await;
+    assert!(took.is_some(), "the announcement reached instance B");
     assert!(
         alive(&b, &kept.token).await,
         "the shopper's other session stays"
@@ -93,7 +92,7 @@ async fn a_sign_out_holds_here_at_once_and_elsewhere_when_announced(db: PgPool) 
 async fn a_sign_out_whose_announcement_is_lost_holds_after_the_reload(db: PgPool) {
     let a = core(db, &[]).await;
     // No subscription on B: only its reload job can learn of the sign-out.
-    let b = sibling(&a, &[("SECKILL_REVOCATION_RELOAD_MS", "300")]).await;
+    let b = sibling(&a, &[("SECKILL_REVOCATION_RELOAD_MS", "500")]).await;
     let stop = CancellationToken::new();
     tokio::spawn(revocations::run(b.clone(), stop.clone()));
     let signed = signed_in(&a, "13900002003").await;
@@ -103,9 +102,11 @@ async fn a_sign_out_whose_announcement_is_lost_holds_after_the_reload(db: PgPool
         alive(&b, &signed.token).await,
         "B has heard nothing yet (the test is not vacuous)"
     );
-    let took = refused_within(&b, &signed.token, Duration::from_secs(2)).await;
+    // Within a reload period of 500 ms and a fivefold margin for a busy machine (it was 600 ms
+    // for a 300 ms period); without the reload it would never be refused.
+    let took = refused_within(&b, &signed.token, Duration::from_secs(10)).await;
     assert!(
-        took.is_some_and(|t| t <= Duration::from_millis(600)),
+        took.is_some_and(|t| t <= Duration::from_millis(2_500)),
         "refused within the reload period: {took:?}"
     );
     stop.cancel();
@@ -127,7 +128,7 @@ async fn signing_out_everywhere_ends_every_earlier_session_only(db: PgPool) {
     for (core, name) in [(&a, "A"), (&b, "B")] {
         for token in [&laptop.token, &phone_app.token] {
             assert!(
-                refused_within(core, token, Duration::from_secs(1))
+                refused_within(core, token, Duration::from_secs(10))
                     .await
                     .is_some(),
                 "refused on {name}"

@@ -92,10 +92,11 @@ async fn order(app: &TestApp, c: &Client, order: &str) -> Value {
     get_json(c, &format!("{}/api/orders/{order}", app.base)).await
 }
 
-/// Polls the order until `done` holds of it (10 s at most); the last body.
+/// Polls the order until `done` holds of it (30 s at most: a hang guard, the work takes
+/// milliseconds); the last body.
 async fn until(app: &TestApp, c: &Client, id: &str, done: impl Fn(&Value) -> bool) -> Value {
     let mut last = Value::Null;
-    for _ in 0..200 {
+    for _ in 0..600 {
         last = order(app, c, id).await;
         if done(&last) {
             return last;
@@ -207,6 +208,20 @@ async fn past_deadline(app: &TestApp, id: &str, minutes: i32) {
         .execute(&app.core.db)
         .await
         .expect("the deadline past");
+}
+
+/// Waits until payment `session` is in `state` (30 s at most: a hang guard).
+async fn payment_reaches(app: &TestApp, session: &str, state: &str) {
+    for _ in 0..600 {
+        if payment_state(app, session).await == state {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!(
+        "payment {session} stayed {}",
+        payment_state(app, session).await
+    )
 }
 
 /// Sweeps until payment `session` is in `state` (the sweep runs every pass's due work; a
@@ -429,6 +444,7 @@ async fn a_webhook_whose_signature_does_not_hold_changes_nothing(db: PgPool) {
         .expect("send");
     expect_error(r, StatusCode::NOT_FOUND, "not_found").await;
     units_hold(&app, v, 1).await;
+    money_holds(&app, &fake).await;
 }
 
 #[sqlx::test]
@@ -441,13 +457,7 @@ async fn a_payment_of_another_amount_is_flagged_not_paid_and_refunded_with_the_c
     fake.pay_reporting(&session, Some(1))
         .await
         .expect("paid 0.01");
-    for _ in 0..100 {
-        if payment_state(&app, &session).await == "flagged" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(payment_state(&app, &session).await, "flagged");
+    payment_reaches(&app, &session, "flagged").await;
     assert_eq!(order(&app, &c, &id).await["status"], "created", "not paid");
     let row = console_row(&app, v).await;
     assert_eq!(
@@ -473,6 +483,7 @@ async fn a_payment_of_another_amount_is_flagged_not_paid_and_refunded_with_the_c
         "{body}"
     );
     units_hold(&app, v, 1).await;
+    money_holds(&app, &fake).await;
 }
 
 #[sqlx::test]
@@ -532,6 +543,7 @@ async fn a_lost_webhook_is_found_by_the_shoppers_return_and_by_the_sweep(db: PgP
     assert_eq!(order(&app, &b, &second).await["status"], "paid");
     assert!(fake.refunds().is_empty());
     units_hold(&app, v, 3).await;
+    money_holds(&app, &fake).await;
 }
 
 #[sqlx::test]
@@ -584,6 +596,7 @@ async fn a_payment_completed_just_after_the_deadline_wins_over_the_cancellation(
         (Some("cancelled"), Some("deadline"))
     );
     units_hold(&app, v, 2).await;
+    money_holds(&app, &fake).await;
 }
 
 #[sqlx::test]
@@ -616,12 +629,8 @@ async fn money_arriving_after_the_cancellation_is_refunded_and_the_unit_is_sold_
         body["status"], "cancelled",
         "a cancelled order never comes back to life"
     );
-    for _ in 0..100 {
-        if !fake.refunds().is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    // The refund is made beside the webhook's answer: wait until the books say so.
+    payment_reaches(&app, &session, "refunded").await;
     let refunds = fake.refunds();
     assert_eq!(refunds.len(), 1, "{refunds:?}");
     assert_eq!(
@@ -642,6 +651,7 @@ async fn money_arriving_after_the_cancellation_is_refunded_and_the_unit_is_sold_
     let row = console_row(&app, v).await;
     assert_eq!((row.refunded, row.revenue_cents), (1, 0));
     units_hold(&app, v, 1).await;
+    money_holds(&app, &fake).await;
 }
 
 #[sqlx::test]
@@ -736,6 +746,7 @@ async fn a_free_voucher_is_confirmed_once_written_and_asks_no_provider(db: PgPoo
         "{page}"
     );
     units_hold(&app, v, 2).await;
+    money_holds(&app, &fake).await;
 }
 
 #[sqlx::test]
@@ -902,4 +913,5 @@ async fn a_hanging_stripe_holds_no_cancellation_of_an_order_without_a_session(db
     );
     fake.hang(false);
     units_hold(&app, v, 2).await;
+    money_holds(&app, &fake).await;
 }
