@@ -307,6 +307,23 @@ impl FakeStripe {
         send_once(&self.fake, &self.http, &event).await
     }
 
+    /// A signed event of `kind` whose object is `object` (a refund, a charge, a dispute as
+    /// Stripe shapes them), sent once; the answer status.
+    pub async fn send_object(&self, kind: &str, object: Value) -> Option<u16> {
+        let event = new_event(&mut self.fake.lock(), kind, object);
+        send_once(&self.fake, &self.http, &event).await
+    }
+
+    /// The payment intent session `session` took, once paid.
+    pub fn payment_intent(&self, session: &str) -> Option<String> {
+        self.fake
+            .lock()
+            .sessions
+            .get(session)?
+            .payment_intent
+            .clone()
+    }
+
     /// A signed event of `kind` about `session` as it is now, sent once; the answer status.
     pub async fn send(&self, kind: &str, session: &str) -> Option<u16> {
         let event = {
@@ -695,7 +712,7 @@ async fn expire_session(
 }
 
 async fn create_refund(
-    State((fake, _)): St,
+    State((fake, http)): St,
     headers: HeaderMap,
     Form(form): Form<HashMap<String, String>>,
 ) -> Response {
@@ -703,7 +720,24 @@ async fn create_refund(
         return r;
     }
     let request = request_text("/v1/refunds", &form);
-    idempotent(&fake, &headers, request, |f| new_refund(f, &form)).await
+    let made = fake.lock().refunds.len();
+    let answer = idempotent(&fake, &headers, request, |f| new_refund(f, &form)).await;
+    // A refund made: Stripe then sends `charge.refunded` about the charge.
+    let event = {
+        let mut f = fake.lock();
+        match f.refunds.get(made).cloned() {
+            Some(r) if f.refunds.len() > made => {
+                let object = json!({
+                    "id": format!("ch_for_{}", r.payment_intent), "object": "charge",
+                    "payment_intent": r.payment_intent, "amount_refunded": r.amount, "refunded": true,
+                });
+                Some(new_event(&mut f, "charge.refunded", object))
+            }
+            _ => None,
+        }
+    };
+    send_later(&fake, &http, event);
+    answer
 }
 
 fn new_refund(f: &mut Inner, form: &HashMap<String, String>) -> (StatusCode, Value) {

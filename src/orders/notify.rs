@@ -1,17 +1,15 @@
 //! The payment provider's notifications (`POST /api/payments/{provider}/webhook`): the raw
 //! bytes are verified by the provider before anything is read (a forged, altered or replayed
 //! one answers 400, changes nothing and leaves an audit line), then what it says of a payment is
-//! applied once ([`settle::apply`], which records the event's ID in the same transaction).
+//! applied once ([`settle::apply`] for a session, [`money_events::apply`] for a refund or a
+//! dispute; each records the event's ID in the same transaction).
 
 use chrono::Utc;
 use reqwest::header::HeaderMap;
 
 use crate::{
     infra::backend::{backend_error, Backend, Unavailable},
-    orders::{
-        payment::NotificationError,
-        settle::{self, Settled},
-    },
+    orders::{money_events, payment::NotificationError, settle},
     Core,
 };
 
@@ -45,7 +43,7 @@ pub async fn receive(
     provider: &str,
     headers: &HeaderMap,
     body: &[u8],
-) -> Result<Settled, NotifyError> {
+) -> Result<(), NotifyError> {
     if provider != core.payments.name() {
         return Err(NotifyError::NotHere);
     }
@@ -58,13 +56,19 @@ pub async fn receive(
             return Err(NotifyError::Refused(why));
         }
     };
+    if let Some(money) = &n.money {
+        let outcome = money_events::apply(core, money, &n).await?;
+        tracing::info!(target: "audit", provider, action = "payment notification",
+            event = %n.event_id, kind = %n.kind, payment = money.payment_ref(), outcome = ?outcome, "applied");
+        return Ok(());
+    }
     let Some(session) = &n.session else {
         // An event the shop does not act on: acknowledged, so the provider stops sending it.
         tracing::debug!(event = %n.event_id, kind = %n.kind, "payment notification ignored");
-        return Ok(Settled::Unchanged);
+        return Ok(());
     };
     let outcome = settle::apply(core, session, Some(&n)).await?;
     tracing::info!(target: "audit", provider, action = "payment notification",
         event = %n.event_id, kind = %n.kind, session = %session.session, outcome = ?outcome, "applied");
-    Ok(outcome)
+    Ok(())
 }

@@ -915,3 +915,67 @@ async fn a_hanging_stripe_holds_no_cancellation_of_an_order_without_a_session(db
     units_hold(&app, v, 2).await;
     money_holds(&app, &fake).await;
 }
+
+/// The payment's dispute column.
+async fn dispute_of(app: &TestApp, session: &str) -> Option<String> {
+    sqlx::query_scalar("SELECT dispute FROM payments WHERE session_id = $1")
+        .bind(session)
+        .fetch_one(&app.core.db)
+        .await
+        .expect("payment row")
+}
+
+#[sqlx::test]
+async fn refunds_and_disputes_stripe_reports_later_reach_the_books(db: PgPool) {
+    let (app, fake, v) = shop_selling(db, &[], 900, 2).await;
+    // A paid order's payment is disputed, then the dispute is won.
+    let (a, paid) = written_order(&app, v, "13900000127").await;
+    let session = open_session(&app, &a, &paid, &fake).await;
+    fake.pay(&session).await.expect("paid");
+    until(&app, &a, &paid, |o| o["status"] == "paid").await;
+    let intent = fake.payment_intent(&session).expect("intent");
+    let dispute = |status: &str| json!({"id": "dp_test_1", "object": "dispute", "payment_intent": intent, "status": status});
+    let answered = fake
+        .send_object("charge.dispute.created", dispute("needs_response"))
+        .await;
+    assert_eq!(answered, Some(200));
+    assert_eq!(dispute_of(&app, &session).await.as_deref(), Some("open"));
+    assert_eq!(console_row(&app, v).await.flagged, 1, "the admins see it");
+    fake.send_object("charge.dispute.closed", dispute("won"))
+        .await;
+    assert_eq!(dispute_of(&app, &session).await.as_deref(), Some("won"));
+    assert_eq!(console_row(&app, v).await.flagged, 0);
+    assert_eq!(payment_state(&app, &session).await, "paid");
+
+    // Money for a cancelled order is refunded; then Stripe reports the refund failed (the
+    // card was closed): the money is owed again, for an admin.
+    let (b, cancelled) = written_order(&app, v, "13900000128").await;
+    let late = open_session(&app, &b, &cancelled, &fake).await;
+    sqlx::query(
+        "UPDATE orders SET status = 'cancelled', cancelled_at = now(), cancelled_by = 'shopper'
+         WHERE id = $1",
+    )
+    .bind(cancelled.parse::<i64>().expect("id"))
+    .execute(&app.core.db)
+    .await
+    .expect("cancelled");
+    fake.pay(&late).await.expect("paid");
+    payment_reaches(&app, &late, "refunded").await;
+    let refund = json!({
+        "id": "re_test_x", "object": "refund", "status": "failed",
+        "payment_intent": fake.payment_intent(&late).expect("intent"),
+    });
+    let event_failed = fake.send_object("refund.updated", refund.clone()).await;
+    assert_eq!(event_failed, Some(200));
+    assert_eq!(payment_state(&app, &late).await, "refund_failed");
+    assert_eq!(console_row(&app, v).await.flagged, 1);
+    // An admin refunds it in Stripe's dashboard: the charge is reported refunded.
+    let charge = json!({
+        "id": "ch_test_x", "object": "charge", "refunded": true,
+        "payment_intent": fake.payment_intent(&late).expect("intent"),
+    });
+    fake.send_object("charge.refunded", charge).await;
+    assert_eq!(payment_state(&app, &late).await, "refunded");
+    assert_eq!(console_row(&app, v).await.flagged, 0);
+    money_holds(&app, &fake).await;
+}

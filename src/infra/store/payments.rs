@@ -437,12 +437,17 @@ pub async fn refund_later(
     Ok(())
 }
 
-/// The provider refused the refund owed for `session` for good: `refund_failed`, for an admin.
-pub async fn refund_refused(db: &PgPool, session: &str, error: &str) -> Result<(), sqlx::Error> {
+/// The provider refused the refund owed for `session` for good, or a refund it had taken
+/// failed later: `refund_failed`, for an admin.
+pub async fn refund_refused(
+    db: impl sqlx::PgExecutor<'_>,
+    session: &str,
+    error: &str,
+) -> Result<(), sqlx::Error> {
     sqlx::query(
         "UPDATE payments SET state = 'refund_failed', refund_tries = refund_tries + 1,
                 refund_error = $2, updated_at = now()
-         WHERE session_id = $1 AND state = 'refund_due'",
+         WHERE session_id = $1 AND state IN ('refund_due', 'refunded')",
     )
     .bind(session)
     .bind(error)
@@ -468,11 +473,15 @@ pub async fn refunds_owed(db: &PgPool) -> Result<(i64, f64), sqlx::Error> {
     .await
 }
 
-/// A refund owed was made.
-pub async fn mark_refunded(db: &PgPool, session: &str) -> Result<(), sqlx::Error> {
+/// A refund owed was made (or one refused for good was made after all, by an admin in the
+/// provider's dashboard).
+pub async fn mark_refunded(
+    db: impl sqlx::PgExecutor<'_>,
+    session: &str,
+) -> Result<(), sqlx::Error> {
     sqlx::query(
         "UPDATE payments SET state = 'refunded', updated_at = now()
-         WHERE session_id = $1 AND state = 'refund_due'",
+         WHERE session_id = $1 AND state IN ('refund_due', 'refund_failed')",
     )
     .bind(session)
     .execute(db)
@@ -517,4 +526,33 @@ pub async fn first_delivery(
     .await?
     .rows_affected();
     Ok(inserted == 1)
+}
+
+/// A payment found by the reference of its money, locked in the caller's transaction: its
+/// session and state.
+pub async fn lock_by_ref(
+    tx: &mut Transaction<'_, Postgres>,
+    payment_ref: &str,
+) -> Result<Option<(String, PaymentState)>, sqlx::Error> {
+    let row: Option<(String, String)> =
+        sqlx::query_as("SELECT session_id, state FROM payments WHERE payment_ref = $1 FOR UPDATE")
+            .bind(payment_ref)
+            .fetch_optional(&mut **tx)
+            .await?;
+    row.map(|(session, state)| Ok((session, PaymentState::parse(&state)?)))
+        .transpose()
+}
+
+/// Records a dispute's status on payment `session`.
+pub async fn set_dispute(
+    conn: &mut PgConnection,
+    session: &str,
+    status: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE payments SET dispute = $2, updated_at = now() WHERE session_id = $1")
+        .bind(session)
+        .bind(status)
+        .execute(conn)
+        .await?;
+    Ok(())
 }

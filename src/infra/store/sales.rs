@@ -22,7 +22,8 @@ pub struct Tally {
     /// Payments given back, or owed back (they arrived for orders already cancelled or paid).
     pub refunded: i64,
     /// Payments an admin must look at: money that did not match its order (amount or
-    /// currency; not counted as paid), and refunds the provider refused for good.
+    /// currency; not counted as paid), refunds the provider refused for good or that failed,
+    /// and disputes open or lost.
     pub flagged: i64,
     /// Orders the worker refused (sold out in PostgreSQL, already bought, unknown voucher);
     /// the ones it gave up delivering are not counted here (see the dead-letter stream).
@@ -49,7 +50,8 @@ pub async fn tallies(db: &PgPool, vouchers: &[VoucherId]) -> Result<Vec<Tally>, 
          ) o
          CROSS JOIN LATERAL (
              SELECT count(*) FILTER (WHERE p.state IN ('refund_due', 'refunded')) AS refunded,
-                    count(*) FILTER (WHERE p.mismatch IS NOT NULL OR p.state = 'refund_failed') AS flagged
+                    count(*) FILTER (WHERE p.mismatch IS NOT NULL OR p.state = 'refund_failed'
+                                      OR p.dispute IN ('open', 'lost')) AS flagged
              FROM payments p JOIN orders po ON po.id = p.order_id
              WHERE po.voucher_id = v.id AND p.state NOT IN ('open', 'closed')
          ) m

@@ -106,8 +106,63 @@ pub struct Notification {
     pub event_id: String,
     /// Its type, as the provider names it (for the log and the record).
     pub kind: String,
-    /// The hosted payment it is about, when it is one of the events the shop acts on.
+    /// The hosted payment it is about, when it is one of the session events the shop acts on.
     pub session: Option<SessionState>,
+    /// What it says of money already taken (a refund, a dispute), when it is one of those.
+    pub money: Option<MoneyEvent>,
+}
+
+/// What the provider says of money after it was taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MoneyEvent {
+    /// A refund of the payment `payment_ref` (Stripe: `charge.refunded`, `refund.updated`).
+    Refund {
+        payment_ref: String,
+        outcome: RefundOutcome,
+    },
+    /// A dispute of the payment `payment_ref` (Stripe: `charge.dispute.created`, `.closed`).
+    Dispute {
+        payment_ref: String,
+        status: DisputeStatus,
+    },
+}
+
+impl MoneyEvent {
+    /// The payment it is about.
+    pub fn payment_ref(&self) -> &str {
+        match self {
+            Self::Refund { payment_ref, .. } | Self::Dispute { payment_ref, .. } => payment_ref,
+        }
+    }
+}
+
+/// Where a refund stands at the provider.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefundOutcome {
+    /// The money went back.
+    Succeeded,
+    /// It did not (the card was closed, …): the shop still owes it, an admin must act.
+    Failed,
+    /// Not known yet.
+    Pending,
+}
+
+/// Where a dispute stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DisputeStatus {
+    Open,
+    Won,
+    Lost,
+}
+
+impl DisputeStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Open => "open",
+            Self::Won => "won",
+            Self::Lost => "lost",
+        }
+    }
 }
 
 /// A provider call that did not go through.

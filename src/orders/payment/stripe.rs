@@ -24,8 +24,8 @@ use reqwest::{header::HeaderMap, Method, StatusCode};
 use serde_json::Value;
 
 use super::{
-    CheckoutRequest, Notification, NotificationError, Opened, PaymentError, PaymentProvider,
-    SessionState, SessionStatus,
+    CheckoutRequest, DisputeStatus, MoneyEvent, Notification, NotificationError, Opened,
+    PaymentError, PaymentProvider, RefundOutcome, SessionState, SessionStatus,
 };
 use crate::{secret::Secret, signing};
 
@@ -48,6 +48,61 @@ const SESSION_EVENTS: [&str; 4] = [
     "checkout.session.async_payment_failed",
     "checkout.session.expired",
 ];
+
+/// The events about money already taken that the shop acts on (register them too).
+pub const MONEY_EVENTS: [&str; 5] = [
+    "charge.refunded",
+    "refund.updated",
+    "charge.refund.updated",
+    "charge.dispute.created",
+    "charge.dispute.closed",
+];
+
+/// What a refund, charge or dispute event says of the money, if the shop acts on it.
+fn money_event(kind: &str, object: &Value) -> Option<MoneyEvent> {
+    // The payment intent is its ID, or the object when expanded.
+    let intent = &object["payment_intent"];
+    let payment_ref = intent
+        .as_str()
+        .or_else(|| intent["id"].as_str())?
+        .to_owned();
+    match kind {
+        // A charge fully refunded (a partial refund leaves `refunded` false: not the shop's).
+        "charge.refunded" => {
+            (object["refunded"].as_bool() == Some(true)).then_some(MoneyEvent::Refund {
+                payment_ref,
+                outcome: RefundOutcome::Succeeded,
+            })
+        }
+        "refund.updated" | "charge.refund.updated" => {
+            let outcome = match object["status"].as_str()? {
+                "succeeded" => RefundOutcome::Succeeded,
+                "failed" | "canceled" => RefundOutcome::Failed,
+                _ => RefundOutcome::Pending,
+            };
+            Some(MoneyEvent::Refund {
+                payment_ref,
+                outcome,
+            })
+        }
+        "charge.dispute.created" => Some(MoneyEvent::Dispute {
+            payment_ref,
+            status: DisputeStatus::Open,
+        }),
+        "charge.dispute.closed" => {
+            let status = match object["status"].as_str()? {
+                "won" | "warning_closed" => DisputeStatus::Won,
+                "lost" => DisputeStatus::Lost,
+                _ => DisputeStatus::Open,
+            };
+            Some(MoneyEvent::Dispute {
+                payment_ref,
+                status,
+            })
+        }
+        _ => None,
+    }
+}
 
 /// How to reach Stripe (`SECKILL_STRIPE_*`), checked when the configuration is read.
 #[derive(Debug, Clone)]
@@ -401,10 +456,15 @@ impl PaymentProvider for Stripe {
         } else {
             None
         };
+        let money = MONEY_EVENTS
+            .contains(&kind)
+            .then(|| money_event(kind, &event["data"]["object"]))
+            .flatten();
         Ok(Notification {
             event_id: id.to_owned(),
             kind: kind.to_owned(),
             session,
+            money,
         })
     }
 }
