@@ -423,6 +423,12 @@ fn payment_provider(
             message: format!("{base:?} {e}"),
         })?,
         timeout: millis(get, "SECKILL_STRIPE_TIMEOUT_MS", 10_000)?,
+        payment_methods: get("SECKILL_STRIPE_PAYMENT_METHODS")
+            .map_or_else(|| Ok(Default::default()), |raw| raw.parse())
+            .map_err(|message| ConfigError {
+                var: "SECKILL_STRIPE_PAYMENT_METHODS",
+                message,
+            })?,
     }))
 }
 

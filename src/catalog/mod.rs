@@ -102,6 +102,27 @@ pub async fn create_voucher(
     created
 }
 
+/// A priced voucher must cost at least what the payment provider can charge (Stripe refuses a
+/// session below its minimum, so every Pay now would fail); free (0) is fine.
+fn chargeable(core: &Core, new: &NewVoucher) -> Result<(), FieldErrors> {
+    let currency = &core.config.payments.currency;
+    match core.payments.minimum_charge(currency) {
+        Some(min) if new.price_cents > 0 && new.price_cents < min => {
+            let mut errors = FieldErrors::default();
+            errors.push(
+                "price_cents",
+                format!(
+                    "must be at least {} in minor units (the smallest charge the payment provider takes in {}), or 0 for a free voucher",
+                    crate::domain::grouped(min),
+                    currency.as_str().to_uppercase()
+                ),
+            );
+            Err(errors)
+        }
+        _ => Ok(()),
+    }
+}
+
 async fn create_checked(
     core: &Core,
     admin: &Admin,
@@ -109,6 +130,7 @@ async fn create_checked(
     now: DateTime<Utc>,
 ) -> Result<VoucherId, CreateVoucherError> {
     let new = NewVoucher::parse(draft, now)?;
+    chargeable(core, &new)?;
     let mut tx = core.db.begin().await?;
     let id = store::vouchers::insert(&mut tx, &new, admin.user()).await?;
     if new.opening.is_draw() {

@@ -488,7 +488,7 @@ async fn a_payment_of_another_amount_is_flagged_not_paid_and_refunded_with_the_c
 
 #[sqlx::test]
 async fn a_lost_webhook_is_found_by_the_shoppers_return_and_by_the_sweep(db: PgPool) {
-    let (app, fake, v) = shop_selling(db, &[], 300, 3).await;
+    let (app, fake, v) = shop_selling(db, &[], 450, 3).await;
     fake.drop_webhooks(true);
 
     // The return to success_url asks Stripe.
@@ -548,7 +548,7 @@ async fn a_lost_webhook_is_found_by_the_shoppers_return_and_by_the_sweep(db: PgP
 
 #[sqlx::test]
 async fn a_payment_completed_just_after_the_deadline_wins_over_the_cancellation(db: PgPool) {
-    let (app, fake, v) = shop_selling(db, &[("SECKILL_PAY_WITHIN_MS", "1500")], 300, 2).await;
+    let (app, fake, v) = shop_selling(db, &[("SECKILL_PAY_WITHIN_MS", "1500")], 450, 2).await;
     fake.drop_webhooks(true);
     let (c, id) = written_order(&app, v, "13900000106").await;
     let session = open_session(&app, &c, &id, &fake).await;
@@ -656,7 +656,7 @@ async fn money_arriving_after_the_cancellation_is_refunded_and_the_unit_is_sold_
 
 #[sqlx::test]
 async fn stripe_failing_or_slow_answers_503_and_leaves_no_stuck_order(db: PgPool) {
-    let (app, fake, v) = shop_selling(db, &[], 300, 1).await;
+    let (app, fake, v) = shop_selling(db, &[], 450, 1).await;
     let (c, id) = written_order(&app, v, "13900000110").await;
 
     // One 500: Stripe saves it against the key, so the shop's own retry gets it replayed.
@@ -978,4 +978,41 @@ async fn refunds_and_disputes_stripe_reports_later_reach_the_books(db: PgPool) {
     assert_eq!(payment_state(&app, &late).await, "refunded");
     assert_eq!(console_row(&app, v).await.flagged, 0);
     money_holds(&app, &fake).await;
+}
+
+#[sqlx::test]
+async fn a_price_stripe_cannot_charge_is_refused_at_creation(db: PgPool) {
+    let (app, _fake) = shop(db, &[]).await;
+    let admin = app.sign_in("13800000000").await;
+    let now = chrono::Utc::now();
+    let create = |price: i64| {
+        admin
+            .post(format!("{}/api/admin/vouchers", app.base))
+            .json(&json!({
+                "title": "Cheap", "description": "", "price_cents": price, "stock": 1,
+                "begins_at": (now + chrono::Duration::seconds(60)).to_rfc3339(),
+                "ends_at": (now + chrono::Duration::seconds(600)).to_rfc3339(),
+            }))
+            .send()
+    };
+    // ¥3.99 is below what Stripe charges in yuan: no shopper could ever pay it.
+    let body = expect_error(
+        create(399).await.expect("send"),
+        StatusCode::BAD_REQUEST,
+        "invalid",
+    )
+    .await;
+    assert!(
+        body["fields"]["price_cents"]
+            .as_str()
+            .is_some_and(|m| m.contains("400")),
+        "{body}"
+    );
+    // The minimum itself, and a free voucher, are fine.
+    for price in [400, 0] {
+        assert_eq!(
+            create(price).await.expect("send").status(),
+            StatusCode::CREATED
+        );
+    }
 }

@@ -230,6 +230,13 @@ pub trait PaymentProvider: Send + Sync {
         key: &'a str,
     ) -> BoxFuture<'a, Result<(), PaymentError>>;
 
+    /// The smallest amount it takes in `currency` (minor units), if it has one: a voucher
+    /// priced above 0 and below it could never be paid, so its creation is refused.
+    fn minimum_charge(&self, currency: &Currency) -> Option<i64> {
+        let _ = currency;
+        None
+    }
+
     /// Verifies a notification's raw bytes (nothing is read before) and says what it is about.
     /// A provider that sends none takes none.
     fn notification(

@@ -58,6 +58,30 @@ pub const MONEY_EVENTS: [&str; 5] = [
     "charge.dispute.closed",
 ];
 
+/// Stripe's smallest charge in `currency`, in its minor units ("Minimum and maximum charge
+/// amounts"). A currency Stripe does not settle in (`cny` among them) must come to at least
+/// the settlement currency's minimum, $0.50 or €0.50, once converted: for those the shop asks
+/// the equivalent of US$0.60 at a cautious rate, so a rate's swing does not refuse a payment.
+pub fn minimum_charge(currency: &str) -> i64 {
+    match currency {
+        "usd" | "aud" | "brl" | "cad" | "chf" | "eur" | "inr" | "nzd" | "sgd" => 50,
+        "gbp" => 30,
+        "jpy" => 50,
+        "hkd" => 400,
+        "dkk" => 250,
+        "nok" | "sek" => 300,
+        "pln" | "ron" | "myr" | "aed" => 200,
+        "bgn" => 100,
+        "czk" => 1_500,
+        "huf" => 17_500,
+        "mxn" | "thb" => 1_000,
+        "cny" => 400,
+        // Any other: the US$0.50 minimum is a few hundred minor units at most of them; the
+        // provider itself refuses less, and Pay now says so.
+        _ => 50,
+    }
+}
+
 /// What a refund, charge or dispute event says of the money, if the shop acts on it.
 fn money_event(kind: &str, object: &Value) -> Option<MoneyEvent> {
     // The payment intent is its ID, or the object when expanded.
@@ -116,6 +140,82 @@ pub struct StripeSettings {
     pub api_base: String,
     /// One call's bound.
     pub timeout: Duration,
+    /// What the hosted page offers (`SECKILL_STRIPE_PAYMENT_METHODS`).
+    pub payment_methods: PaymentMethods,
+}
+
+/// The payment methods the hosted page offers: immediate ones only, since an order is held 15
+/// minutes and a delayed method (a bank debit) settles days later.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaymentMethods(Vec<&'static str>);
+
+/// Methods that confirm while the shopper is on the page.
+const IMMEDIATE_METHODS: [&str; 3] = ["card", "alipay", "wechat_pay"];
+/// Stripe's delayed methods, named so the refusal can say why.
+const DELAYED_METHODS: [&str; 10] = [
+    "sepa_debit",
+    "us_bank_account",
+    "bacs_debit",
+    "au_becs_debit",
+    "acss_debit",
+    "boleto",
+    "konbini",
+    "oxxo",
+    "customer_balance",
+    "sofort",
+];
+
+impl std::str::FromStr for PaymentMethods {
+    type Err = String;
+
+    /// A comma-separated list (`card,alipay,wechat_pay`).
+    fn from_str(raw: &str) -> Result<Self, String> {
+        let mut methods = Vec::new();
+        for name in raw.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            let Some(known) = IMMEDIATE_METHODS.iter().find(|m| **m == name) else {
+                return Err(if DELAYED_METHODS.contains(&name) {
+                    format!("{name:?} is a delayed payment method: it settles days after the shopper leaves the page, and an order is held only until its payment deadline")
+                } else {
+                    format!(
+                        "{name:?} is not a payment method the shop offers (one of: {})",
+                        IMMEDIATE_METHODS.join(", ")
+                    )
+                });
+            };
+            if !methods.contains(known) {
+                methods.push(*known);
+            }
+        }
+        if methods.is_empty() {
+            return Err("names no payment method (card, alipay, wechat_pay)".into());
+        }
+        Ok(Self(methods))
+    }
+}
+
+impl Default for PaymentMethods {
+    fn default() -> Self {
+        Self(vec!["card"])
+    }
+}
+
+impl PaymentMethods {
+    /// The session's form fields that name them (WeChat Pay on a web page needs its client).
+    fn form(&self) -> Vec<(String, String)> {
+        let mut form: Vec<(String, String)> = self
+            .0
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (format!("payment_method_types[{i}]"), (*m).to_owned()))
+            .collect();
+        if self.0.contains(&"wechat_pay") {
+            form.push((
+                "payment_method_options[wechat_pay][client]".into(),
+                "web".into(),
+            ));
+        }
+        form
+    }
 }
 
 /// Why a Stripe setting is refused.
@@ -344,7 +444,8 @@ impl PaymentProvider for Stripe {
     fn open<'a>(&'a self, r: CheckoutRequest<'a>) -> BoxFuture<'a, Result<Opened, PaymentError>> {
         Box::pin(async move {
             let order = r.order.to_string();
-            let form = [
+            let methods = self.settings.payment_methods.form();
+            let mut form = vec![
                 ("mode", "payment".to_owned()),
                 ("line_items[0][quantity]", "1".to_owned()),
                 (
@@ -365,6 +466,7 @@ impl PaymentProvider for Stripe {
                 ("cancel_url", r.cancel_url.clone()),
                 ("expires_at", r.expires_at.timestamp().to_string()),
             ];
+            form.extend(methods.iter().map(|(k, v)| (k.as_str(), v.clone())));
             let key = r.idempotency_key();
             let v = self
                 .call(Method::POST, "/v1/checkout/sessions", &form, Some(&key))
@@ -425,6 +527,10 @@ impl PaymentProvider for Stripe {
                 .await
                 .map(drop)
         })
+    }
+
+    fn minimum_charge(&self, currency: &crate::domain::Currency) -> Option<i64> {
+        Some(minimum_charge(currency.as_str()))
     }
 
     fn notification(
@@ -497,6 +603,23 @@ mod tests {
         assert!(StripeSettings::webhook_secret("whsec_abc").is_ok());
         assert!(StripeSettings::webhook_secret("sk_test_1").is_err());
         assert!(StripeSettings::webhook_secret("whsec_").is_err());
+    }
+
+    #[test]
+    fn only_immediate_payment_methods_are_offered() {
+        let m: PaymentMethods = "card, alipay,wechat_pay,card".parse().expect("immediate");
+        assert_eq!(m.0, ["card", "alipay", "wechat_pay"]);
+        assert!(m.form().contains(&(
+            "payment_method_options[wechat_pay][client]".into(),
+            "web".into()
+        )));
+        let delayed = "card,sepa_debit"
+            .parse::<PaymentMethods>()
+            .expect_err("delayed");
+        assert!(delayed.contains("delayed"), "{delayed}");
+        assert!("paypal".parse::<PaymentMethods>().is_err());
+        assert!(" , ".parse::<PaymentMethods>().is_err());
+        assert_eq!(PaymentMethods::default().form().len(), 1);
     }
 
     #[test]
