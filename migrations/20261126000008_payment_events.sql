@@ -4,3 +4,9 @@
 ALTER TABLE payments ADD COLUMN dispute TEXT CHECK (dispute IN ('open', 'won', 'lost'));
 -- Refund and dispute events name the money (the payment intent), not the session.
 CREATE INDEX payments_payment_ref ON payments (payment_ref) WHERE payment_ref IS NOT NULL;
+
+-- An admin refunds a paid order (`POST /api/admin/orders/{id}/refund`): it is cancelled by the
+-- shop, its unit goes back on sale as a cancellation's does, and its money is owed back.
+ALTER TABLE orders DROP CONSTRAINT orders_cancelled_by_check;
+ALTER TABLE orders ADD CONSTRAINT orders_cancelled_by_known
+    CHECK (cancelled_by IN ('shopper', 'deadline', 'shop'));

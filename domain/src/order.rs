@@ -205,6 +205,10 @@ impl OrderStatus {
             }
             Self::Paid => "Paid. The voucher is yours.",
             Self::Confirmed => "Confirmed: this voucher is free, there is nothing to pay. It is yours.",
+            Self::Cancelled {
+                cancelled_by: Canceller::Shop,
+                ..
+            } => "The shop refunded this order in full; its unit went back on sale.",
             Self::Cancelled { refunded: true, .. } => {
                 "Your payment arrived after this order was cancelled, so it has been refunded in full."
             }
@@ -229,6 +233,8 @@ pub enum Canceller {
     Shopper,
     /// The payment deadline passed.
     Deadline,
+    /// The shop refunded a paid order (an admin).
+    Shop,
 }
 
 impl Canceller {
@@ -237,6 +243,7 @@ impl Canceller {
         match self {
             Self::Shopper => "shopper",
             Self::Deadline => "deadline",
+            Self::Shop => "shop",
         }
     }
 }
@@ -252,6 +259,7 @@ impl FromStr for Canceller {
         match s {
             "shopper" => Ok(Self::Shopper),
             "deadline" => Ok(Self::Deadline),
+            "shop" => Ok(Self::Shop),
             other => Err(CancellerError(other.to_owned())),
         }
     }

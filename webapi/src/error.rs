@@ -68,6 +68,9 @@ pub enum AppError {
     AlreadyPaid,
     #[error("This order is free and already confirmed; there is nothing to pay or cancel.")]
     OrderConfirmed,
+    /// An admin's refund of an order nothing was paid for.
+    #[error("Nothing was paid for this order; there is nothing to refund.")]
+    NotPaid,
     /// The payment provider did not answer: the order keeps its time to pay.
     #[error("Payments cannot be taken just now; your order keeps its time to pay. Please try again in a moment.")]
     PaymentUnavailable,
@@ -125,6 +128,7 @@ impl AppError {
             Self::PaymentExpired => "payment_expired",
             Self::AlreadyPaid => "already_paid",
             Self::OrderConfirmed => "order_confirmed",
+            Self::NotPaid => "not_paid",
             Self::PaymentUnavailable => "payment_unavailable",
             Self::BadSignature(_) => "bad_signature",
             Self::InvalidPhone => "invalid_phone",
@@ -158,7 +162,8 @@ impl AppError {
             | Self::OrderCancelled
             | Self::PaymentExpired
             | Self::AlreadyPaid
-            | Self::OrderConfirmed => 409,
+            | Self::OrderConfirmed
+            | Self::NotPaid => 409,
             Self::RateLimited
             | Self::CodeResendWait(_)
             | Self::TryAgainIn(_)
@@ -226,6 +231,7 @@ impl AppError {
             Self::PaymentExpired,
             Self::AlreadyPaid,
             Self::OrderConfirmed,
+            Self::NotPaid,
             Self::PaymentUnavailable,
             Self::InvalidPhone,
             Self::InvalidCode,

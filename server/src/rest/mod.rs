@@ -4,6 +4,7 @@
 mod error;
 mod events;
 mod extract;
+mod payments_admin;
 mod voucher_json;
 
 use axum::{
@@ -59,6 +60,8 @@ pub fn router() -> Router<AppState> {
         .route("/admin/vouchers", post(create_voucher))
         .route("/admin/vouchers/{id}/end", post(end_sale))
         .route("/admin/vouchers/{id}/stock", post(add_stock))
+        .route("/admin/payments", get(payments_admin::list))
+        .route("/admin/orders/{id}/refund", post(payments_admin::refund))
         .fallback(not_found)
         .method_not_allowed_fallback(|| async { ApiError(AppError::MethodNotAllowed) })
 }

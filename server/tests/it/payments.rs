@@ -1016,3 +1016,102 @@ async fn a_price_stripe_cannot_charge_is_refused_at_creation(db: PgPool) {
         );
     }
 }
+
+#[sqlx::test]
+async fn an_admin_refunds_a_paid_order_and_lists_the_payments_that_need_one(db: PgPool) {
+    let (app, fake) = shop(db, &[]).await;
+    let admin = app.sign_in("13800000000").await;
+    let v = app.create_priced(&admin, -5, 3600, 2, 500).await;
+    let refund = |c: &Client, order: &str| {
+        c.post(format!("{}/api/admin/orders/{order}/refund", app.base))
+            .send()
+    };
+    let (a, paid) = written_order(&app, v, "13900000129").await;
+    let session = open_session(&app, &a, &paid, &fake).await;
+    fake.pay(&session).await.expect("paid");
+    until(&app, &a, &paid, |o| o["status"] == "paid").await;
+    // Only admins; an order awaiting payment has nothing to refund; an unknown one is a 404.
+    expect_error(
+        refund(&a, &paid).await.expect("send"),
+        StatusCode::FORBIDDEN,
+        "forbidden",
+    )
+    .await;
+    let (b, awaiting) = written_order(&app, v, "13900000130").await;
+    expect_error(
+        refund(&admin, &awaiting).await.expect("send"),
+        StatusCode::CONFLICT,
+        "not_paid",
+    )
+    .await;
+    expect_error(
+        refund(&admin, "4294967297").await.expect("send"),
+        StatusCode::NOT_FOUND,
+        "not_found",
+    )
+    .await;
+
+    // The refund: the order is the shop's cancellation, its money back, its unit on sale.
+    for _ in 0..2 {
+        let r = refund(&admin, &paid).await.expect("send");
+        assert_eq!(r.status(), StatusCode::ACCEPTED);
+        let body: Value = r.json().await.expect("json");
+        assert_eq!(body, json!({"order_id": paid, "state": "refunded"}));
+    }
+    assert_eq!(
+        fake.refunds().len(),
+        1,
+        "refunded once, however often asked"
+    );
+    let body = order(&app, &a, &paid).await;
+    assert_eq!(
+        (
+            body["status"].as_str(),
+            body["cancelled_by"].as_str(),
+            body["refunded"].as_bool()
+        ),
+        (Some("cancelled"), Some("shop"), Some(true)),
+        "{body}"
+    );
+    units_hold(&app, v, 2).await;
+    let (_c, resold) = written_order(&app, v, "13900000131").await;
+    assert!(!resold.is_empty(), "the unit sold again");
+
+    // A refund Stripe refuses is pending for the admin, and listed for attention.
+    let other = open_session(&app, &b, &awaiting, &fake).await;
+    fake.refuse_refunds_of(&other, "charge_disputed");
+    fake.pay(&other).await.expect("paid");
+    until(&app, &b, &awaiting, |o| o["status"] == "paid").await;
+    let r = refund(&admin, &awaiting).await.expect("send");
+    let body: Value = r.json().await.expect("json");
+    assert_eq!(body["state"], "refund_pending", "{body}");
+    let listed = |state: &str| {
+        let url = format!("{}/api/admin/payments?state={state}", app.base);
+        let admin = admin.clone();
+        async move { get_json(&admin, &url).await }
+    };
+    let attention = listed("attention").await;
+    assert_eq!(attention.as_array().map(Vec::len), Some(1), "{attention}");
+    assert_eq!(attention[0]["payment_id"], other.as_str());
+    assert_eq!(attention[0]["state"], "refund_failed");
+    assert_eq!(attention[0]["order_id"], awaiting.as_str());
+    assert_eq!(attention[0]["amount_cents"], 500);
+    let refunded = listed("refunded").await;
+    assert_eq!(refunded[0]["payment_id"], session.as_str(), "{refunded}");
+    assert!(refunded[0]["provider_ref"]
+        .as_str()
+        .is_some_and(|r| r.starts_with("pi_test_")));
+    let r = admin
+        .get(format!("{}/api/admin/payments?state=everything", app.base))
+        .send()
+        .await
+        .expect("send");
+    expect_error(r, StatusCode::BAD_REQUEST, "bad_request").await;
+    let r = a
+        .get(format!("{}/api/admin/payments", app.base))
+        .send()
+        .await
+        .expect("send");
+    expect_error(r, StatusCode::FORBIDDEN, "forbidden").await;
+    money_holds(&app, &fake).await;
+}

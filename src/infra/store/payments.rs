@@ -6,7 +6,7 @@ use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 use chrono::{DateTime, Utc};
 
 use super::orders::lifecycle::Current;
-use crate::domain::{OrderId, UserId};
+use crate::domain::{OrderId, UserId, VoucherId};
 
 /// Where a hosted payment stands in the shop's books (the `state` column).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -555,4 +555,123 @@ pub async fn set_dispute(
         .execute(conn)
         .await?;
     Ok(())
+}
+
+/// Where the money taken for `order` stands: `(owed back or refused, refunded)` payments.
+pub async fn refunds_of_order(db: &PgPool, order: OrderId) -> Result<(i64, i64), sqlx::Error> {
+    sqlx::query_as(
+        "SELECT count(*) FILTER (WHERE state IN ('refund_due', 'refund_failed')),
+                count(*) FILTER (WHERE state = 'refunded')
+         FROM payments WHERE order_id = $1",
+    )
+    .bind(order.as_i64())
+    .fetch_one(db)
+    .await
+}
+
+/// The sessions of `order` whose refund is owed.
+pub async fn refunds_due_of_order(db: &PgPool, order: OrderId) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT session_id FROM payments WHERE order_id = $1 AND state = 'refund_due'",
+    )
+    .bind(order.as_i64())
+    .fetch_all(db)
+    .await
+}
+
+/// Which payments an admin lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PaymentFilter {
+    /// Flagged, refund owed or refused, disputed (open or lost).
+    Attention,
+    Paid,
+    Refunded,
+}
+
+/// A payment as an admin sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaymentListed {
+    pub session: String,
+    pub order: OrderId,
+    pub voucher: VoucherId,
+    pub amount_cents: i64,
+    pub currency: String,
+    pub state: PaymentState,
+    /// `open`, `won`, `lost`, when disputed.
+    pub dispute: Option<String>,
+    pub payment_ref: Option<String>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// The payments `filter` selects, the newest change first: `limit` from `offset`, and how many
+/// there are in all.
+pub async fn list(
+    db: &PgPool,
+    filter: PaymentFilter,
+    limit: i64,
+    offset: i64,
+) -> Result<(Vec<PaymentListed>, i64), sqlx::Error> {
+    let condition = match filter {
+        PaymentFilter::Attention => {
+            "(p.state IN ('flagged', 'refund_due', 'refund_failed') OR p.dispute IN ('open', 'lost'))"
+        }
+        PaymentFilter::Paid => "p.state = 'paid'",
+        PaymentFilter::Refunded => "p.state = 'refunded'",
+    };
+    type Row = (
+        String,
+        i64,
+        i64,
+        i64,
+        String,
+        String,
+        Option<String>,
+        Option<String>,
+        DateTime<Utc>,
+    );
+    let rows: Vec<Row> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT p.session_id, p.order_id, o.voucher_id, p.amount_cents, p.currency, p.state,
+                p.dispute, p.payment_ref, p.updated_at
+         FROM payments p JOIN orders o ON o.id = p.order_id
+         WHERE {condition}
+         ORDER BY p.updated_at DESC, p.session_id LIMIT $1 OFFSET $2"
+    )))
+    .bind(limit)
+    .bind(offset)
+    .fetch_all(db)
+    .await?;
+    let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+        "SELECT count(*) FROM payments p WHERE {condition}"
+    )))
+    .fetch_one(db)
+    .await?;
+    let listed = rows
+        .into_iter()
+        .map(
+            |(
+                session,
+                order,
+                voucher,
+                amount_cents,
+                currency,
+                state,
+                dispute,
+                payment_ref,
+                updated_at,
+            )| {
+                Ok(PaymentListed {
+                    session,
+                    order: OrderId::from_db(order).map_err(|e| sqlx::Error::Decode(Box::new(e)))?,
+                    voucher: VoucherId::from_db(voucher),
+                    amount_cents,
+                    currency,
+                    state: PaymentState::parse(&state)?,
+                    dispute,
+                    payment_ref,
+                    updated_at,
+                })
+            },
+        )
+        .collect::<Result<Vec<_>, sqlx::Error>>()?;
+    Ok((listed, total))
 }

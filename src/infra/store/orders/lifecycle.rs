@@ -150,6 +150,38 @@ pub async fn cancel_locked(
     Ok(return_of(order, user))
 }
 
+/// The shop refunds paid order `order` (locked by the caller): cancelled by the shop, its unit
+/// given back as a cancellation's, and every payment that took money for it owed back. The
+/// voucher and the move that gives the unit back in Redis; `None` when the order is not paid
+/// (nothing changed).
+pub async fn refund_paid(
+    tx: &mut Transaction<'_, Postgres>,
+    order: OrderId,
+) -> Result<Option<(VoucherId, StockMove)>, sqlx::Error> {
+    let row: Option<(i64, i64)> = sqlx::query_as(
+        "UPDATE orders SET status = 'cancelled', cancelled_at = now(), cancelled_by = $2
+         WHERE id = $1 AND status = 'paid'
+         RETURNING user_id, voucher_id",
+    )
+    .bind(order.as_i64())
+    .bind(Canceller::Shop.as_str())
+    .fetch_optional(&mut **tx)
+    .await?;
+    let Some((user, voucher)) = row else {
+        return Ok(None);
+    };
+    let (user, voucher) = (UserId::from_db(user), VoucherId::from_db(voucher));
+    sqlx::query(
+        "UPDATE payments SET state = 'refund_due', refund_next_at = now(), updated_at = now()
+         WHERE order_id = $1 AND state = 'paid'",
+    )
+    .bind(order.as_i64())
+    .execute(&mut **tx)
+    .await?;
+    give_back(tx, &[(order, user, voucher)]).await?;
+    Ok(Some((voucher, return_of(order, user))))
+}
+
 /// PostgreSQL's half of giving cancelled orders' units back: each voucher's stock, one outbox
 /// row per order; and money held for them that did not pay them (a flagged payment) becomes a
 /// refund owed, which the sweep makes.

@@ -1,0 +1,143 @@
+//! The admin's hand on the money (design.md decision 41): the payments that need an admin,
+//! and refunding an order.
+//!
+//! - `GET /api/admin/payments?state=attention|paid|refunded&page=N`: a JSON array of
+//!   `{"payment_id","order_id","voucher_id","amount_cents","currency","state","provider_ref",
+//!   "updated_at"}`, newest change first, 25 to a page; `state` is one of `open`, `paid`,
+//!   `flagged`, `refund_owed`, `refund_failed`, `refunded`, `disputed`. `X-Total-Count` says
+//!   how many the filter selects.
+//! - `POST /api/admin/orders/{id}/refund`: `202 {"order_id","state"}` with `state`
+//!   `refund_pending` or `refunded` (the same again on a repeat); `409 not_paid` for an order
+//!   nothing was paid for.
+
+use axum::{
+    extract::{RawQuery, State},
+    http::{HeaderName, HeaderValue, StatusCode},
+    response::{IntoResponse, Response},
+    Json,
+};
+use seckill::{
+    domain::{OrderId, Page},
+    orders::refund_order::{self, AdminRefundError, PaymentFilter, PaymentListed, PaymentState},
+    Core,
+};
+use serde_json::{json, Value};
+use webapi::error::AppError;
+
+use super::{
+    error::ApiResult,
+    extract::{AdminUser, ApiPath},
+};
+
+/// The filter and page a query names; an unknown filter is the caller's mistake.
+fn listing_query(raw: Option<&str>) -> Result<(PaymentFilter, i64), AppError> {
+    let (mut filter, mut page) = (PaymentFilter::Attention, 1);
+    for pair in raw.unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        match key {
+            "state" => {
+                filter = match value {
+                    "attention" => PaymentFilter::Attention,
+                    "paid" => PaymentFilter::Paid,
+                    "refunded" => PaymentFilter::Refunded,
+                    _ => {
+                        return Err(AppError::BadRequest(
+                            "state must be attention, paid or refunded".into(),
+                        ))
+                    }
+                }
+            }
+            "page" => page = i64::try_from(Page::parse_number(value)).unwrap_or(1),
+            _ => {}
+        }
+    }
+    Ok((filter, page))
+}
+
+/// A payment's state as an admin reads it: a dispute open or lost says so first.
+fn listed_state(p: &PaymentListed) -> &'static str {
+    if matches!(p.dispute.as_deref(), Some("open" | "lost")) {
+        return "disputed";
+    }
+    match p.state {
+        PaymentState::Open => "open",
+        PaymentState::Paid => "paid",
+        PaymentState::Closed => "closed",
+        PaymentState::Flagged => "flagged",
+        PaymentState::RefundDue => "refund_owed",
+        PaymentState::RefundFailed => "refund_failed",
+        PaymentState::Refunded => "refunded",
+    }
+}
+
+pub async fn list(
+    State(core): State<Core>,
+    AdminUser(_admin): AdminUser,
+    RawQuery(query): RawQuery,
+) -> ApiResult<Response> {
+    let (filter, page) = listing_query(query.as_deref())?;
+    let (payments, total) = refund_order::payments(&core, filter, page).await?;
+    let body: Vec<Value> = payments
+        .iter()
+        .map(|p| {
+            json!({
+                "payment_id": p.session,
+                "order_id": p.order.to_string(),
+                "voucher_id": p.voucher.get(),
+                "amount_cents": p.amount_cents,
+                "currency": p.currency,
+                "state": listed_state(p),
+                "provider_ref": p.payment_ref,
+                "updated_at": p.updated_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            })
+        })
+        .collect();
+    let mut res = Json(body).into_response();
+    res.headers_mut().insert(
+        HeaderName::from_static("x-total-count"),
+        HeaderValue::from(total),
+    );
+    Ok(res)
+}
+
+pub async fn refund(
+    State(core): State<Core>,
+    AdminUser(admin): AdminUser,
+    ApiPath(id): ApiPath,
+) -> ApiResult<Response> {
+    let order: OrderId = id.parse().map_err(|_| AppError::NotFound)?;
+    let state = refund_order::refund_order(&core, &admin, order)
+        .await
+        .map_err(|e| match e {
+            AdminRefundError::NotFound => AppError::NotFound,
+            AdminRefundError::NotPaid => AppError::NotPaid,
+            AdminRefundError::Backend(e) => AppError::from(e),
+        })?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({ "order_id": order.to_string(), "state": state.as_str() })),
+    )
+        .into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_listing_query_is_read_and_an_unknown_filter_refused() {
+        assert!(matches!(
+            listing_query(None),
+            Ok((PaymentFilter::Attention, 1))
+        ));
+        assert!(matches!(
+            listing_query(Some("state=paid&page=3")),
+            Ok((PaymentFilter::Paid, 3))
+        ));
+        assert!(matches!(
+            listing_query(Some("page=-1&state=refunded")),
+            Ok((PaymentFilter::Refunded, 1))
+        ));
+        assert!(listing_query(Some("state=everything")).is_err());
+    }
+}
