@@ -154,6 +154,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/orders/:id") ssr=SsrMode::Async view=pages::orders::OrderPage/>
                     <Route path=path!("/admin") ssr=SsrMode::Async view=pages::console::ConsolePage/>
                     <Route path=path!("/admin/vouchers/new") ssr=SsrMode::Async view=pages::admin::NewVoucherPage/>
+                    <Route path=path!("/admin/payments") ssr=SsrMode::Async view=pages::payments::PaymentsPage/>
                 </Routes>
             </main>
             <HydrationMark/>

@@ -112,3 +112,33 @@ pub fn order(v: sale::OrderView) -> OrderView {
         created_at: v.created_at,
     }
 }
+
+/// A payment as the admin's listing shows it: a dispute open or lost says so first.
+pub fn payment_row(
+    p: &seckill::orders::refund_order::PaymentListed,
+) -> crate::payments::PaymentRow {
+    use seckill::orders::refund_order::PaymentState as S;
+    let state = if matches!(p.dispute.as_deref(), Some("open" | "lost")) {
+        "disputed"
+    } else {
+        match p.state {
+            S::Open => "open",
+            S::Paid => "paid",
+            S::Closed => "closed",
+            S::Flagged => "flagged",
+            S::RefundDue => "refund_owed",
+            S::RefundFailed => "refund_failed",
+            S::Refunded => "refunded",
+        }
+    };
+    crate::payments::PaymentRow {
+        payment_id: p.session.clone(),
+        order_id: p.order.to_string(),
+        voucher_id: p.voucher.get(),
+        amount_cents: p.amount_cents,
+        currency: p.currency.clone(),
+        state: state.to_owned(),
+        provider_ref: p.payment_ref.clone(),
+        updated_at: p.updated_at,
+    }
+}

@@ -203,6 +203,17 @@ impl From<CheckoutError> for AppError {
     }
 }
 
+impl From<seckill::orders::refund_order::AdminRefundError> for AppError {
+    fn from(e: seckill::orders::refund_order::AdminRefundError) -> Self {
+        use seckill::orders::refund_order::AdminRefundError as E;
+        match e {
+            E::NotFound => Self::NotFound,
+            E::NotPaid => Self::NotPaid,
+            e @ E::Backend(_) => fault(e),
+        }
+    }
+}
+
 impl From<NotifyError> for AppError {
     fn from(e: NotifyError) -> Self {
         match e {

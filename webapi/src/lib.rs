@@ -5,6 +5,7 @@
 //! | --- | --- |
 //! | [`error`] | [`AppError`](error::AppError): every refusal's code, status and sentence |
 //! | [`wire`] | the types that cross the wire, made of the domain's (compile to wasm) |
+//! | [`payments`] | the admin's payments listing on the wire |
 //! | `convert` (ssr) | core values into wire types |
 //! | `http` (ssr) | the session cookie, a request's principal, IDs from paths and forms, core errors into `AppError` |
 
@@ -13,4 +14,5 @@ pub mod convert;
 pub mod error;
 #[cfg(feature = "ssr")]
 pub mod http;
+pub mod payments;
 pub mod wire;

@@ -108,3 +108,48 @@ pub async fn add_stock(voucher_id: i64, add: String, key: String) -> Result<i64,
     crate::ssr::redirect_plain_form(&ConsoleQuery::manage(id, Some(ManageDone::Added)).href());
     Ok(added.total)
 }
+
+/// A page of the payments an admin looks at (admins only): `state` is `attention` (the
+/// default), `paid` or `refunded`.
+#[server(prefix = "/sf", endpoint = "admin_payments")]
+pub async fn admin_payments(
+    state: Option<String>,
+    page: Option<usize>,
+) -> Result<webapi::payments::PaymentsView, AppError> {
+    use seckill::orders::refund_order::{self, PaymentFilter, PAYMENTS_PAGE};
+    let core = crate::ssr::core()?;
+    crate::ssr::signed_in_admin(&core).await?;
+    let filter = state
+        .as_deref()
+        .and_then(PaymentFilter::parse)
+        .unwrap_or(PaymentFilter::Attention);
+    let asked = page.unwrap_or(1).max(1);
+    let (rows, total) =
+        refund_order::payments(&core, filter, i64::try_from(asked).unwrap_or(1)).await?;
+    let size = usize::try_from(PAYMENTS_PAGE).unwrap_or(25);
+    let pages = usize::try_from(total).unwrap_or(0).div_ceil(size).max(1);
+    Ok(webapi::payments::PaymentsView {
+        rows: rows.iter().map(webapi::convert::payment_row).collect(),
+        filter: filter.as_str().to_owned(),
+        page: asked.min(pages),
+        pages,
+        total,
+    })
+}
+
+/// Refunds an order (admins only): a paid order is cancelled by the shop and its money given
+/// back. A plain form post is sent back to the payments page it came from, saying so.
+#[server(prefix = "/sf", endpoint = "refund_order")]
+pub async fn refund_order(order_id: String, state: String) -> Result<String, AppError> {
+    let core = crate::ssr::core()?;
+    let admin = crate::ssr::signed_in_admin(&core).await?;
+    let order = crate::ssr::order_id(&order_id)?;
+    let done = seckill::orders::refund_order::refund_order(&core, &admin, order).await?;
+    let filter = seckill::orders::refund_order::PaymentFilter::parse(&state)
+        .map_or("attention", |f| f.as_str());
+    crate::ssr::redirect_plain_form(&format!(
+        "/admin/payments?state={filter}&refunded={order}&outcome={}",
+        done.as_str()
+    ));
+    Ok(done.as_str().to_owned())
+}

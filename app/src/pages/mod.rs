@@ -5,6 +5,7 @@ pub mod console;
 pub mod home;
 pub mod login;
 pub mod orders;
+pub mod payments;
 pub mod voucher;
 
 use leptos::prelude::*;

@@ -18,10 +18,10 @@ use axum::{
 };
 use seckill::{
     domain::{OrderId, Page},
-    orders::refund_order::{self, AdminRefundError, PaymentFilter, PaymentListed, PaymentState},
+    orders::refund_order::{self, PaymentFilter},
     Core,
 };
-use serde_json::{json, Value};
+use serde_json::json;
 use webapi::error::AppError;
 
 use super::{
@@ -36,38 +36,15 @@ fn listing_query(raw: Option<&str>) -> Result<(PaymentFilter, i64), AppError> {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
         match key {
             "state" => {
-                filter = match value {
-                    "attention" => PaymentFilter::Attention,
-                    "paid" => PaymentFilter::Paid,
-                    "refunded" => PaymentFilter::Refunded,
-                    _ => {
-                        return Err(AppError::BadRequest(
-                            "state must be attention, paid or refunded".into(),
-                        ))
-                    }
-                }
+                filter = PaymentFilter::parse(value).ok_or_else(|| {
+                    AppError::BadRequest("state must be attention, paid or refunded".into())
+                })?;
             }
             "page" => page = i64::try_from(Page::parse_number(value)).unwrap_or(1),
             _ => {}
         }
     }
     Ok((filter, page))
-}
-
-/// A payment's state as an admin reads it: a dispute open or lost says so first.
-fn listed_state(p: &PaymentListed) -> &'static str {
-    if matches!(p.dispute.as_deref(), Some("open" | "lost")) {
-        return "disputed";
-    }
-    match p.state {
-        PaymentState::Open => "open",
-        PaymentState::Paid => "paid",
-        PaymentState::Closed => "closed",
-        PaymentState::Flagged => "flagged",
-        PaymentState::RefundDue => "refund_owed",
-        PaymentState::RefundFailed => "refund_failed",
-        PaymentState::Refunded => "refunded",
-    }
 }
 
 pub async fn list(
@@ -77,21 +54,7 @@ pub async fn list(
 ) -> ApiResult<Response> {
     let (filter, page) = listing_query(query.as_deref())?;
     let (payments, total) = refund_order::payments(&core, filter, page).await?;
-    let body: Vec<Value> = payments
-        .iter()
-        .map(|p| {
-            json!({
-                "payment_id": p.session,
-                "order_id": p.order.to_string(),
-                "voucher_id": p.voucher.get(),
-                "amount_cents": p.amount_cents,
-                "currency": p.currency,
-                "state": listed_state(p),
-                "provider_ref": p.payment_ref,
-                "updated_at": p.updated_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-            })
-        })
-        .collect();
+    let body: Vec<_> = payments.iter().map(webapi::convert::payment_row).collect();
     let mut res = Json(body).into_response();
     res.headers_mut().insert(
         HeaderName::from_static("x-total-count"),
@@ -106,13 +69,7 @@ pub async fn refund(
     ApiPath(id): ApiPath,
 ) -> ApiResult<Response> {
     let order: OrderId = id.parse().map_err(|_| AppError::NotFound)?;
-    let state = refund_order::refund_order(&core, &admin, order)
-        .await
-        .map_err(|e| match e {
-            AdminRefundError::NotFound => AppError::NotFound,
-            AdminRefundError::NotPaid => AppError::NotPaid,
-            AdminRefundError::Backend(e) => AppError::from(e),
-        })?;
+    let state = refund_order::refund_order(&core, &admin, order).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({ "order_id": order.to_string(), "state": state.as_str() })),

@@ -588,6 +588,26 @@ pub enum PaymentFilter {
     Refunded,
 }
 
+impl PaymentFilter {
+    /// From its name in a query: `attention`, `paid`, `refunded`.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "attention" => Some(Self::Attention),
+            "paid" => Some(Self::Paid),
+            "refunded" => Some(Self::Refunded),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Attention => "attention",
+            Self::Paid => "paid",
+            Self::Refunded => "refunded",
+        }
+    }
+}
+
 /// A payment as an admin sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PaymentListed {

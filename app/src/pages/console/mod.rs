@@ -61,6 +61,7 @@ fn Console() -> impl IntoView {
         <leptos_meta::Title text="Console"/>
         <div class="console-head">
             <h1>"Console"</h1>
+            <a class="button" href="/admin/payments" data-testid="payments-link">"Payments"</a>
             <a class="button primary" href="/admin/vouchers/new" data-testid="new-voucher">"New voucher"</a>
         </div>
         <Suspense fallback=|| view! { <p class="loading">"Loading the vouchers…"</p> }>
