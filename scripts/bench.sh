@@ -10,6 +10,9 @@
 #   scripts/bench.sh pages [--quick]    pages, the JSON API and static files over HTTP
 #   scripts/bench.sh draw [--quick]     the same crowd (a tenth bots at the opening millisecond)
 #                                       meets a first-come opening, then a draw
+#   scripts/bench.sh payments [--quick] a rush's orders paid through a Stripe stand-in that fails
+#                                       calls, loses, repeats and delays webhooks, and goes down
+#                                       as deadlines pass: I1-I4 and M1-M3, payment to "paid"
 #   scripts/bench.sh phone [--quick]    a cold visit of the home page and a sale page in Chromium
 #                                       on an emulated phone network (150 ms RTT, 1.6 Mbit/s,
 #                                       CPU 4x slower): time until interactive, bytes moved
@@ -22,7 +25,7 @@ cd "$ROOT"
 "$ROOT/scripts/setup.sh"
 start_services
 case "${1:-}" in
-  rush | all | drill | watchers | pages | draw) "$ROOT/scripts/build.sh" --release ;;
+  rush | all | drill | watchers | pages | draw | payments) "$ROOT/scripts/build.sh" --release ;;
   scaleout)
     "$ROOT/scripts/build.sh" --release
     eval "$("$ROOT/scripts/cluster.sh" redis-start | grep '^export SECKILL_CLUSTER_URL=')"

@@ -14,6 +14,7 @@
 #   7. the scale-out smoke run (`bench scaleout --quick`): 3 instances behind HAProxy on the
 #      cluster beside one instance on one node, and a kill -9 of one instance mid-rush; I1–I4;
 #      the draw's smoke run (bench draw --quick: bots win nothing more in a draw than their share);
+#      the payments' smoke run (bench payments --quick: a misbehaving Stripe, I1-I4 and M1-M3);
 #   8. the fault drills (`bench drill --quick`): the server killed with kill -9 three times,
 #      PostgreSQL stopped for 30 s, Redis killed and restarted from its AOF, each during a rush;
 #      every returned order final within 10 s of recovery, I1–I4 checked;
@@ -61,6 +62,8 @@ log "benchmarks, smoke run (bench all --quick, debug build)"
 "$CARGO_TARGET_DIR/debug/bench" all --quick
 log "draw smoke run (bench draw --quick): first come against a draw, bots at the opening"
 "$CARGO_TARGET_DIR/debug/bench" draw --quick
+log "payments smoke run (bench payments --quick): Stripe failing, losing and repeating webhooks, down at the deadlines"
+"$CARGO_TARGET_DIR/debug/bench" payments --quick
 log "scale-out smoke run (bench scaleout --quick): 3 instances, HAProxy, the cluster, a kill -9"
 "$CARGO_TARGET_DIR/debug/bench" scaleout --quick
 log "fault drills (bench drill --quick): kill -9 of the server, PostgreSQL down 30 s, Redis killed"

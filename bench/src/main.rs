@@ -25,6 +25,10 @@
 //!                        firing at the opening millisecond) meets a first-come opening, then a
 //!                        draw: the bots' share of the winners, arrival × winning, time to admit
 //!                        and write every winner, entries/s against GET /api/live
+//! bench payments [--quick] [--shoppers N] [--stock N] [--conns N]  a rush's orders paid
+//!                        through a Stripe stand-in that fails every 10th call, loses, repeats
+//!                        and delays webhooks; I1–I4 and M1–M3 at the end, the time from a
+//!                        payment to "paid", refunds made and refused, units held past deadline
 //! bench all [--quick]    lock, core, rush, pages and watchers in turn
 //! ```
 //! A full run appends its figures to BENCHMARKS.md; every run writes JSON to
@@ -35,6 +39,7 @@ mod draw;
 mod drill;
 mod lockbench;
 mod pages;
+mod payments;
 mod report;
 mod rush;
 mod scaleout;
@@ -103,7 +108,7 @@ impl Options {
 }
 
 const USAGE: &str =
-    "usage: bench <rush|core|lock|drill|failover|scaleout|watchers|pages|draw|all> [--quick] [--no-record] [--profile] \
+    "usage: bench <rush|core|lock|drill|failover|scaleout|watchers|pages|draw|payments|all> [--quick] [--no-record] [--profile] \
                      [--shoppers N] [--stock N] [--conns N] [--rate buys/s (rush: open loop)]";
 
 #[tokio::main]
@@ -128,6 +133,7 @@ async fn main() -> anyhow::Result<()> {
         "watchers" => watchers::run(&options).await,
         "pages" => pages::run(&options).await,
         "draw" => draw::run(&options).await,
+        "payments" => payments::run(&options).await,
         "all" => {
             lockbench::run(&options).await?;
             corebench::run(&options).await?;

@@ -129,11 +129,21 @@ impl Scratch {
 
     /// A voucher whose sale opens `opens_in` from now and lasts an hour.
     pub async fn voucher(&self, stock: usize, opens_in: Duration) -> anyhow::Result<VoucherId> {
+        self.voucher_priced(stock, opens_in, 100).await
+    }
+
+    /// Like [`Self::voucher`], priced `price_cents`.
+    pub async fn voucher_priced(
+        &self,
+        stock: usize,
+        opens_in: Duration,
+        price_cents: i64,
+    ) -> anyhow::Result<VoucherId> {
         let begins = Utc::now() + opens_in;
         let draft = VoucherDraft {
             title: "Rush voucher".into(),
             description: "benchmark".into(),
-            price_cents: "100".into(),
+            price_cents: price_cents.to_string(),
             stock: stock.to_string(),
             begins_at: begins.to_rfc3339(),
             ends_at: (begins + Duration::hours(1)).to_rfc3339(),

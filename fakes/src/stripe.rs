@@ -82,6 +82,16 @@ impl Session {
     }
 }
 
+/// How a load run's stand-in misbehaves: each field "every n-th" (0: never).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Chaos {
+    pub fail_every: u64,
+    pub drop_every: u64,
+    pub twice_every: u64,
+    pub late_every: u64,
+    pub late_by: Duration,
+}
+
 /// A saved answer to an idempotent request.
 #[derive(Debug, Clone)]
 struct Saved {
@@ -117,6 +127,15 @@ struct Inner {
     duplicate_webhooks: bool,
     /// The `Stripe-Version` of each API call (`None`: the account's default).
     versions: Vec<Option<String>>,
+    /// Chaos for a load run, each "every n-th" (0: never): API calls answering 500, webhooks
+    /// dropped, webhooks delivered twice, webhooks delivered late (after `late_by`, so after
+    /// events that came later: out of order).
+    chaos: Chaos,
+    /// API calls past the screen, and webhooks delivered, counted for the chaos.
+    steered_calls: u64,
+    deliveries: u64,
+    /// Every API call answers 500 until then (an outage).
+    outage_until: Option<std::time::Instant>,
     refunds: Vec<Refund>,
     /// Events sent, by ID (a replay sends one again).
     events: BTreeMap<String, Value>,
@@ -228,6 +247,16 @@ impl FakeStripe {
     /// Webhooks are not sent while on (lost notifications).
     pub fn drop_webhooks(&self, on: bool) {
         self.fake.lock().drop_webhooks = on;
+    }
+
+    /// Every API call answers 500 for `length` from now (Stripe down for a while).
+    pub fn outage(&self, length: Duration) {
+        self.fake.lock().outage_until = Some(std::time::Instant::now() + length);
+    }
+
+    /// Misbehaves as `chaos` says from now on.
+    pub fn set_chaos(&self, chaos: Chaos) {
+        self.fake.lock().chaos = chaos;
     }
 
     /// Every webhook is delivered twice while on.
@@ -376,12 +405,22 @@ fn complete(fake: &Fake, id: &str, amount: Option<i64>) -> Result<Value, StatusC
 /// Sends `event` until the shop answers 2xx (three tries, as Stripe retries), unless webhooks
 /// are dropped.
 async fn deliver(fake: &Fake, http: &reqwest::Client, event: Value) {
-    let (dropped, twice) = {
-        let f = fake.lock();
-        (f.drop_webhooks, f.duplicate_webhooks)
+    let (dropped, twice, late) = {
+        let mut f = fake.lock();
+        f.deliveries += 1;
+        let (n, c) = (f.deliveries, f.chaos);
+        let every = |k: u64| k > 0 && n.is_multiple_of(k);
+        (
+            f.drop_webhooks || every(c.drop_every),
+            f.duplicate_webhooks || every(c.twice_every),
+            every(c.late_every).then_some(c.late_by),
+        )
     };
     if dropped {
         return;
+    }
+    if let Some(late) = late {
+        tokio::time::sleep(late).await;
     }
     if twice {
         send_once(fake, http, &event).await;
@@ -466,10 +505,16 @@ async fn steered(fake: &Fake) -> Option<(StatusCode, Value)> {
         tokio::time::sleep(latency).await;
     }
     let mut f = fake.lock();
-    if f.fail_next == 0 {
+    f.steered_calls += 1;
+    let down = f
+        .outage_until
+        .is_some_and(|until| std::time::Instant::now() < until);
+    let chaos =
+        down || (f.chaos.fail_every > 0 && f.steered_calls.is_multiple_of(f.chaos.fail_every));
+    if f.fail_next == 0 && !chaos {
         return None;
     }
-    f.fail_next -= 1;
+    f.fail_next = f.fail_next.saturating_sub(1);
     Some((
         StatusCode::INTERNAL_SERVER_ERROR,
         error_body("api_error", "Something went wrong on Stripe's end.", None),

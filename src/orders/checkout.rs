@@ -224,13 +224,13 @@ fn redirectable(url: &str) -> bool {
     (absolute || path) && url.bytes().all(|b| b.is_ascii_graphic())
 }
 
-/// The shopper is back from the hosted page: if the order still awaits payment, its open
-/// payment is asked of the provider (at most every 2 s per order), so a lost webhook does not
-/// keep a paid order waiting. A provider out of reach changes nothing here (the sweep asks
-/// again).
+/// The shopper is back from the hosted page: its open payment (or one the shop closed without
+/// the provider's word, still watched) is asked of the provider (at most every 2 s per
+/// order), so a lost webhook neither keeps a paid order waiting nor keeps money paid too late.
+/// A provider out of reach changes nothing here (the sweep asks again).
 pub async fn returned(core: &Core, shopper: UserId, order: OrderId) -> Result<(), CheckoutError> {
     let Some(session) =
-        store::payments::open_of(&core.db, order, shopper, RETURN_LOOKUP_EVERY_MS).await?
+        store::payments::payable_of(&core.db, order, shopper, RETURN_LOOKUP_EVERY_MS, true).await?
     else {
         return Ok(());
     };

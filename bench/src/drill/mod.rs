@@ -20,7 +20,7 @@
 
 mod aftercare;
 pub mod failover;
-mod shoppers;
+pub(crate) mod shoppers;
 
 use std::{process::Command, sync::Arc, time::Duration};
 

@@ -296,15 +296,31 @@ pub async fn open_of(
     user: UserId,
     older_than_ms: i64,
 ) -> Result<Option<String>, sqlx::Error> {
+    payable_of(db, order, user, older_than_ms, false).await
+}
+
+/// Like [`open_of`], also a payment closed without the provider's word while it is watched
+/// (the shopper coming back after paying a page the shop had given up on: asked at once, so
+/// the money goes back without waiting for the sweep's lookups).
+pub async fn payable_of(
+    db: &PgPool,
+    order: OrderId,
+    user: UserId,
+    older_than_ms: i64,
+    watched_too: bool,
+) -> Result<Option<String>, sqlx::Error> {
     sqlx::query_scalar(
         "SELECT p.session_id FROM payments p JOIN orders o ON o.id = p.order_id
-         WHERE p.order_id = $1 AND o.user_id = $2 AND p.state = 'open'
+         WHERE p.order_id = $1 AND o.user_id = $2
+           AND (p.state = 'open' OR ($4 AND p.watched AND now() < p.expires_at + interval '1 minute'))
            AND (p.checked_at = p.created_at
-                OR p.checked_at <= now() - make_interval(secs => $3::float8 / 1000))",
+                OR p.checked_at <= now() - make_interval(secs => $3::float8 / 1000))
+         ORDER BY p.created_at DESC LIMIT 1",
     )
     .bind(order.as_i64())
     .bind(user.get())
     .bind(older_than_ms as f64)
+    .bind(watched_too)
     .fetch_optional(db)
     .await
 }

@@ -1,0 +1,532 @@
+//! `bench payments`: a rush's orders paid through a Stripe stand-in that misbehaves as Stripe
+//! may (design.md decision 41): every 10th API call answers 500 (and Stripe saves it against
+//! its idempotency key), every 3rd webhook is lost, every 4th comes twice, every 5th comes
+//! 1.5 s late (after later ones: out of order), every call waits 20 ms, and Stripe is down for
+//! 2.5 s as the first deadlines pass; the shop gives an unreachable Stripe no grace, so a
+//! failed expiry closes a session Stripe still holds open. Then the shoppers act: half pay, a tenth pay after their order was
+//! cancelled (one of whose refunds Stripe refuses for good), a fifth cancel, a fifth forget.
+//! At quiescence I1–I4 and M1–M3 must hold; the figures: the time from a payment to its order
+//! reading "paid", the refunds made and refused, and how long units were held past their
+//! deadline.
+
+use std::{collections::BTreeMap, sync::Arc, time::Duration};
+
+use anyhow::{bail, Context};
+use fakes::stripe::{Chaos, FakeStripe};
+use futures::StreamExt;
+use seckill::domain::VoucherId;
+use tokio::time::Instant;
+
+use crate::{
+    drill::shoppers::{self, Arrival},
+    report::{self, Report},
+    rush::{measure, process::Server},
+    scratch::Scratch,
+    Options,
+};
+
+const WHSEC: &str = "whsec_bench_payments";
+/// How long an order waits for payment here.
+const PAY_WITHIN_MS: u64 = 4_000;
+/// The bench's price: above Stripe's ¥4.00 minimum.
+const PRICE_CENTS: i64 = 990;
+
+/// What a shopper does with their order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Intent {
+    Pay,
+    /// Opens the payment page, lets the order be cancelled at its deadline, then pays.
+    PayLate,
+    Cancel,
+    Forget,
+}
+
+impl Intent {
+    /// By the shopper's index: 5 in 10 pay, 1 pays late, 2 cancel, 2 forget.
+    fn of(shopper: usize) -> Self {
+        match (shopper as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) % 10 {
+            0..=4 => Self::Pay,
+            5 => Self::PayLate,
+            6 | 7 => Self::Cancel,
+            _ => Self::Forget,
+        }
+    }
+}
+
+/// What happened to one shopper's order, as the shopper saw it.
+#[derive(Debug, Clone, Default)]
+struct Outcome {
+    /// Microseconds from paying on the hosted page to the order reading "paid".
+    paid_after_us: Option<u64>,
+    /// Paid after the cancellation, and Stripe took the money (a refund is owed).
+    paid_late: bool,
+    /// What went wrong, if anything.
+    error: Option<String>,
+}
+
+pub async fn run(options: &Options) -> anyhow::Result<()> {
+    let scratch = Scratch::new("payments").await?;
+    let result = run_on(options, &scratch).await;
+    scratch.cleanup().await?;
+    result
+}
+
+async fn run_on(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
+    let shoppers = options
+        .shoppers
+        .unwrap_or(if options.quick { 300 } else { 2_000 });
+    let stock = options
+        .stock
+        .unwrap_or(if options.quick { 200 } else { 1_500 });
+    let conns = options.conns.unwrap_or(50);
+    let fake = Arc::new(FakeStripe::start(WHSEC).await?);
+    fake.set_latency(Duration::from_millis(20));
+    fake.set_chaos(Chaos {
+        fail_every: 10,
+        drop_every: 3,
+        twice_every: 4,
+        late_every: 5,
+        late_by: Duration::from_millis(1_500),
+    });
+    let base = fake.base();
+    let mut env: Vec<(String, String)> = scratch
+        .env
+        .iter()
+        .filter(|(k, _)| k != "SECKILL_DEV_PAYMENTS")
+        .cloned()
+        .collect();
+    for (k, v) in [
+        ("SECKILL_STRIPE_SECRET_KEY", "sk_test_bench"),
+        ("SECKILL_STRIPE_WEBHOOK_SECRET", WHSEC),
+        ("SECKILL_STRIPE_API_BASE", base.as_str()),
+        ("SECKILL_STRIPE_TIMEOUT_MS", "2000"),
+        ("SECKILL_STRIPE_EXPIRE_GRACE_MS", "1"),
+        ("SECKILL_PUBLIC_ORIGIN", "http://shop.bench"),
+        ("SECKILL_PAY_WITHIN_MS", &PAY_WITHIN_MS.to_string()),
+        ("SECKILL_SWEEP_MS", "300"),
+    ] {
+        env.push((k.to_owned(), v.to_owned()));
+    }
+    let mut server = Server::start(&env).await?;
+    fake.set_webhook(&format!("{}/api/payments/stripe/webhook", server.base));
+    let users = scratch.users(shoppers).await?;
+    let tokens = Arc::new(scratch.sessions(&users).await?);
+    let voucher = scratch
+        .voucher_priced(stock, chrono::Duration::milliseconds(1_000), PRICE_CENTS)
+        .await?;
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()?;
+    let answers = shoppers::buy_all(
+        client.clone(),
+        server.base.clone(),
+        voucher,
+        tokens.clone(),
+        Arrival {
+            conns,
+            pace: Duration::from_millis(5),
+            deadline: Instant::now() + Duration::from_secs(60),
+        },
+    )
+    .await?;
+    let mut violations = Vec::new();
+    if let Err(e) = measure::poll_until(
+        &client,
+        &server.base,
+        &tokens,
+        &answers.admitted,
+        conns,
+        Instant::now() + Duration::from_secs(30),
+    )
+    .await
+    {
+        violations.push(format!("I3: not written within 30 s: {e}"));
+    }
+    // The first shopper who pays late has their refund refused for good (a dispute).
+    let refused_for = answers
+        .admitted
+        .iter()
+        .find(|(i, _)| Intent::of(*i) == Intent::PayLate)
+        .map(|(_, order)| order.clone());
+    let acted = Instant::now();
+    // Stripe is down while the first deadlines pass: with no grace, the sweep closes those
+    // sessions without Stripe's word, and a late payer's money arrives on a cancelled order.
+    let outage = {
+        let fake = fake.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(PAY_WITHIN_MS - 1_000)).await;
+            fake.outage(Duration::from_millis(2_500));
+        })
+    };
+    let outcomes: BTreeMap<String, (Intent, Outcome)> =
+        futures::stream::iter(answers.admitted.clone())
+            .map(|(i, order)| {
+                let shopper = Shopper {
+                    client: client.clone(),
+                    base: server.base.clone(),
+                    token: tokens[i].clone(),
+                    order: order.clone(),
+                    fake: fake.clone(),
+                    stripe: base.clone(),
+                };
+                let refuse = refused_for.as_deref() == Some(order.as_str());
+                async move {
+                    let intent = Intent::of(i);
+                    (order, (intent, shopper.act(intent, refuse).await))
+                }
+            })
+            .buffer_unordered(conns)
+            .collect()
+            .await;
+    outage.await?;
+    let settled = quiescent(scratch, voucher, Instant::now() + Duration::from_secs(60)).await;
+    let settled_after = acted.elapsed().as_secs_f64();
+    if let Err(e) = settled {
+        violations.push(e.to_string());
+    }
+    server.stop();
+    violations.extend(
+        outcomes
+            .iter()
+            .filter_map(|(order, (intent, o))| {
+                o.error
+                    .as_ref()
+                    .map(|e| format!("order {order} ({intent:?}): {e}"))
+            })
+            .take(20),
+    );
+    violations.extend(units_hold(scratch, voucher, stock, answers.admitted.len()).await?);
+    violations.extend(money_holds(scratch, &fake).await?);
+    violations.extend(answers.internal_errors());
+
+    let mut paid = report::histogram()?;
+    for (_, o) in outcomes.values() {
+        if let Some(us) = o.paid_after_us {
+            paid.record(us.max(1))?;
+        }
+    }
+    let late_paid = outcomes.values().filter(|(_, o)| o.paid_late).count();
+    let (refunded, refund_failed): (i64, i64) = sqlx::query_as(
+        "SELECT count(*) FILTER (WHERE state = 'refunded'),
+                count(*) FILTER (WHERE state = 'refund_failed') FROM payments",
+    )
+    .fetch_one(&scratch.core.db)
+    .await?;
+    let held_ms: Option<f64> = sqlx::query_scalar(
+        "SELECT (extract(epoch FROM max(cancelled_at - pay_by)) * 1000)::float8
+         FROM orders WHERE voucher_id = $1 AND cancelled_by = 'deadline'",
+    )
+    .bind(voucher.get())
+    .fetch_one(&scratch.core.db)
+    .await?;
+    let calls = fake.calls().len();
+    let r = Report {
+        name: "payments",
+        title: format!(
+            "Payments under Stripe's misbehaviour: {shoppers} shoppers, stock {stock}, {} orders",
+            answers.admitted.len()
+        ),
+        rows: vec![
+            (
+                "payment on the hosted page → order paid".into(),
+                report::latency_row(&paid),
+            ),
+            ("orders paid".into(), paid.len().to_string()),
+            (
+                "paid after the cancellation (money Stripe took late)".into(),
+                late_paid.to_string(),
+            ),
+            (
+                "refunds made / refused for good".into(),
+                format!("{refunded} / {refund_failed}"),
+            ),
+            (
+                "longest a unit was held past its deadline".into(),
+                held_ms.map_or("none cancelled".into(), |ms| format!("{ms:.0} ms")),
+            ),
+            (
+                "Stripe API calls (every 10th answered 500)".into(),
+                calls.to_string(),
+            ),
+            (
+                "from the shoppers' first act to quiescence".into(),
+                format!("{settled_after:.1} s"),
+            ),
+            (
+                "invariants (I1–I4, M1–M3)".into(),
+                if violations.is_empty() {
+                    "hold".into()
+                } else {
+                    format!("{} broken", violations.len())
+                },
+            ),
+        ],
+        notes: violations.iter().map(|v| format!("- {v}")).collect(),
+        json: serde_json::json!({
+            "paid": report::latency_json(&paid),
+            "late_paid": late_paid,
+            "refunded": refunded,
+            "refund_failed": refund_failed,
+            "held_past_deadline_ms": held_ms,
+            "stripe_calls": calls,
+            "violations": violations,
+        }),
+    };
+    r.publish(options)?;
+    if !violations.is_empty() {
+        bail!("payments: {}", violations.join("; "));
+    }
+    if refund_failed != i64::from(refused_for.is_some() && late_paid > 0) {
+        bail!("payments: {refund_failed} refunds refused for good, one expected");
+    }
+    Ok(())
+}
+
+/// One shopper and their order.
+struct Shopper {
+    client: reqwest::Client,
+    base: String,
+    token: String,
+    order: String,
+    fake: Arc<FakeStripe>,
+    /// The stand-in's address: its hosted pages are `{stripe}/pay/{session}`.
+    stripe: String,
+}
+
+impl Shopper {
+    async fn act(&self, intent: Intent, refuse_refund: bool) -> Outcome {
+        let mut outcome = Outcome::default();
+        let result = match intent {
+            Intent::Pay => self.pay(&mut outcome).await,
+            Intent::PayLate => self.pay_late(&mut outcome, refuse_refund).await,
+            Intent::Cancel => self.cancel().await,
+            Intent::Forget => Ok(()),
+        };
+        if let Err(e) = result {
+            outcome.error = Some(format!("{e:#}"));
+        }
+        outcome
+    }
+
+    fn post(&self, path: &str) -> reqwest::RequestBuilder {
+        self.client
+            .post(format!("{}/api/orders/{}/{path}", self.base, self.order))
+            .header(
+                reqwest::header::COOKIE,
+                format!("seckill_session={}", self.token),
+            )
+    }
+
+    /// The order as its page reads it (`?payment=return`: back from the hosted page).
+    async fn status(&self) -> anyhow::Result<serde_json::Value> {
+        let r = self
+            .client
+            .get(format!(
+                "{}/api/orders/{}?payment=return",
+                self.base, self.order
+            ))
+            .header(
+                reqwest::header::COOKIE,
+                format!("seckill_session={}", self.token),
+            )
+            .send()
+            .await?;
+        Ok(r.json().await?)
+    }
+
+    /// Pay now, retried as a shopper would while it answers 503: the hosted page's session.
+    async fn open(&self) -> anyhow::Result<String> {
+        let until = Instant::now() + Duration::from_secs(30);
+        loop {
+            let r = self.post("pay").send().await?;
+            let status = r.status().as_u16();
+            let body: serde_json::Value = r.json().await.unwrap_or_default();
+            if status == 200 {
+                let url = body["redirect_url"].as_str().unwrap_or_default();
+                return url
+                    .strip_prefix(&format!("{}/pay/", self.stripe))
+                    .map(str::to_owned)
+                    .with_context(|| format!("{url:?} is not the stand-in's page"));
+            }
+            if status != 503 || Instant::now() > until {
+                bail!("Pay now answered {status} {body}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Until `done` holds of the order (30 s at most).
+    async fn until(&self, done: impl Fn(&serde_json::Value) -> bool) -> anyhow::Result<()> {
+        let until = Instant::now() + Duration::from_secs(30);
+        loop {
+            let o = self.status().await?;
+            if done(&o) {
+                return Ok(());
+            }
+            if Instant::now() > until {
+                bail!("the order stayed {o}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    async fn pay(&self, outcome: &mut Outcome) -> anyhow::Result<()> {
+        let session = self.open().await?;
+        let paid_at = Instant::now();
+        self.fake.pay(&session).await?;
+        self.until(|o| o["status"] == "paid").await?;
+        outcome.paid_after_us = Some(paid_at.elapsed().as_micros() as u64);
+        Ok(())
+    }
+
+    async fn pay_late(&self, outcome: &mut Outcome, refuse_refund: bool) -> anyhow::Result<()> {
+        let session = self.open().await?;
+        if refuse_refund {
+            self.fake.refuse_refunds_of(&session, "charge_disputed");
+        }
+        self.until(|o| o["status"] == "cancelled").await?;
+        // Stripe refuses a page the shop expired; one the shop closed without Stripe's word
+        // (its expiry answered 500) still takes money, which must go back.
+        if self.fake.pay(&session).await.is_ok() {
+            outcome.paid_late = true;
+            self.until(|o| o["refunded"] == true).await?;
+        }
+        Ok(())
+    }
+
+    async fn cancel(&self) -> anyhow::Result<()> {
+        let until = Instant::now() + Duration::from_secs(30);
+        loop {
+            let status = self.post("cancel").send().await?.status().as_u16();
+            match status {
+                200 => return Ok(()),
+                503 if Instant::now() < until => {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                other => bail!("cancel answered {other}"),
+            }
+        }
+    }
+}
+
+/// Waits until nothing of `voucher` awaits payment, no payment is open and no refund is owed.
+async fn quiescent(scratch: &Scratch, voucher: VoucherId, until: Instant) -> anyhow::Result<()> {
+    loop {
+        let (created, open, owed, pending): (i64, i64, i64, i64) = sqlx::query_as(
+            "SELECT (SELECT count(*) FROM orders WHERE voucher_id = $1 AND status = 'created'),
+                    (SELECT count(*) FROM payments WHERE state = 'open'),
+                    (SELECT count(*) FROM payments WHERE state = 'refund_due'),
+                    (SELECT count(*) FROM stock_moves WHERE applied_at IS NULL)",
+        )
+        .bind(voucher.get())
+        .fetch_one(&scratch.core.db)
+        .await?;
+        if created + open + owed + pending == 0 {
+            return Ok(());
+        }
+        if Instant::now() > until {
+            bail!("not quiescent: {created} awaiting payment, {open} payments open, {owed} refunds owed, {pending} moves pending");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// I1 (Redis stock + queued + live orders = stock, PostgreSQL's stock likewise), I2 (one live
+/// order per buyer), I3/I4 (every admitted order written once).
+async fn units_hold(
+    scratch: &Scratch,
+    voucher: VoucherId,
+    stock: usize,
+    admitted: usize,
+) -> anyhow::Result<Vec<String>> {
+    let mut broken = Vec::new();
+    let (redis_stock, queued, buyers) = measure::redis_counts(scratch, voucher).await?;
+    let (live, written, db_stock): (i64, i64, i64) = sqlx::query_as(
+        "SELECT count(*) FILTER (WHERE status IN ('created', 'paid')), count(*),
+                (SELECT stock FROM vouchers WHERE id = $1)
+         FROM orders WHERE voucher_id = $1",
+    )
+    .bind(voucher.get())
+    .fetch_one(&scratch.core.db)
+    .await?;
+    let stock = stock as i64;
+    let redis_stock = redis_stock.unwrap_or(-1);
+    if redis_stock + queued + live != stock {
+        broken.push(format!(
+            "I1: Redis {redis_stock} + queued {queued} + live orders {live} != {stock}"
+        ));
+    }
+    if db_stock != stock - live {
+        broken.push(format!(
+            "I1: PostgreSQL stock {db_stock} != {stock} - {live}"
+        ));
+    }
+    if buyers != live {
+        broken.push(format!(
+            "I2: {buyers} buyers in Redis for {live} live orders"
+        ));
+    }
+    if written != admitted as i64 {
+        broken.push(format!(
+            "I3/I4: {written} orders written for {admitted} admitted"
+        ));
+    }
+    Ok(broken)
+}
+
+/// M1–M3 against what the stand-in took and gave back.
+async fn money_holds(scratch: &Scratch, fake: &FakeStripe) -> anyhow::Result<Vec<String>> {
+    let mut broken = Vec::new();
+    let db = &scratch.core.db;
+    let sessions = fake.sessions();
+    for s in sessions.iter().filter(|s| s.payment_status == "paid") {
+        let row: Option<(String, String)> = sqlx::query_as(
+            "SELECT p.state, o.status FROM payments p JOIN orders o ON o.id = p.order_id
+             WHERE p.session_id = $1",
+        )
+        .bind(&s.id)
+        .fetch_optional(db)
+        .await?;
+        let accounted = matches!(
+            row.as_ref().map(|(p, o)| (p.as_str(), o.as_str())),
+            Some(("paid", "paid"))
+                | Some(("refunded" | "refund_due" | "refund_failed" | "flagged", _))
+        );
+        if !accounted {
+            broken.push(format!("M1: {}'s money is {row:?}", s.id));
+        }
+    }
+    let (cancelled_paid, paid_without_one): (i64, i64) = sqlx::query_as(
+        "SELECT count(*) FILTER (WHERE o.status = 'cancelled' AND p.n > 0),
+                count(*) FILTER (WHERE o.status = 'paid' AND p.n <> 1)
+         FROM orders o CROSS JOIN LATERAL (
+             SELECT count(*) AS n FROM payments WHERE order_id = o.id AND state = 'paid'
+         ) p",
+    )
+    .fetch_one(db)
+    .await?;
+    if cancelled_paid + paid_without_one > 0 {
+        broken.push(format!(
+            "M2: {cancelled_paid} cancelled orders paid, {paid_without_one} paid orders without one paying session"
+        ));
+    }
+    let mut refunds: BTreeMap<String, (usize, i64)> = BTreeMap::new();
+    for r in fake.refunds() {
+        let e = refunds.entry(r.payment_intent).or_default();
+        e.0 += 1;
+        e.1 += r.amount;
+    }
+    for (intent, (n, amount)) in refunds {
+        let took = sessions
+            .iter()
+            .find(|s| s.payment_intent.as_deref() == Some(intent.as_str()))
+            .map_or(0, |s| s.amount_total);
+        if n != 1 || amount > took {
+            broken.push(format!(
+                "M3: {intent} refunded {n} times, {amount} of {took}"
+            ));
+        }
+    }
+    Ok(broken)
+}
