@@ -477,56 +477,8 @@ async fn units_hold(
 
 /// M1–M3 against what the stand-in took and gave back.
 async fn money_holds(scratch: &Scratch, fake: &FakeStripe) -> anyhow::Result<Vec<String>> {
-    let mut broken = Vec::new();
-    let db = &scratch.core.db;
-    let sessions = fake.sessions();
-    for s in sessions.iter().filter(|s| s.payment_status == "paid") {
-        let row: Option<(String, String)> = sqlx::query_as(
-            "SELECT p.state, o.status FROM payments p JOIN orders o ON o.id = p.order_id
-             WHERE p.session_id = $1",
-        )
-        .bind(&s.id)
-        .fetch_optional(db)
-        .await?;
-        let accounted = matches!(
-            row.as_ref().map(|(p, o)| (p.as_str(), o.as_str())),
-            Some(("paid", "paid"))
-                | Some(("refunded" | "refund_due" | "refund_failed" | "flagged", _))
-        );
-        if !accounted {
-            broken.push(format!("M1: {}'s money is {row:?}", s.id));
-        }
-    }
-    let (cancelled_paid, paid_without_one): (i64, i64) = sqlx::query_as(
-        "SELECT count(*) FILTER (WHERE o.status = 'cancelled' AND p.n > 0),
-                count(*) FILTER (WHERE o.status = 'paid' AND p.n <> 1)
-         FROM orders o CROSS JOIN LATERAL (
-             SELECT count(*) AS n FROM payments WHERE order_id = o.id AND state = 'paid'
-         ) p",
-    )
-    .fetch_one(db)
-    .await?;
-    if cancelled_paid + paid_without_one > 0 {
-        broken.push(format!(
-            "M2: {cancelled_paid} cancelled orders paid, {paid_without_one} paid orders without one paying session"
-        ));
-    }
-    let mut refunds: BTreeMap<String, (usize, i64)> = BTreeMap::new();
-    for r in fake.refunds() {
-        let e = refunds.entry(r.payment_intent).or_default();
-        e.0 += 1;
-        e.1 += r.amount;
-    }
-    for (intent, (n, amount)) in refunds {
-        let took = sessions
-            .iter()
-            .find(|s| s.payment_intent.as_deref() == Some(intent.as_str()))
-            .map_or(0, |s| s.amount_total);
-        if n != 1 || amount > took {
-            broken.push(format!(
-                "M3: {intent} refunded {n} times, {amount} of {took}"
-            ));
-        }
-    }
-    Ok(broken)
+    let captured: Vec<_> = fake.captured().into_iter().map(Into::into).collect();
+    let refunded: Vec<_> = fake.refunded().into_iter().map(Into::into).collect();
+    let books = seckill::orders::reconcile::money_violations(&scratch.core, &captured, &refunded);
+    Ok(books.await?)
 }

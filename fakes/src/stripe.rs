@@ -303,6 +303,23 @@ impl FakeStripe {
         self.fake.lock().refunds.clone()
     }
 
+    /// The payments captured, as `(session, payment intent, amount)`.
+    pub fn captured(&self) -> Vec<(String, Option<String>, i64)> {
+        self.sessions()
+            .into_iter()
+            .filter(|s| s.payment_status == "paid")
+            .map(|s| (s.id, s.payment_intent, s.amount_total))
+            .collect()
+    }
+
+    /// The refunds made, as `(payment intent, amount)`.
+    pub fn refunded(&self) -> Vec<(String, i64)> {
+        self.refunds()
+            .into_iter()
+            .map(|r| (r.payment_intent, r.amount))
+            .collect()
+    }
+
     /// API calls received so far (`POST /v1/checkout/sessions`, …).
     pub fn calls(&self) -> Vec<String> {
         self.fake.lock().calls.clone()

@@ -7,6 +7,7 @@
 //! | `payment/` | the payment-provider trait and the providers (`dev.rs`, `stripe.rs`) |
 //! | `settle.rs` | what a provider says of a payment, applied to the order in one place; refunds |
 //! | `notify.rs` | the provider's webhook: verified, applied once |
+//! | `reconcile.rs` | the money invariants M1–M3 against what the provider says it took and gave back |
 //! | `refund_order.rs` | an admin refunds an order; the payments an admin lists |
 //! | `money_events.rs` | what the provider says of money already taken: refunds confirmed or failed, disputes |
 //! | `deadline.rs` | the sweep's payment steps: lost webhooks, the deadline, refunds owed |
@@ -17,6 +18,7 @@ pub mod deadline;
 pub mod money_events;
 pub mod notify;
 pub mod payment;
+pub mod reconcile;
 pub mod refund_order;
 pub mod restock;
 pub mod settle;
