@@ -26,8 +26,17 @@ use crate::{
 };
 
 const WHSEC: &str = "whsec_bench_payments";
-/// How long an order waits for payment here.
-const PAY_WITHIN_MS: u64 = 4_000;
+/// How long an order waits for payment here: long enough for every shopper to act (they act
+/// [`ACTING`] at a time), short enough for the late payers' wait.
+fn pay_within_ms(quick: bool) -> u64 {
+    if quick {
+        4_000
+    } else {
+        10_000
+    }
+}
+/// Shoppers acting on their orders at once.
+const ACTING: usize = 500;
 /// The bench's price: above Stripe's ¥4.00 minimum.
 const PRICE_CENTS: i64 = 990;
 
@@ -89,6 +98,7 @@ async fn run_on(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
         late_by: Duration::from_millis(1_500),
     });
     let base = fake.base();
+    let pay_within = pay_within_ms(options.quick);
     let mut env: Vec<(String, String)> = scratch
         .env
         .iter()
@@ -102,7 +112,7 @@ async fn run_on(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
         ("SECKILL_STRIPE_TIMEOUT_MS", "2000"),
         ("SECKILL_STRIPE_EXPIRE_GRACE_MS", "1"),
         ("SECKILL_PUBLIC_ORIGIN", "http://shop.bench"),
-        ("SECKILL_PAY_WITHIN_MS", &PAY_WITHIN_MS.to_string()),
+        ("SECKILL_PAY_WITHIN_MS", &pay_within.to_string()),
         ("SECKILL_SWEEP_MS", "300"),
     ] {
         env.push((k.to_owned(), v.to_owned()));
@@ -155,7 +165,7 @@ async fn run_on(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
     let outage = {
         let fake = fake.clone();
         tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(PAY_WITHIN_MS - 1_000)).await;
+            tokio::time::sleep(Duration::from_millis(pay_within - 1_000)).await;
             fake.outage(Duration::from_millis(2_500));
         })
     };
@@ -176,7 +186,7 @@ async fn run_on(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
                     (order, (intent, shopper.act(intent, refuse).await))
                 }
             })
-            .buffer_unordered(conns)
+            .buffer_unordered(ACTING)
             .collect()
             .await;
     outage.await?;

@@ -130,6 +130,8 @@ pub async fn run(options: &Options, scratch: &Scratch) -> anyhow::Result<Drilled
     }
     server.stop();
     violations.extend(check(scratch, voucher, &sc, &answers.admitted, &outcomes).await?);
+    // M2 (the dev provider keeps no record of its own to check M1 and M3 against).
+    violations.extend(seckill::orders::reconcile::money_violations(&scratch.core, &[], &[]).await?);
     violations.extend(answers.internal_errors());
     let final_after = violations
         .is_empty()
