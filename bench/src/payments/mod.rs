@@ -8,15 +8,24 @@
 //! At quiescence I1–I4 and M1–M3 must hold; the figures: the time from a payment to its order
 //! reading "paid", the refunds made and refused, and how long units were held past their
 //! deadline.
+//!
+//! The run here; what a shopper does in `shopper.rs`; the checks at quiescence in
+//! `checks.rs`.
+
+mod checks;
+mod shopper;
 
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use fakes::stripe::{Chaos, FakeStripe};
 use futures::StreamExt;
-use seckill::domain::VoucherId;
 use tokio::time::Instant;
 
+use self::{
+    checks::{money_holds, quiescent, units_hold},
+    shopper::Shopper,
+};
 use crate::{
     drill::shoppers::{self, Arrival},
     report::{self, Report},
@@ -26,6 +35,7 @@ use crate::{
 };
 
 const WHSEC: &str = "whsec_bench_payments";
+
 /// How long an order waits for payment here: long enough for every shopper to act (they act
 /// [`ACTING`] at a time), short enough for the late payers' wait.
 fn pay_within_ms(quick: bool) -> u64 {
@@ -35,8 +45,10 @@ fn pay_within_ms(quick: bool) -> u64 {
         10_000
     }
 }
+
 /// Shoppers acting on their orders at once.
 const ACTING: usize = 500;
+
 /// The bench's price: above Stripe's ¥4.00 minimum.
 const PRICE_CENTS: i64 = 990;
 
@@ -291,204 +303,4 @@ async fn run_on(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
         bail!("payments: {refund_failed} refunds refused for good, one expected");
     }
     Ok(())
-}
-
-/// One shopper and their order.
-struct Shopper {
-    client: reqwest::Client,
-    base: String,
-    token: String,
-    order: String,
-    fake: Arc<FakeStripe>,
-    /// The stand-in's address: its hosted pages are `{stripe}/pay/{session}`.
-    stripe: String,
-}
-
-impl Shopper {
-    async fn act(&self, intent: Intent, refuse_refund: bool) -> Outcome {
-        let mut outcome = Outcome::default();
-        let result = match intent {
-            Intent::Pay => self.pay(&mut outcome).await,
-            Intent::PayLate => self.pay_late(&mut outcome, refuse_refund).await,
-            Intent::Cancel => self.cancel().await,
-            Intent::Forget => Ok(()),
-        };
-        if let Err(e) = result {
-            outcome.error = Some(format!("{e:#}"));
-        }
-        outcome
-    }
-
-    fn post(&self, path: &str) -> reqwest::RequestBuilder {
-        self.client
-            .post(format!("{}/api/orders/{}/{path}", self.base, self.order))
-            .header(
-                reqwest::header::COOKIE,
-                format!("seckill_session={}", self.token),
-            )
-    }
-
-    /// The order as its page reads it (`?payment=return`: back from the hosted page).
-    async fn status(&self) -> anyhow::Result<serde_json::Value> {
-        let r = self
-            .client
-            .get(format!(
-                "{}/api/orders/{}?payment=return",
-                self.base, self.order
-            ))
-            .header(
-                reqwest::header::COOKIE,
-                format!("seckill_session={}", self.token),
-            )
-            .send()
-            .await?;
-        Ok(r.json().await?)
-    }
-
-    /// Pay now, retried as a shopper would while it answers 503: the hosted page's session.
-    async fn open(&self) -> anyhow::Result<String> {
-        let until = Instant::now() + Duration::from_secs(30);
-        loop {
-            let r = self.post("pay").send().await?;
-            let status = r.status().as_u16();
-            let body: serde_json::Value = r.json().await.unwrap_or_default();
-            if status == 200 {
-                let url = body["redirect_url"].as_str().unwrap_or_default();
-                return url
-                    .strip_prefix(&format!("{}/pay/", self.stripe))
-                    .map(str::to_owned)
-                    .with_context(|| format!("{url:?} is not the stand-in's page"));
-            }
-            if status != 503 || Instant::now() > until {
-                bail!("Pay now answered {status} {body}");
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    /// Until `done` holds of the order (30 s at most).
-    async fn until(&self, done: impl Fn(&serde_json::Value) -> bool) -> anyhow::Result<()> {
-        let until = Instant::now() + Duration::from_secs(30);
-        loop {
-            let o = self.status().await?;
-            if done(&o) {
-                return Ok(());
-            }
-            if Instant::now() > until {
-                bail!("the order stayed {o}");
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    async fn pay(&self, outcome: &mut Outcome) -> anyhow::Result<()> {
-        let session = self.open().await?;
-        let paid_at = Instant::now();
-        self.fake.pay(&session).await?;
-        self.until(|o| o["status"] == "paid").await?;
-        outcome.paid_after_us = Some(paid_at.elapsed().as_micros() as u64);
-        Ok(())
-    }
-
-    async fn pay_late(&self, outcome: &mut Outcome, refuse_refund: bool) -> anyhow::Result<()> {
-        let session = self.open().await?;
-        if refuse_refund {
-            self.fake.refuse_refunds_of(&session, "charge_disputed");
-        }
-        self.until(|o| o["status"] == "cancelled").await?;
-        // Stripe refuses a page the shop expired; one the shop closed without Stripe's word
-        // (its expiry answered 500) still takes money, which must go back.
-        if self.fake.pay(&session).await.is_ok() {
-            outcome.paid_late = true;
-            self.until(|o| o["refunded"] == true).await?;
-        }
-        Ok(())
-    }
-
-    async fn cancel(&self) -> anyhow::Result<()> {
-        let until = Instant::now() + Duration::from_secs(30);
-        loop {
-            let status = self.post("cancel").send().await?.status().as_u16();
-            match status {
-                200 => return Ok(()),
-                503 if Instant::now() < until => {
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-                other => bail!("cancel answered {other}"),
-            }
-        }
-    }
-}
-
-/// Waits until nothing of `voucher` awaits payment, no payment is open and no refund is owed.
-async fn quiescent(scratch: &Scratch, voucher: VoucherId, until: Instant) -> anyhow::Result<()> {
-    loop {
-        let (created, open, owed, pending): (i64, i64, i64, i64) = sqlx::query_as(
-            "SELECT (SELECT count(*) FROM orders WHERE voucher_id = $1 AND status = 'created'),
-                    (SELECT count(*) FROM payments WHERE state = 'open'),
-                    (SELECT count(*) FROM payments WHERE state = 'refund_due'),
-                    (SELECT count(*) FROM stock_moves WHERE applied_at IS NULL)",
-        )
-        .bind(voucher.get())
-        .fetch_one(&scratch.core.db)
-        .await?;
-        if created + open + owed + pending == 0 {
-            return Ok(());
-        }
-        if Instant::now() > until {
-            bail!("not quiescent: {created} awaiting payment, {open} payments open, {owed} refunds owed, {pending} moves pending");
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-/// I1 (Redis stock + queued + live orders = stock, PostgreSQL's stock likewise), I2 (one live
-/// order per buyer), I3/I4 (every admitted order written once).
-async fn units_hold(
-    scratch: &Scratch,
-    voucher: VoucherId,
-    stock: usize,
-    admitted: usize,
-) -> anyhow::Result<Vec<String>> {
-    let mut broken = Vec::new();
-    let (redis_stock, queued, buyers) = measure::redis_counts(scratch, voucher).await?;
-    let (live, written, db_stock): (i64, i64, i64) = sqlx::query_as(
-        "SELECT count(*) FILTER (WHERE status IN ('created', 'paid')), count(*),
-                (SELECT stock FROM vouchers WHERE id = $1)
-         FROM orders WHERE voucher_id = $1",
-    )
-    .bind(voucher.get())
-    .fetch_one(&scratch.core.db)
-    .await?;
-    let stock = stock as i64;
-    let redis_stock = redis_stock.unwrap_or(-1);
-    if redis_stock + queued + live != stock {
-        broken.push(format!(
-            "I1: Redis {redis_stock} + queued {queued} + live orders {live} != {stock}"
-        ));
-    }
-    if db_stock != stock - live {
-        broken.push(format!(
-            "I1: PostgreSQL stock {db_stock} != {stock} - {live}"
-        ));
-    }
-    if buyers != live {
-        broken.push(format!(
-            "I2: {buyers} buyers in Redis for {live} live orders"
-        ));
-    }
-    if written != admitted as i64 {
-        broken.push(format!(
-            "I3/I4: {written} orders written for {admitted} admitted"
-        ));
-    }
-    Ok(broken)
-}
-
-/// M1–M3 against what the stand-in took and gave back.
-async fn money_holds(scratch: &Scratch, fake: &FakeStripe) -> anyhow::Result<Vec<String>> {
-    let captured: Vec<_> = fake.captured().into_iter().map(Into::into).collect();
-    let refunded: Vec<_> = fake.refunded().into_iter().map(Into::into).collect();
-    let books = seckill::orders::reconcile::money_violations(&scratch.core, &captured, &refunded);
-    Ok(books.await?)
 }

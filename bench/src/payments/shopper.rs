@@ -1,0 +1,137 @@
+//! One shopper acting on their order as a person would: paying on the hosted page, paying a
+//! page the shop had given up on, cancelling, retrying a 503.
+
+use std::{sync::Arc, time::Duration};
+
+use anyhow::{bail, Context};
+use fakes::stripe::FakeStripe;
+use tokio::time::Instant;
+
+use super::{Intent, Outcome};
+
+/// One shopper and their order.
+pub(super) struct Shopper {
+    pub(super) client: reqwest::Client,
+    pub(super) base: String,
+    pub(super) token: String,
+    pub(super) order: String,
+    pub(super) fake: Arc<FakeStripe>,
+    /// The stand-in's address: its hosted pages are `{stripe}/pay/{session}`.
+    pub(super) stripe: String,
+}
+
+impl Shopper {
+    pub(super) async fn act(&self, intent: Intent, refuse_refund: bool) -> Outcome {
+        let mut outcome = Outcome::default();
+        let result = match intent {
+            Intent::Pay => self.pay(&mut outcome).await,
+            Intent::PayLate => self.pay_late(&mut outcome, refuse_refund).await,
+            Intent::Cancel => self.cancel().await,
+            Intent::Forget => Ok(()),
+        };
+        if let Err(e) = result {
+            outcome.error = Some(format!("{e:#}"));
+        }
+        outcome
+    }
+
+    fn post(&self, path: &str) -> reqwest::RequestBuilder {
+        self.client
+            .post(format!("{}/api/orders/{}/{path}", self.base, self.order))
+            .header(
+                reqwest::header::COOKIE,
+                format!("seckill_session={}", self.token),
+            )
+    }
+
+    /// The order as its page reads it (`?payment=return`: back from the hosted page).
+    async fn status(&self) -> anyhow::Result<serde_json::Value> {
+        let r = self
+            .client
+            .get(format!(
+                "{}/api/orders/{}?payment=return",
+                self.base, self.order
+            ))
+            .header(
+                reqwest::header::COOKIE,
+                format!("seckill_session={}", self.token),
+            )
+            .send()
+            .await?;
+        Ok(r.json().await?)
+    }
+
+    /// Pay now, retried as a shopper would while it answers 503: the hosted page's session.
+    async fn open(&self) -> anyhow::Result<String> {
+        let until = Instant::now() + Duration::from_secs(30);
+        loop {
+            let r = self.post("pay").send().await?;
+            let status = r.status().as_u16();
+            let body: serde_json::Value = r.json().await.unwrap_or_default();
+            if status == 200 {
+                let url = body["redirect_url"].as_str().unwrap_or_default();
+                return url
+                    .strip_prefix(&format!("{}/pay/", self.stripe))
+                    .map(str::to_owned)
+                    .with_context(|| format!("{url:?} is not the stand-in's page"));
+            }
+            if status != 503 || Instant::now() > until {
+                bail!("Pay now answered {status} {body}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Until `done` holds of the order (30 s at most).
+    async fn until(&self, done: impl Fn(&serde_json::Value) -> bool) -> anyhow::Result<()> {
+        let until = Instant::now() + Duration::from_secs(30);
+        loop {
+            let o = self.status().await?;
+            if done(&o) {
+                return Ok(());
+            }
+            if Instant::now() > until {
+                bail!("the order stayed {o}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    async fn pay(&self, outcome: &mut Outcome) -> anyhow::Result<()> {
+        let session = self.open().await?;
+        let paid_at = Instant::now();
+        self.fake.pay(&session).await?;
+        self.until(|o| o["status"] == "paid").await?;
+        outcome.paid_after_us = Some(paid_at.elapsed().as_micros() as u64);
+        Ok(())
+    }
+
+    async fn pay_late(&self, outcome: &mut Outcome, refuse_refund: bool) -> anyhow::Result<()> {
+        let session = self.open().await?;
+        if refuse_refund {
+            self.fake.refuse_refunds_of(&session, "charge_disputed");
+        }
+        self.until(|o| o["status"] == "cancelled").await?;
+        // Stripe refuses a page the shop expired; one the shop closed without Stripe's word
+        // (its expiry answered 500) still takes money, which must go back.
+        if self.fake.pay(&session).await.is_ok() {
+            outcome.paid_late = true;
+            self.until(|o| o["refunded"] == true).await?;
+        }
+        Ok(())
+    }
+
+    async fn cancel(&self) -> anyhow::Result<()> {
+        let until = Instant::now() + Duration::from_secs(30);
+        loop {
+            let status = self.post("cancel").send().await?.status().as_u16();
+            match status {
+                200 => return Ok(()),
+                503 if Instant::now() < until => {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                other => bail!("cancel answered {other}"),
+            }
+        }
+    }
+}
