@@ -161,16 +161,7 @@ async fn money_arriving_after_the_cancellation_is_refunded_and_the_unit_is_sold_
     let (app, fake, v) = shop_selling(db, &[], 700, 1).await;
     let (c, id) = written_order(&app, v, "13900000108").await;
     let session = open_session(&app, &c, &id, &fake).await;
-    // Stripe is out of reach past the deadline and its grace: the order is cancelled anyway.
-    past_deadline(&app, &id, 11).await;
-    fake.fail_next(1_000);
-    let report = sweep(&app).await;
-    assert_eq!(
-        (report.payments.closed, report.expired),
-        (1, 1),
-        "{report:?}"
-    );
-    fake.fail_next(0);
+    forced_close(&app, &fake, &id).await;
     // The unit is sold again, to someone else.
     let (other, theirs) = written_order(&app, v, "13900000109").await;
     // Then the first shopper's payment arrives: refunded, and the order stays cancelled.
@@ -212,15 +203,7 @@ async fn money_paid_after_a_forced_close_is_refunded_though_its_webhook_is_lost(
     let (app, fake, v) = shop_selling(db, &[], 800, 1).await;
     let (c, id) = written_order(&app, v, "13900000122").await;
     let session = open_session(&app, &c, &id, &fake).await;
-    past_deadline(&app, &id, 11).await;
-    fake.fail_next(1_000);
-    let report = sweep(&app).await;
-    assert_eq!(
-        (report.payments.closed, report.expired),
-        (1, 1),
-        "{report:?}"
-    );
-    fake.fail_next(0);
+    forced_close(&app, &fake, &id).await;
     // Stripe never heard that the shop gave up: the page is still payable, and the shopper
     // pays; the webhook is lost.
     fake.drop_webhooks(true);
@@ -301,4 +284,18 @@ async fn a_hanging_stripe_holds_no_cancellation_of_an_order_without_a_session(db
     fake.hang(false);
     units_hold(&app, v, 2).await;
     money_holds(&app, &fake).await;
+}
+
+/// Order `id`'s deadline long past while Stripe is out of reach, past its grace too: the sweep
+/// closes its session without Stripe's word and cancels it anyway; then Stripe answers again.
+async fn forced_close(app: &TestApp, fake: &FakeStripe, id: &str) {
+    past_deadline(app, id, 11).await;
+    fake.fail_next(1_000);
+    let report = sweep(app).await;
+    assert_eq!(
+        (report.payments.closed, report.expired),
+        (1, 1),
+        "{report:?}"
+    );
+    fake.fail_next(0);
 }
