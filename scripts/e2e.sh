@@ -57,9 +57,19 @@ for _ in $(seq 100); do
   [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$stripe_port/v1/refunds")" != 000 ] && break
   sleep 0.1
 done
-log "starting a production-mode server on $prod_addr (codes through the webhook, payments through the Stripe stand-in on $stripe_port)"
-DATABASE_URL="${DATABASE_URL%/*}/$prod_db" LEPTOS_SITE_ADDR=$prod_addr SECKILL_KEY_PREFIX="e2e-$((port + 1)):" SECKILL_INSTANCE_ID="e2e-$((port + 1))" \
+drand_port=$((port + 4))
+"$CARGO_TARGET_DIR/$server_dir/fake-drand" "$drand_port" > "$ROOT/target/e2e-drand.env" 2> "$ROOT/target/e2e-drand.log" &
+pids+=($!)
+for _ in $(seq 100); do
+  [ "$(grep -c '^SECKILL_DRAND_' "$ROOT/target/e2e-drand.env" 2>/dev/null)" = 3 ] && break
+  sleep 0.1
+done
+log "starting a production-mode server on $prod_addr (codes through the webhook, payments through the Stripe stand-in on $stripe_port, draws on the drand stand-in on $drand_port)"
+# shellcheck disable=SC2046 # the stand-in prints three VAR=value lines of hex and a URL
+env DATABASE_URL="${DATABASE_URL%/*}/$prod_db" LEPTOS_SITE_ADDR=$prod_addr SECKILL_KEY_PREFIX="e2e-$((port + 1)):" SECKILL_INSTANCE_ID="e2e-$((port + 1))" \
   SECKILL_DEV_LOGIN=false SECKILL_DEV_PAYMENTS=false \
+  SECKILL_DRAW_SIGNING_KEY="$(printf 'e2e draw key %s' "$port" | sha256sum | cut -c1-64)" \
+  $(cat "$ROOT/target/e2e-drand.env") \
   SECKILL_SMS_WEBHOOK_URL="http://127.0.0.1:$relay_port/sms" SECKILL_SMS_WEBHOOK_SECRET=$secret \
   SECKILL_STRIPE_SECRET_KEY=sk_test_e2e SECKILL_STRIPE_WEBHOOK_SECRET=$whsec \
   SECKILL_STRIPE_API_BASE="http://127.0.0.1:$stripe_port" SECKILL_PUBLIC_ORIGIN="http://$prod_addr" \

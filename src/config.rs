@@ -67,6 +67,8 @@ pub struct Config {
     /// With `SECKILL_DURABILITY=replicated`: how many replicas must hold a write, how long to
     /// wait for them.
     pub replicas: ReplicaWait,
+    /// The draw's receipt key and beacon (`src/draw/settings.rs`).
+    pub draw: crate::draw::DrawSettings,
 }
 
 /// Knobs of the order-queue worker.
@@ -306,6 +308,7 @@ impl Config {
                 min_replicas: positive(&get, "SECKILL_MIN_REPLICAS", 1)?,
                 timeout: millis(&get, "SECKILL_REPLICA_WAIT_MS", 1_000)?,
             },
+            draw: crate::draw::DrawSettings::from_lookup(&get, dev_login)?,
         })
     }
 
@@ -540,9 +543,15 @@ mod tests {
     use std::collections::HashMap;
 
     fn config(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
-        let map: HashMap<String, String> = vars
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        // The draw's own settings are tested in `draw/settings.rs`: a valid pair here.
+        let draw = [
+            ("SECKILL_DRAW_SIGNING_KEY", "33".repeat(32)),
+            ("SECKILL_DRAND_URL", "off".to_owned()),
+        ];
+        let map: HashMap<String, String> = draw
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .chain(vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())))
             .collect();
         Config::from_lookup(|k| map.get(k).cloned())
     }

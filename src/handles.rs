@@ -108,7 +108,11 @@ pub struct CoreParts {
     /// Draw sales' seeds read from PostgreSQL (a seed never changes).
     pub(crate) draw_seeds: TtlMap<crate::domain::VoucherId, crate::draw::Seed>,
     /// Recorded draws as published (`GET …/draw`), kept for an hour, a few at a time.
-    pub(crate) draw_reveals: TtlMap<crate::domain::VoucherId, Arc<crate::draw::PublicDraw>>,
+    pub(crate) draw_reveals: TtlMap<crate::domain::VoucherId, Arc<crate::draw::Transcript>>,
+    /// Closed entry logs' leaves, sorted (the root's and the proofs' input), a few at a time.
+    pub(crate) draw_leaves: TtlMap<crate::domain::VoucherId, Arc<Vec<crate::domain::fair::Hash>>>,
+    /// The public randomness beacon draws wait for (`None`: draws run without one).
+    pub(crate) beacon: Option<Arc<crate::draw::Beacon>>,
     /// Held while this instance reconciles a sale after its Redis master changed
     /// (`catalog::reconcile`).
     pub(crate) reconciling: tokio::sync::Mutex<()>,
@@ -164,7 +168,7 @@ impl Core {
             .map_err(ConnectError::Http)?;
         let replicated = replicated_admissions(&deployment, &config).await?;
         let core = Self(Arc::new(CoreParts {
-            db,
+            db: db.clone(),
             redis: redis.clone(),
             locks: LockClient::single(
                 deployment.clone(),
@@ -197,9 +201,21 @@ impl Core {
                 config.limits.buys_per_second,
                 config.admissions.clone(),
             ),
-            entries: Entries::new(redis, replicated, keys.clone(), config.admissions.clone()),
+            entries: Entries::new(
+                db.clone(),
+                redis,
+                replicated,
+                keys.clone(),
+                config.admissions.clone(),
+            ),
             draw_seeds: TtlMap::new(Duration::from_secs(3_600), MEMO_CAP),
             draw_reveals: TtlMap::new(Duration::from_secs(3_600), 16),
+            draw_leaves: TtlMap::new(Duration::from_secs(3_600), 16),
+            beacon: config
+                .draw
+                .beacon
+                .clone()
+                .map(|b| Arc::new(crate::draw::Beacon::new(b, http.clone()))),
             reconciling: tokio::sync::Mutex::new(()),
             live: crate::sale::live::Live::new(),
             http,

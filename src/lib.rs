@@ -47,4 +47,16 @@ pub use infra::{
 #[cfg(feature = "testing")]
 pub mod testing {
     pub use crate::infra::{keys, lock, redis_conn, scripts, store};
+
+    /// The timing of the beacon chain `core` is configured for, as it reads it.
+    pub async fn beacon_timing(
+        core: &crate::Core,
+    ) -> Result<crate::draw::ChainTiming, crate::draw::BeaconError> {
+        match &core.beacon {
+            Some(b) => b.timing().await,
+            None => Err(crate::draw::BeaconError::WrongChain(
+                "no beacon configured".into(),
+            )),
+        }
+    }
 }

@@ -1,10 +1,11 @@
 //! The seckill domain: values that parse their input, so an invalid one cannot exist past the
 //! boundary. Every newtype's serde goes through its parser.
 //!
-//! This crate needs only serde, chrono and thiserror, so the browser (wasm) links it too: the
+//! This crate needs only serde, chrono, thiserror and the hashes of `fair`, so the browser (wasm) links it too: the
 //! core, the server functions, the REST API and the pages share these types instead of copies.
 
 mod failure;
+pub mod fair;
 mod field;
 mod ids;
 mod money;

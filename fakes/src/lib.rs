@@ -5,5 +5,8 @@
 //!
 //! - [`stripe::FakeStripe`]: Stripe Checkout's API, its hosted payment page, and its signed
 //!   webhooks (`fake-stripe` runs it as a process for the browser journeys).
+//! - [`drand::FakeDrand`]: a drand randomness beacon's HTTP API, its rounds signed with a real
+//!   BLS key as drand's unchained schemes sign them.
 
+pub mod drand;
 pub mod stripe;

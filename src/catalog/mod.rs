@@ -34,6 +34,9 @@ pub enum CreateVoucherError {
     Backend(#[from] Backend),
     #[error("the voucher {0} is stored but not preloaded: {1}")]
     Preload(VoucherId, #[source] PreloadError),
+    /// A draw sale names its beacon round at creation: the beacon must answer.
+    #[error("the randomness beacon: {0}")]
+    Beacon(#[source] crate::draw::BeaconError),
 }
 
 backend_error!(CreateVoucherError);
@@ -44,6 +47,7 @@ impl Unavailable for CreateVoucherError {
             Self::Invalid(_) => false,
             Self::Backend(e) => e.is_unavailable(),
             Self::Preload(_, e) => e.is_unavailable(),
+            Self::Beacon(_) => true,
         }
     }
 }
@@ -131,11 +135,24 @@ async fn create_checked(
 ) -> Result<VoucherId, CreateVoucherError> {
     let new = NewVoucher::parse(draft, now)?;
     chargeable(core, &new)?;
+    let beacon = match new.opening.is_draw() {
+        true => crate::draw::name_round(core, new.window.begins_at())
+            .await
+            .map_err(CreateVoucherError::Beacon)?,
+        false => None,
+    };
     let mut tx = core.db.begin().await?;
     let id = store::vouchers::insert(&mut tx, &new, admin.user()).await?;
     if new.opening.is_draw() {
         let seed = crate::draw::Seed::generate();
-        store::draws::insert(&mut tx, id, seed.expose(), &seed.commitment()).await?;
+        store::draws::insert(
+            &mut tx,
+            id,
+            seed.expose(),
+            &seed.commitment(),
+            beacon.as_ref(),
+        )
+        .await?;
     }
     tx.commit().await?;
     let voucher = store::vouchers::get(&core.db, id)
@@ -276,6 +293,10 @@ async fn load(
     guard.finish("preload").await;
     if let PreloadOutcome::Rebuilt { stock } = outcome {
         tracing::info!(voucher = %voucher.id, stock, ?mode, "sale state rebuilt in Redis");
+        if voucher.opening.is_draw() {
+            // Redis lost the draw's duplicate check with the sale: the log has every entry.
+            crate::draw::restore_entries(core, voucher.id).await?;
+        }
         crate::sale::announce_stock_back(core, voucher.id).await;
         // Redis may have lost the day's order-ID counter with the sale: never hand out an ID
         // PostgreSQL already holds.

@@ -1,23 +1,61 @@
 //! [`enter`]: a shopper's entry into a draw, decided by `lua/enter.lua` in a batch with the
-//! entries arriving meanwhile (one round trip, like the buys).
+//! entries arriving meanwhile and logged in PostgreSQL before it is answered, with its signed
+//! [`Receipt`]; [`restore_entries`]: Redis's duplicate check rebuilt from the log.
 
 use std::net::IpAddr;
+
+use chrono::{DateTime, Utc};
+use redis::AsyncCommands;
 
 use crate::{
     auth::limits,
     catalog::{self, PreloadError},
-    domain::{UserId, VoucherId},
-    infra::{backend::Backend, scripts::EntryOutcome, store},
+    domain::{fair, UserId, VoucherId},
+    infra::{
+        backend::Backend,
+        scripts::EntryOutcome,
+        store::{self, draw_log::LoggedEntry},
+    },
+    sale::lanes::EntryDecision,
     Core,
 };
 
 use super::{draw_sale, DrawError};
 
-/// An entry, new or made before (entering again answers the same).
+/// What a shopper keeps to prove they entered: the shop's signature of their leaf.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Receipt {
+    pub voucher_id: VoucherId,
+    /// `SHA-256("{voucher}:{user}:{salt}")`, hex.
+    pub leaf: String,
+    /// 16 bytes chosen by the shop for this entry, hex.
+    pub salt: String,
+    pub entered_at: DateTime<Utc>,
+    /// Ed25519 over `"seckill-receipt-v1:{voucher}:{leaf}"`, hex.
+    pub signature: String,
+}
+
+impl Receipt {
+    /// The receipt of a logged entry, signed with the shop's draw key.
+    pub fn of(core: &Core, voucher: VoucherId, entry: &LoggedEntry) -> Self {
+        Self {
+            voucher_id: voucher,
+            leaf: hex::encode(entry.leaf),
+            salt: hex::encode(entry.salt),
+            entered_at: entry.entered_at,
+            signature: core
+                .config
+                .draw
+                .receipt_key
+                .sign_hex(&fair::receipt_message(voucher.get(), &entry.leaf)),
+        }
+    }
+}
+
+/// An entry, new or made before (entering again answers the same receipt).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entered {
-    /// The shopper's tag in this draw (hex): their place in the ranking once the seed is out.
-    pub tag: String,
+    pub receipt: Receipt,
     /// Entrants after this entry.
     pub entrants: i64,
     /// False when the shopper had entered before.
@@ -36,16 +74,16 @@ pub async fn enter(
         tracing::info!(%client, "draw entries limited");
         return Err(DrawError::ClientLimited(wait.as_secs().max(1)));
     }
-    let (_, seed) = draw_sale(core, voucher).await?;
-    let mut outcome = core.entries.enter(voucher, shopper).await?;
-    if outcome == EntryOutcome::NotLoaded {
+    draw_sale(core, voucher).await?;
+    let mut decision = core.entries.enter(voucher, shopper).await?;
+    if decision == EntryDecision::Refused(EntryOutcome::NotLoaded) {
         let Some(v) = store::vouchers::get(&core.db, voucher).await? else {
             return Err(DrawError::NotFound);
         };
         catalog::preload(core, &v).await?;
-        outcome = core.entries.enter(voucher, shopper).await?;
+        decision = core.entries.enter(voucher, shopper).await?;
     }
-    if outcome == EntryOutcome::Unreconciled {
+    if decision == EntryDecision::Refused(EntryOutcome::Unreconciled) {
         match catalog::reconcile(core, voucher).await {
             Ok(()) => {}
             Err(PreloadError::Busy(_) | PreloadError::Fenced(_)) => {
@@ -53,34 +91,56 @@ pub async fn enter(
             }
             Err(e) => return Err(e.into()),
         }
-        outcome = core.entries.enter(voucher, shopper).await?;
+        decision = core.entries.enter(voucher, shopper).await?;
     }
-    let tag = hex::encode(seed.tag(shopper));
-    let (label, result) = match outcome {
-        EntryOutcome::Entered { entrants } => (
-            "entered",
+    let (label, result) = match decision {
+        EntryDecision::Logged {
+            entry,
+            entrants,
+            new,
+        } => (
+            if new { "entered" } else { "already_entered" },
             Ok(Entered {
-                tag,
+                receipt: Receipt::of(core, voucher, &entry),
                 entrants,
-                new: true,
+                new,
             }),
         ),
-        EntryOutcome::AlreadyEntered { entrants } => (
-            "already_entered",
-            Ok(Entered {
-                tag,
-                entrants,
-                new: false,
-            }),
-        ),
-        EntryOutcome::NotOpen => ("not_open", Err(DrawError::EntriesNotOpen)),
-        EntryOutcome::Closed => ("closed", Err(DrawError::EntriesClosed)),
-        // The catalog says draw and Redis says not: the sale's Redis state predates its
-        // opening (never, as the opening is fixed at creation); refuse rather than guess.
-        EntryOutcome::NotADraw => ("not_a_draw", Err(DrawError::NotADraw)),
-        EntryOutcome::NotLoaded => ("not_found", Err(DrawError::NotFound)),
-        EntryOutcome::Unreconciled => ("unavailable", Err(Backend::Unreconciled.into())),
+        EntryDecision::Refused(outcome) => match outcome {
+            EntryOutcome::NotOpen => ("not_open", Err(DrawError::EntriesNotOpen)),
+            EntryOutcome::Closed => ("closed", Err(DrawError::EntriesClosed)),
+            // The catalog says draw and Redis says not: the sale's Redis state predates its
+            // opening (never, as the opening is fixed at creation); refuse rather than guess.
+            EntryOutcome::NotADraw => ("not_a_draw", Err(DrawError::NotADraw)),
+            EntryOutcome::NotLoaded => ("not_found", Err(DrawError::NotFound)),
+            EntryOutcome::Unreconciled => ("unavailable", Err(Backend::Unreconciled.into())),
+            // Answered as logged above.
+            EntryOutcome::Entered { .. } | EntryOutcome::AlreadyEntered { .. } => {
+                ("closed", Err(DrawError::EntriesClosed))
+            }
+        },
     };
     metrics::counter!("seckill_draw_entries_total", "outcome" => label).increment(1);
     result
+}
+
+/// Puts every entrant of `voucher`'s log back into Redis's duplicate check (after Redis lost
+/// the sale, or at the draw when Redis counts fewer than the log). Returns how many were
+/// missing; each one is counted in `seckill_draw_entries_restored_total`.
+pub async fn restore_entries(core: &Core, voucher: VoucherId) -> Result<i64, Backend> {
+    let entrants = store::draw_log::entrants(&core.db, voucher).await?;
+    let key = core.keys.voucher(voucher).entries;
+    let mut redis = core.redis.clone();
+    let mut added = 0;
+    for chunk in entrants.chunks(5_000) {
+        let ids: Vec<i64> = chunk.iter().map(|(u, _)| u.get()).collect();
+        let n: i64 = redis.sadd(&key, ids).await?;
+        added += n;
+    }
+    if added > 0 {
+        metrics::counter!("seckill_draw_entries_restored_total")
+            .increment(u64::try_from(added).unwrap_or(0));
+        tracing::warn!(%voucher, missing = added, "Redis had lost draw entries: restored from the log");
+    }
+    Ok(added)
 }

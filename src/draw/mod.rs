@@ -1,28 +1,42 @@
-//! A fair opening (design.md decision 34): a draw sale sells nothing first come. Signed-in
-//! shoppers enter between `entries_open_at` and the sale's start; at the start the entries are
-//! frozen, ranked by their tags (HMAC-SHA256 of the sale's secret seed and the shopper's ID) and
-//! the first `stock` entrants are admitted, in rank order, through the same order stream as a
-//! buy. A unit that comes back (a winner's order cancelled or unpaid, units an admin adds) goes to
-//! the next entrant by rank; once every entrant was reached the sale sells first come. The seed's
-//! SHA-256 is public from the start and the seed with every tag after the draw, so anyone can
-//! check the ranking.
+//! A fair opening (design.md decisions 34 and 42): a draw sale sells nothing first come.
+//! Signed-in shoppers enter between `entries_open_at` and the sale's start; each entry is logged
+//! in PostgreSQL before its 202 and answered with a receipt the shop signs. At the start the log
+//! closes and its Merkle root is committed; the draw then waits for the public beacon's round
+//! named at creation, derives its seed from the secret committed at creation, the root and the
+//! round, ranks the leaves by their keys and admits the first `stock` entrants, in rank order,
+//! through the same order stream as a buy. A unit that comes back goes to the next entrant by
+//! rank, each such move chained in the transcript; once every entrant was reached the sale sells
+//! first come. Everything needed to check it is published (`GET /api/vouchers/{id}/draw`), and
+//! the rules are `domain::fair`.
 //!
 //! | file | job |
 //! | --- | --- |
-//! | `seed.rs` | the seed, its commitment, the tags and the ranking |
-//! | `enter.rs` | [`enter`]: an entry, batched like the buys (`lua/enter.lua`) |
-//! | `standing.rs` | [`standing`]: where a shopper stands; [`public`]: what anyone may check |
-//! | `run.rs` | [`run`]: the draw at the start; [`advance`]: units back go down the ranking |
+//! | `settings.rs` | the receipt key and the beacon's settings |
+//! | `seed.rs` | the secret committed at creation |
+//! | `beacon.rs` | the drand round: fetched, verified |
+//! | `enter.rs` | [`enter`]: an entry, batched like the buys and logged; its signed receipt |
+//! | `standing.rs` | [`standing`]: where a shopper stands, with their receipt and proof |
+//! | `transcript.rs` | [`transcript`]: what anyone may check |
+//! | `run.rs` | [`run`]: the draw at the start |
+//! | `advance.rs` | [`advance`]: units back go down the ranking, each a chained move |
 
+mod advance;
+mod beacon;
 mod enter;
 mod run;
 mod seed;
+pub mod settings;
 mod standing;
+mod transcript;
 
-pub use enter::{enter, Entered};
-pub use run::{advance, run, DrawReport};
+pub use advance::advance;
+pub use beacon::{Beacon, BeaconError, ChainTiming};
+pub use enter::{enter, restore_entries, Entered, Receipt};
+pub use run::{run, DrawReport};
 pub use seed::Seed;
-pub use standing::{public, standing, PublicDraw, Revealed, Standing};
+pub use settings::DrawSettings;
+pub use standing::{standing, Standing};
+pub use transcript::{transcript, Move, RankedLeaf, Transcript};
 
 use crate::{
     catalog::PreloadError,
@@ -56,6 +70,9 @@ pub enum DrawError {
     Preload(#[from] PreloadError),
     #[error("lock: {0}")]
     Lock(#[from] LockError),
+    /// The beacon's round cannot be had or does not verify: the draw waits.
+    #[error("beacon: {0}")]
+    Beacon(#[from] BeaconError),
 }
 
 backend_error!(DrawError);
@@ -66,6 +83,7 @@ impl Unavailable for DrawError {
             Self::Backend(e) => e.is_unavailable(),
             Self::Preload(e) => e.is_unavailable(),
             Self::Lock(e) => e.is_unavailable(),
+            Self::Beacon(_) => true,
             Self::NotFound
             | Self::NotADraw
             | Self::EntriesNotOpen
@@ -73,6 +91,26 @@ impl Unavailable for DrawError {
             | Self::ClientLimited(_) => false,
         }
     }
+}
+
+/// The beacon round a draw sale starting at `begins` names at creation: the first emitted at
+/// least `SECKILL_DRAW_COMMIT_MARGIN_MS` after its entries close (`None` without a beacon).
+pub async fn name_round(
+    core: &Core,
+    begins: chrono::DateTime<chrono::Utc>,
+) -> Result<Option<store::draws::BeaconRound>, BeaconError> {
+    let Some(beacon) = &core.beacon else {
+        return Ok(None);
+    };
+    let timing = beacon.timing().await?;
+    let margin = chrono::Duration::from_std(core.config.draw.commit_margin)
+        .unwrap_or(chrono::Duration::seconds(5));
+    Ok(Some(store::draws::BeaconRound {
+        url: beacon.settings().url.clone(),
+        chain_hash: beacon.settings().chain_hash.clone(),
+        round: timing.first_round_at(begins + margin),
+        planned: None,
+    }))
 }
 
 /// A draw sale and its seed (from this instance's memory after the first read: a seed never

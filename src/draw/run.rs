@@ -1,41 +1,46 @@
-//! [`run`]: a draw sale's draw at its start, and [`advance`]: units that come back afterwards
-//! go to the next entrants by rank.
+//! [`run`]: a draw sale's draw at its start.
 //!
-//! The draw, under the lock `draw:{voucher}` (one instance at a time; any instance may run it; a
-//! short lease renewed while held, `SECKILL_LOCK_LEASE_MS`, so an instance that dies mid-draw
-//! holds the rest up for seconds):
-//! 1. `lua/draw_open.lua` freezes the entries once the Redis clock reaches the start.
-//! 2. The entries are read and ranked by their tags ([`Seed::rank`]); the same frozen set and
-//!    seed give the same ranking on every instance and every attempt.
-//! 3. `lua/draw_admit.lua` admits the ranking from its cursor, a slice per call, while units
+//! Under the lock `draw:{voucher}` (one instance at a time; any instance may run it; a short
+//! lease renewed while held, so an instance that dies mid-draw holds the rest up for seconds):
+//! 1. Wait for the Redis clock to reach the start (`lua/enter.lua` refuses entries from then).
+//! 2. Close the entry log in PostgreSQL and commit its Merkle root (after the inserts in
+//!    flight; a log closed before answers as it closed). Redis's duplicate check gets back any
+//!    entrant it lost ([`super::restore_entries`]).
+//! 3. Open the draw in Redis with the log's count (`lua/draw_open.lua`: buys stay refused).
+//! 4. Wait for the beacon's round, verified (none configured: no randomness); derive the seed
+//!    and rank the log's leaves by their keys (`domain::fair`).
+//! 5. `lua/draw_admit.lua` admits the ranking from its cursor, a slice per call, while units
 //!    are left: each winner's order takes the buy's path (ID, stream, the order writer).
-//! 4. The ranking is recorded in PostgreSQL (`draws`, `draw_entries`) in one transaction.
+//! 6. Record the ranking, the round and the seed in PostgreSQL in one transaction.
 //!
-//! A crash anywhere leaves the draw unrecorded, and the next attempt resumes: the entries stay
-//! frozen, the ranking is recomputed, and the cursor (in the sale's hash, moved by the script
-//! in the same step as its admissions) skips every rank already reached. Recording after
-//! admitting keeps PostgreSQL's write of the ranking (100,000 rows) out of the opening second.
+//! A crash anywhere leaves the draw unrecorded and the next attempt resumes: the log stays
+//! closed with its root, the same round gives the same seed and ranking, and the cursor (moved
+//! by the script in the same step as its admissions) skips every rank already reached. Whatever
+//! Redis lost, the ranking is of the log: it never falls back to first come with entrants lost.
 
-use std::time::Duration;
+use std::{collections::HashMap, time::Duration};
 
-use redis::AsyncCommands;
+use chrono::{DateTime, Utc};
 
 use crate::{
     catalog,
-    domain::{UserId, VoucherId},
+    domain::{fair, UserId, VoucherId},
     infra::{
         backend::Backend,
         scripts::{self, DrawAdmit, DrawOpen},
-        store,
+        store::{self, draw_log::Closed},
     },
     Core,
 };
 
-use super::{draw_sale, DrawError};
+use super::{draw_sale, restore_entries, BeaconError, DrawError};
 
 /// Entrants sent per `draw_admit.lua` call: a call takes about a millisecond per hundred
 /// admissions, so other commands wait at most some milliseconds behind one.
-const SLICE: usize = 1_000;
+pub(super) const SLICE: usize = 1_000;
+
+/// How often a round not yet emitted, or a relay that failed, is asked again.
+const BEACON_RETRY: Duration = Duration::from_millis(500);
 
 /// What a draw did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,9 +55,10 @@ pub struct DrawReport {
 }
 
 /// Runs `voucher`'s draw if it is due and not recorded: `Ok(None)` when another instance holds
-/// the draw's lock, or it was recorded before. Waits for the Redis clock to reach the start.
+/// the draw's lock, or it was recorded before. Waits for the Redis clock to reach the start,
+/// then for the beacon's round.
 pub async fn run(core: &Core, voucher: VoucherId) -> Result<Option<DrawReport>, DrawError> {
-    let (_, seed) = draw_sale(core, voucher).await?;
+    let (_, committed) = draw_sale(core, voucher).await?;
     let recorded = |row: Option<store::draws::DrawRow>| row.and_then(|r| r.recorded).is_some();
     if recorded(store::draws::get(&core.db, voucher).await?) {
         return Ok(None);
@@ -69,18 +75,42 @@ pub async fn run(core: &Core, voucher: VoucherId) -> Result<Option<DrawReport>, 
         guard.finish("draw").await;
         return Ok(None);
     }
-    let (cursor, entrants) = open(core, voucher).await?;
-    let mut redis = core.redis.clone();
-    let members: Vec<i64> = redis.smembers(core.keys.voucher(voucher).entries).await?;
-    if i64::try_from(members.len()).ok() != Some(entrants) {
-        // The set is frozen by the script that counted it: another count means its state was
-        // lost or changed under the draw (a restore from an older copy). Do not rank it.
-        return Err(Backend::unknown_reply("draw entries", &[entrants]).into());
+    wait_for_start(core, voucher).await?;
+    let closed = close(core, voucher).await?;
+    let entrants = i64::try_from(closed.leaves.len()).unwrap_or(i64::MAX);
+    restore_entries(core, voucher).await?;
+    let cursor = open(core, voucher, entrants).await?;
+    let randomness = randomness(core, voucher, closed.round).await?;
+    let seed = fair::draw_seed(voucher.get(), committed.expose(), &closed.root, &randomness);
+    let users: HashMap<fair::Hash, UserId> = store::draw_log::entrants(&core.db, voucher)
+        .await?
+        .into_iter()
+        .map(|(u, l)| (l, u))
+        .collect();
+    let ranking: Vec<(UserId, fair::Hash, fair::Hash)> = fair::rank(&seed, &closed.leaves)
+        .into_iter()
+        .filter_map(|(leaf, key)| users.get(&leaf).map(|u| (*u, leaf, key)))
+        .collect();
+    if ranking.len() != closed.leaves.len() {
+        // Every leaf was read from the log the root was made of: a missing one means the log
+        // changed under a closed draw. Never rank a set other than the committed one.
+        return Err(Backend::unknown_reply("draw log", &[entrants]).into());
     }
-    let ranking = seed.rank(members.into_iter().map(UserId::from_db));
-    let users: Vec<UserId> = ranking.iter().map(|(u, _)| *u).collect();
-    let (cursor, admitted) = admit_from(core, voucher, &users, cursor).await?;
-    let recorded = store::draws::record(&core.db, voucher, &ranking).await?;
+    let order: Vec<UserId> = ranking.iter().map(|(u, _, _)| *u).collect();
+    let (cursor, admitted) = admit_from(core, voucher, &order, cursor).await?;
+    let stock = drawn_stock(core, voucher).await?;
+    let recorded = store::draws::record(
+        &core.db,
+        voucher,
+        &store::draws::Drawn {
+            ranking: &ranking,
+            randomness: &randomness,
+            seed,
+            stock,
+            winners: cursor,
+        },
+    )
+    .await?;
     guard.finish("draw").await;
     metrics::counter!("seckill_draws_total").increment(1);
     tracing::info!(%voucher, entrants, admitted, cursor, recorded, "draw run");
@@ -92,14 +122,14 @@ pub async fn run(core: &Core, voucher: VoucherId) -> Result<Option<DrawReport>, 
     }))
 }
 
-/// `lua/draw_open.lua` until the draw is open: waits for the Redis clock to reach the start,
-/// restores or reconciles the sale first when Redis asks for it.
-async fn open(core: &Core, voucher: VoucherId) -> Result<(i64, i64), DrawError> {
+/// Waits until the Redis clock reaches the sale's start (or the draw was opened before),
+/// restoring or reconciling the sale first when Redis asks for it.
+async fn wait_for_start(core: &Core, voucher: VoucherId) -> Result<(), DrawError> {
     let mut redis = core.redis.clone();
     let mut repaired = false;
     loop {
-        match scripts::draw_open(&mut redis, &core.keys, voucher).await? {
-            DrawOpen::Open { cursor, entrants } => return Ok((cursor, entrants)),
+        match scripts::draw_open(&mut redis, &core.keys, voucher, None).await? {
+            DrawOpen::Open { .. } | DrawOpen::Due => return Ok(()),
             DrawOpen::NotYet { ms } => {
                 let nap = u64::try_from(ms).unwrap_or(0).clamp(1, 1_000);
                 tokio::time::sleep(Duration::from_millis(nap)).await;
@@ -121,6 +151,98 @@ async fn open(core: &Core, voucher: VoucherId) -> Result<(i64, i64), DrawError> 
             }
         }
     }
+}
+
+/// Closes the entry log. A close after the round named at creation was emitted (no instance
+/// was there at the start) names the first round the list is still committed before.
+async fn close(core: &Core, voucher: VoucherId) -> Result<Closed, DrawError> {
+    let timing = match &core.beacon {
+        Some(beacon) => Some(beacon.timing().await?),
+        None => None,
+    };
+    let margin = chrono::Duration::from_std(core.config.draw.commit_margin)
+        .unwrap_or(chrono::Duration::seconds(5));
+    let closed = store::draw_log::close(&core.db, voucher, |now: DateTime<Utc>, round| {
+        let timing = timing?;
+        (timing.emitted_at(round) <= now).then(|| timing.first_round_at(now + margin))
+    })
+    .await?;
+    tracing::info!(
+        %voucher,
+        entrants = closed.leaves.len(),
+        root = %hex::encode(closed.root),
+        round = ?closed.round,
+        "draw entries closed and committed"
+    );
+    Ok(closed)
+}
+
+/// Opens the draw in Redis with the log's `entrants`; returns the cursor (0, or where a run
+/// before this one stopped).
+async fn open(core: &Core, voucher: VoucherId, entrants: i64) -> Result<i64, DrawError> {
+    let mut redis = core.redis.clone();
+    match scripts::draw_open(&mut redis, &core.keys, voucher, Some(entrants)).await? {
+        DrawOpen::Open {
+            cursor,
+            entrants: theirs,
+        } if theirs == entrants => Ok(cursor),
+        // Opened before with another count: Redis's state is not this log's (a restore from
+        // an older copy). Refuse; the next attempt reads it again.
+        DrawOpen::Open {
+            entrants: theirs, ..
+        } => Err(Backend::unknown_reply("draw_open", &[theirs, entrants]).into()),
+        DrawOpen::NotADraw => Err(DrawError::NotADraw),
+        _ => Err(Backend::Unreconciled.into()),
+    }
+}
+
+/// The beacon's round `round`, verified, waited for; empty for a sale that named no round. A
+/// relay that fails or a round that does not verify is logged and asked again: the draw never
+/// runs without it, nor on an instance configured for another chain (or none).
+async fn randomness(
+    core: &Core,
+    voucher: VoucherId,
+    round: Option<u64>,
+) -> Result<Vec<u8>, DrawError> {
+    let Some(round) = round else {
+        return Ok(Vec::new());
+    };
+    let named = store::draws::get(&core.db, voucher)
+        .await?
+        .and_then(|r| r.beacon)
+        .map(|b| b.chain_hash);
+    let beacon = match &core.beacon {
+        Some(b) if named.as_deref() == Some(b.settings().chain_hash.as_str()) => b,
+        _ => {
+            return Err(BeaconError::WrongChain(format!(
+                "the sale names chain {named:?}; this instance is configured for another (or none)"
+            ))
+            .into())
+        }
+    };
+    loop {
+        match beacon.round(round).await {
+            Ok(Some(r)) => return Ok(r.randomness.to_vec()),
+            Ok(None) => {}
+            Err(e) => {
+                metrics::counter!("seckill_draw_beacon_failures_total").increment(1);
+                tracing::error!(%voucher, round, error = %e, "the draw waits for a verified beacon round");
+            }
+        }
+        tokio::time::sleep(BEACON_RETRY).await;
+    }
+}
+
+/// The units the draw had: `draw_stock`, set when the draw opened.
+async fn drawn_stock(core: &Core, voucher: VoucherId) -> Result<i64, DrawError> {
+    let mut redis = core.redis.clone();
+    let stock: Option<i64> = redis::cmd("HGET")
+        .arg(core.keys.voucher(voucher).sale)
+        .arg("draw_stock")
+        .query_async(&mut redis)
+        .await
+        .map_err(Backend::from)?;
+    Ok(stock.unwrap_or(0))
 }
 
 /// Admits `ranking[cursor..]` in slices while units are left. Returns the cursor reached and
@@ -160,48 +282,6 @@ async fn admit_from(
             }
             DrawAdmit::NotOpened | DrawAdmit::NotLoaded | DrawAdmit::Unreconciled => {
                 return Err(Backend::Unreconciled.into())
-            }
-        }
-    }
-}
-
-/// Gives units left on a drawn sale to its next entrants by rank (after a winner's order was
-/// cancelled or expired, or an admin added units), reading the ranking from PostgreSQL. Does
-/// nothing for a sale whose ranking was exhausted or is not recorded yet (the draw's own run
-/// admits then). Returns the orders admitted; safe on several instances at once (the cursor
-/// decides).
-pub async fn advance(core: &Core, voucher: VoucherId) -> Result<i64, DrawError> {
-    let keys = core.keys.voucher(voucher);
-    let mut redis = core.redis.clone();
-    let mut admitted = 0;
-    loop {
-        let ((cursor, entrants), stock): ((Option<i64>, Option<i64>), Option<i64>) = redis::pipe()
-            .hmget(&keys.sale, &["draw_cursor", "draw_entrants"])
-            .get(&keys.stock)
-            .query_async(&mut redis)
-            .await?;
-        let (Some(cursor), Some(entrants), Some(stock)) = (cursor, entrants, stock) else {
-            return Ok(admitted);
-        };
-        if cursor >= entrants || stock <= 0 {
-            return Ok(admitted);
-        }
-        let n = stock.clamp(1, i64::try_from(SLICE).unwrap_or(i64::MAX));
-        let next = store::draws::ranks(&core.db, voucher, cursor, n).await?;
-        if next.is_empty() {
-            return Ok(admitted);
-        }
-        match scripts::draw_admit(&mut redis, &core.keys, voucher, cursor, &next).await? {
-            DrawAdmit::Advanced { admitted: n, .. } => {
-                admitted += n;
-                if n > 0 {
-                    tracing::info!(%voucher, admitted = n, "units went down the draw's ranking");
-                }
-            }
-            DrawAdmit::Moved { .. } => {}
-            DrawAdmit::Ended | DrawAdmit::IdsExhausted { .. } => return Ok(admitted),
-            DrawAdmit::NotOpened | DrawAdmit::NotLoaded | DrawAdmit::Unreconciled => {
-                return Ok(admitted)
             }
         }
     }

@@ -1,7 +1,8 @@
 //! Batched calls (design.md §8, decision 19): the requests for one voucher that arrive while this
 //! instance's previous calls for it are in flight are decided together, by one script call that
 //! takes each request in arrival order and answers each one. Buys ([`Admissions`], `lua/admit.lua`)
-//! and a draw's entries ([`Entries`], `lua/enter.lua`) are batched this way.
+//! and a draw's entries ([`Entries`], `lua/enter.lua`, then one insert into PostgreSQL's entry log
+//! for the batch: an entry is answered once it is durable, decision 42) are batched this way.
 //!
 //! Each voucher has a *lane*: a channel and a task. The task takes the first request
 //! waiting, waits for one of `in_flight` call slots, then takes every request that queued meanwhile
@@ -35,6 +36,7 @@ use crate::{
     infra::keys::Keys,
     infra::redis_conn::Redis,
     infra::scripts::{self, AdmissionOutcome, EntryOutcome},
+    infra::store::draw_log::{self, LoggedEntry},
 };
 
 /// A batch's call failed: every buy in it gets this, shared.
@@ -86,13 +88,29 @@ impl Decide for Admit {
     }
 }
 
-/// A draw's entries: `lua/enter.lua`.
+/// A draw's entries: `lua/enter.lua` decides (the window by the Redis clock, the duplicate
+/// check), then the batch's admitted entries are logged in PostgreSQL in one statement; an
+/// entry is answered only once its log row is committed.
 pub struct Enter {
     keys: Keys,
+    db: sqlx::PgPool,
+}
+
+/// An entry decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EntryDecision {
+    /// In the draw's log (`new`: logged by this request); `entrants` as Redis counts them.
+    Logged {
+        entry: LoggedEntry,
+        entrants: i64,
+        new: bool,
+    },
+    /// Refused by the script (or, as `Closed`, by the log closed meanwhile).
+    Refused(EntryOutcome),
 }
 
 impl Decide for Enter {
-    type Outcome = EntryOutcome;
+    type Outcome = EntryDecision;
     const NAME: &'static str = "entry";
 
     async fn decide(
@@ -101,8 +119,45 @@ impl Decide for Enter {
         voucher: VoucherId,
         users: &[UserId],
         wait: Option<ReplicaWait>,
-    ) -> Result<Vec<EntryOutcome>, Backend> {
-        scripts::enter_batch(redis, &self.keys.voucher(voucher), users, wait).await
+    ) -> Result<Vec<EntryDecision>, Backend> {
+        let outcomes =
+            scripts::enter_batch(redis, &self.keys.voucher(voucher), users, wait).await?;
+        // Entered before counts too: the first request's insert may have failed after Redis
+        // took it (the shopper was answered 503 and tries again), so it is logged now.
+        let admitted: Vec<UserId> = users
+            .iter()
+            .zip(&outcomes)
+            .filter(|(_, o)| {
+                matches!(
+                    o,
+                    EntryOutcome::Entered { .. } | EntryOutcome::AlreadyEntered { .. }
+                )
+            })
+            .map(|(u, _)| *u)
+            .collect();
+        let mut logged: HashMap<UserId, LoggedEntry> = draw_log::log(&self.db, voucher, &admitted)
+            .await?
+            .into_iter()
+            .map(|e| (e.user, e))
+            .collect();
+        Ok(users
+            .iter()
+            .zip(outcomes)
+            .map(|(user, outcome)| match outcome {
+                EntryOutcome::Entered { entrants } | EntryOutcome::AlreadyEntered { entrants } => {
+                    match logged.remove(user) {
+                        Some(entry) => EntryDecision::Logged {
+                            new: matches!(outcome, EntryOutcome::Entered { .. }),
+                            entry,
+                            entrants,
+                        },
+                        // The log closed between the script and the insert.
+                        None => EntryDecision::Refused(EntryOutcome::Closed),
+                    }
+                }
+                refused => EntryDecision::Refused(refused),
+            })
+            .collect())
     }
 }
 
@@ -177,21 +232,22 @@ impl Admissions {
 
 impl Entries {
     pub fn new(
+        db: sqlx::PgPool,
         redis: Redis,
         replicated: Option<Arc<Replicated>>,
         keys: Keys,
         config: AdmissionConfig,
     ) -> Arc<Self> {
-        Lanes::with(redis, replicated, Enter { keys }, config)
+        Lanes::with(redis, replicated, Enter { keys, db }, config)
     }
 
     /// Decides `user`'s entry into `voucher`'s draw, in a batch with the entries arriving
-    /// meanwhile.
+    /// meanwhile, and logs it.
     pub async fn enter(
         self: &Arc<Self>,
         voucher: VoucherId,
         user: UserId,
-    ) -> Result<EntryOutcome, Backend> {
+    ) -> Result<EntryDecision, Backend> {
         self.submit(voucher, user).await
     }
 }

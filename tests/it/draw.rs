@@ -6,8 +6,8 @@ use chrono::{Duration, Utc};
 use redis::AsyncCommands;
 use seckill::{
     catalog,
-    domain::{UserId, VoucherDraft, VoucherId},
-    draw::{self, Seed},
+    domain::{fair, UserId, VoucherDraft, VoucherId},
+    draw,
     testing::{scripts, store},
     Core,
 };
@@ -39,22 +39,28 @@ async fn draw_sale(core: &Core, stock: i64, secs: i64, n: usize) -> (VoucherId, 
     (v, entrants)
 }
 
-/// The frozen entries ranked as every instance ranks them.
+/// The entries ranked as every instance ranks them: the log closed (as the draw closes it;
+/// idempotent), its root and the committed secret make the seed (no beacon here).
 async fn ranking(core: &Core, v: VoucherId) -> Vec<UserId> {
-    let seed = store::draws::get(&core.db, v)
+    let committed = store::draws::get(&core.db, v)
         .await
         .expect("read")
         .expect("draw")
         .seed;
-    let mut redis = core.redis.clone();
-    let members: Vec<i64> = redis
-        .smembers(core.keys.voucher(v).entries)
+    let closed = store::draw_log::close(&core.db, v, |_, _| None)
         .await
-        .expect("entries");
-    Seed::from_bytes(seed)
-        .rank(members.into_iter().map(UserId::from_db))
+        .expect("close");
+    let seed = fair::draw_seed(v.get(), &committed, &closed.root, &[]);
+    let users: std::collections::HashMap<fair::Hash, UserId> =
+        store::draw_log::entrants(&core.db, v)
+            .await
+            .expect("log")
+            .into_iter()
+            .map(|(u, l)| (l, u))
+            .collect();
+    fair::rank(&seed, &closed.leaves)
         .into_iter()
-        .map(|(u, _)| u)
+        .map(|(leaf, _)| users[&leaf])
         .collect()
 }
 
@@ -71,8 +77,9 @@ async fn a_draw_resumed_after_a_partial_admission_admits_every_rank_once(db: PgP
     // That run finished: start again on a fresh sale, and stop one half-way by hand.
     let (v, _) = draw_sale(&core, STOCK, 2, 50).await;
     tokio::time::sleep(std::time::Duration::from_millis(2_100)).await;
+    let ranked = ranking(&core, v).await;
     let mut redis = core.redis.clone();
-    let opened = scripts::draw_open(&mut redis, &core.keys, v)
+    let opened = scripts::draw_open(&mut redis, &core.keys, v, Some(50))
         .await
         .expect("open");
     assert_eq!(
@@ -82,7 +89,6 @@ async fn a_draw_resumed_after_a_partial_admission_admits_every_rank_once(db: PgP
             entrants: 50
         }
     );
-    let ranked = ranking(&core, v).await;
     let first = scripts::draw_admit(&mut redis, &core.keys, v, 0, &ranked[..7])
         .await
         .expect("admit");

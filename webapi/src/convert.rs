@@ -39,11 +39,27 @@ pub fn voucher(s: VoucherNow) -> VoucherView {
 pub fn entry(s: seckill::draw::Standing) -> crate::wire::EntryView {
     crate::wire::EntryView {
         state: s.state,
-        tag: s.tag,
+        receipt: s.receipt.map(receipt),
+        proof: s.proof.map(|p| crate::wire::ProofView {
+            index: p.index,
+            tree_size: p.tree_size,
+            path: p.path,
+        }),
         order_id: s.order_id,
         rank: s.rank,
         entrants: s.entrants,
         draw_at: s.draw_at,
+    }
+}
+
+/// A draw entry's receipt, for the wire.
+pub fn receipt(r: seckill::draw::Receipt) -> crate::wire::ReceiptView {
+    crate::wire::ReceiptView {
+        voucher_id: r.voucher_id.get(),
+        leaf: r.leaf,
+        salt: r.salt,
+        entered_at: r.entered_at,
+        signature: r.signature,
     }
 }
 

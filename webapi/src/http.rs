@@ -154,7 +154,10 @@ impl From<DrawError> for AppError {
             DrawError::EntriesNotOpen => Self::EntriesNotOpen,
             DrawError::EntriesClosed => Self::EntriesClosed,
             DrawError::ClientLimited(secs) => Self::TryAgainIn(secs),
-            e @ (DrawError::Backend(_) | DrawError::Preload(_) | DrawError::Lock(_)) => fault(e),
+            e @ (DrawError::Backend(_)
+            | DrawError::Preload(_)
+            | DrawError::Lock(_)
+            | DrawError::Beacon(_)) => fault(e),
         }
     }
 }
@@ -179,7 +182,9 @@ impl From<CreateVoucherError> for AppError {
     fn from(e: CreateVoucherError) -> Self {
         match e {
             CreateVoucherError::Invalid(fields) => Self::Invalid(fields),
-            e @ (CreateVoucherError::Backend(_) | CreateVoucherError::Preload(..)) => fault(e),
+            e @ (CreateVoucherError::Backend(_)
+            | CreateVoucherError::Preload(..)
+            | CreateVoucherError::Beacon(_)) => fault(e),
         }
     }
 }

@@ -189,12 +189,16 @@ pub struct StockNow {
     pub server_time: DateTime<Utc>,
 }
 
-/// A shopper's standing in a draw (`GET /api/vouchers/{id}/entries/me`, the sale page).
+/// A shopper's standing in a draw (`GET /api/vouchers/{id}/entries/me`, the sale page): the
+/// receipt once entered, the inclusion proof once the entrant list is committed, the rank (1
+/// first) once drawn.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EntryView {
     pub state: EntryState,
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub tag: Option<String>,
+    pub receipt: Option<ReceiptView>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub proof: Option<ProofView>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub order_id: Option<OrderId>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -202,6 +206,25 @@ pub struct EntryView {
     pub entrants: i64,
     #[serde(deserialize_with = "domain::rfc3339::deserialize")]
     pub draw_at: DateTime<Utc>,
+}
+
+/// A draw entry's receipt, signed by the shop (`domain::fair`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReceiptView {
+    pub voucher_id: i64,
+    pub leaf: String,
+    pub salt: String,
+    #[serde(deserialize_with = "domain::rfc3339::deserialize")]
+    pub entered_at: DateTime<Utc>,
+    pub signature: String,
+}
+
+/// An RFC 9162 inclusion proof of a leaf in a draw's committed entrant list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProofView {
+    pub index: u64,
+    pub tree_size: u64,
+    pub path: Vec<String>,
 }
 
 /// An order with the title of its voucher (my orders, the order page).

@@ -1,6 +1,7 @@
 //! The public REST API (design.md §5): thin adapters over the core, sharing the UI's error type
 //! ([`AppError`]) so both speak the same codes.
 
+mod draws;
 mod error;
 mod events;
 mod extract;
@@ -18,7 +19,6 @@ use seckill::{
     auth,
     catalog::{self, admin as sale_admin},
     domain::{FieldErrors, IdempotencyKey, NewVoucher, OrderId, Stock, VoucherId},
-    draw,
     orders::{self, checkout},
     sale, Core,
 };
@@ -50,9 +50,10 @@ pub fn router() -> Router<AppState> {
         .route("/vouchers/{id}/stock", get(stock))
         .route("/vouchers/{id}/events", get(events::sale_events))
         .route("/vouchers/{id}/orders", post(buy))
-        .route("/vouchers/{id}/entries", post(enter_draw))
-        .route("/vouchers/{id}/entries/me", get(my_entry))
-        .route("/vouchers/{id}/draw", get(public_draw))
+        .route("/vouchers/{id}/entries", post(draws::enter))
+        .route("/vouchers/{id}/entries/me", get(draws::mine))
+        .route("/vouchers/{id}/draw", get(draws::transcript))
+        .route("/draws/key", get(draws::key))
         .route("/orders/{order_id}", get(order))
         .route("/orders/{order_id}/pay", post(pay))
         .route("/orders/{order_id}/cancel", post(cancel))
@@ -242,48 +243,6 @@ async fn buy(
         Json(json!({ "order_id": order.to_string(), "already_bought": already })),
     )
         .into_response())
-}
-
-/// `202 {"tag","entrants"}`: the shopper is in the draw; entering again answers the same.
-async fn enter_draw(
-    State(core): State<Core>,
-    Extension(ClientAddr(client)): Extension<ClientAddr>,
-    Shopper(p): Shopper,
-    ApiPath(id): ApiPath,
-) -> ApiResult<Response> {
-    let voucher: VoucherId = id.parse().map_err(|_| AppError::NotFound)?;
-    let entered = draw::enter(&core, p.user, voucher, client).await?;
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(json!({ "tag": entered.tag, "entrants": entered.entrants })),
-    )
-        .into_response())
-}
-
-/// `{"state": "none" | "entered" | "won" | "lost", "tag"?, "order_id"?, "rank"?, "entrants",
-/// "draw_at"}`.
-async fn my_entry(
-    State(core): State<Core>,
-    Shopper(p): Shopper,
-    ApiPath(id): ApiPath,
-) -> ApiResult<Json<Value>> {
-    let voucher: VoucherId = id.parse().map_err(|_| AppError::NotFound)?;
-    let standing = draw::standing(&core, Some(p.user), voucher).await?;
-    Ok(Json(json!(convert::entry(standing))))
-}
-
-/// `{"commitment","entrants"}` before the draw; `"seed"`, `"tags"` (ascending) and
-/// `"drawn_at"` added after it. Public: anyone may check a draw.
-async fn public_draw(State(core): State<Core>, ApiPath(id): ApiPath) -> ApiResult<Response> {
-    let voucher: VoucherId = id.parse().map_err(|_| AppError::NotFound)?;
-    let d = draw::public(&core, voucher).await?;
-    let mut body = json!({ "commitment": d.commitment, "entrants": d.entrants });
-    if let Some(r) = d.revealed {
-        body["seed"] = json!(r.seed);
-        body["tags"] = json!(r.tags);
-        body["drawn_at"] = json!(r.drawn_at);
-    }
-    Ok(Json(body).into_response())
 }
 
 /// One of the shopper's orders. `?payment=return`: the shopper is back from the payment

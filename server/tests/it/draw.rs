@@ -13,8 +13,8 @@ use sha2::Digest;
 use sqlx::PgPool;
 
 use crate::support::{
-    buy_order, client, expect_error, spawn_app_setting, spawn_instances, units_hold, user_id,
-    written, TestApp,
+    buy_order, client, expect_error, get_json, spawn_app_setting, spawn_instances, units_hold,
+    user_id, written, TestApp,
 };
 
 /// Creates a draw sale as `admin`: entries open `entries_in` seconds from now, the draw (the
@@ -84,11 +84,64 @@ async fn drawn(app: &TestApp, v: i64) -> Value {
     panic!("the draw of {v} was not recorded");
 }
 
-/// `user`'s tag under `seed`, computed here: HMAC-SHA256(seed, decimal user ID).
-fn tag_of(seed: &[u8], user: i64) -> String {
+fn sha256(parts: &[&[u8]]) -> [u8; 32] {
+    let mut h = sha2::Sha256::new();
+    for p in parts {
+        h.update(p);
+    }
+    h.finalize().into()
+}
+
+fn unhex(v: &Value) -> Vec<u8> {
+    hex::decode(v.as_str().expect("hex text")).expect("hex")
+}
+
+/// A leaf's key under `seed`, computed here: HMAC-SHA256(seed, leaf).
+fn key_of(seed: &[u8], leaf: &[u8]) -> Vec<u8> {
     let mut mac = <hmac::Hmac<sha2::Sha256> as KeyInit>::new_from_slice(seed).expect("key");
-    mac.update(user.to_string().as_bytes());
-    hex::encode(mac.finalize().into_bytes())
+    mac.update(leaf);
+    mac.finalize().into_bytes().to_vec()
+}
+
+/// RFC 9162's Merkle tree hash, written here from the RFC.
+fn mth(leaves: &[Vec<u8>]) -> [u8; 32] {
+    match leaves {
+        [] => sha256(&[]),
+        [one] => sha256(&[&[0], one]),
+        _ => {
+            let mut k = 1;
+            while k * 2 < leaves.len() {
+                k *= 2;
+            }
+            sha256(&[&[1], &mth(&leaves[..k]), &mth(&leaves[k..])])
+        }
+    }
+}
+
+/// RFC 9162 §2.1.3.2, written here from the RFC.
+fn proves(leaf: &[u8], index: u64, size: u64, path: &[Vec<u8>], root: &[u8]) -> bool {
+    if index >= size {
+        return false;
+    }
+    let (mut f, mut s) = (index, size - 1);
+    let mut r = sha256(&[&[0], leaf]);
+    for p in path {
+        if s == 0 {
+            return false;
+        }
+        if f % 2 == 1 || f == s {
+            r = sha256(&[&[1], p, &r]);
+            while f % 2 == 0 && f != 0 {
+                f >>= 1;
+                s >>= 1;
+            }
+        } else {
+            r = sha256(&[&[1], &r, p]);
+        }
+        f >>= 1;
+        s >>= 1;
+    }
+    s == 0 && r.as_slice() == root
 }
 
 /// A state reached within 10 s, as shopper `c` sees it.
@@ -105,7 +158,7 @@ async fn until_state(app: &TestApp, c: &Client, v: i64, state: &str) -> Value {
 }
 
 #[sqlx::test]
-async fn the_draw_admits_entrants_by_their_tags_and_anyone_can_check_it(db: PgPool) {
+async fn the_draw_admits_entrants_by_their_keys_and_anyone_can_check_it(db: PgPool) {
     let apps = spawn_instances(db, 2).await;
     let (a, b) = (&apps[0], &apps[1]);
     let admin = a.sign_in("13800000000").await;
@@ -128,7 +181,27 @@ async fn the_draw_admits_entrants_by_their_tags_and_anyone_can_check_it(db: PgPo
         .expect("commitment")
         .to_owned();
     assert_eq!(commitment.len(), 64);
-    assert!(before.get("seed").is_none() && before.get("tags").is_none());
+    for hidden in [
+        "seed",
+        "committed_seed",
+        "entries_root",
+        "leaves",
+        "ranking",
+    ] {
+        assert!(
+            before.get(hidden).is_none(),
+            "{hidden} before the close: {before}"
+        );
+    }
+    // The key receipts are signed with, the same on both instances.
+    let key_of_shop = |app: &TestApp| {
+        let url = format!("{}/api/draws/key", app.base);
+        async move { get_json(&client(), &url).await["ed25519"].clone() }
+    };
+    let shop_key = key_of_shop(a).await;
+    assert_eq!(shop_key, key_of_shop(b).await);
+    let shop_key: [u8; 32] = unhex(&shop_key).try_into().expect("32 bytes");
+    let shop_key = ed25519_dalek::VerifyingKey::from_bytes(&shop_key).expect("a key");
 
     // Eight shoppers enter, half through each instance; one enters twice.
     let mut shoppers = Vec::new();
@@ -139,16 +212,34 @@ async fn the_draw_admits_entrants_by_their_tags_and_anyone_can_check_it(db: PgPo
         let r = enter(app, &c, v).await;
         assert_eq!(r.status(), StatusCode::ACCEPTED);
         let body: Value = r.json().await.expect("json");
-        let tag = body["tag"].as_str().expect("tag").to_owned();
-        shoppers.push((c, user_id(a, &format!("+86{phone}")).await, tag));
+        let receipt = body["receipt"].clone();
+        let user = user_id(a, &format!("+86{phone}")).await;
+        // The receipt is the shop's word: its leaf is this shopper's, signed by the shop.
+        assert_eq!(receipt["voucher_id"], v);
+        let leaf = unhex(&receipt["leaf"]);
+        let salt = receipt["salt"].as_str().expect("salt");
+        assert_eq!(salt.len(), 32, "16 bytes");
+        assert_eq!(leaf, sha256(&[format!("{v}:{user}:{salt}").as_bytes()]));
+        let signature: [u8; 64] = unhex(&receipt["signature"]).try_into().expect("64 bytes");
+        let message = format!("seckill-receipt-v1:{v}:{}", hex::encode(&leaf));
+        shop_key
+            .verify_strict(
+                message.as_bytes(),
+                &ed25519_dalek::Signature::from_bytes(&signature),
+            )
+            .expect("the receipt verifies with the published key");
+        assert!(
+            body.get("tag").is_none() && body.get("rank").is_none(),
+            "no rank before the draw"
+        );
+        shoppers.push((c, user, leaf, receipt));
     }
     let again = enter(b, &shoppers[0].0, v).await;
     assert_eq!(again.status(), StatusCode::ACCEPTED);
     let again: Value = again.json().await.expect("json");
     assert_eq!(
-        again["tag"],
-        shoppers[0].2.as_str(),
-        "entering again answers the same"
+        again["receipt"], shoppers[0].3,
+        "entering again answers the same receipt"
     );
     assert_eq!(again["entrants"], 8);
     assert_eq!(standing(a, &shoppers[3].0, v).await["state"], "entered");
@@ -176,42 +267,88 @@ async fn the_draw_admits_entrants_by_their_tags_and_anyone_can_check_it(db: PgPo
     .await;
 
     let after = drawn(a, v).await;
-    let seed = hex::decode(after["seed"].as_str().expect("seed")).expect("hex");
-    assert_eq!(
-        hex::encode(sha2::Sha256::digest(&seed)),
-        commitment,
-        "the seed is the one committed to"
-    );
-    let tags: Vec<String> = after["tags"]
+    // The committed secret is the one committed to, and the list is the entrants'.
+    let committed = unhex(&after["committed_seed"]);
+    assert_eq!(hex::encode(sha256(&[&committed])), commitment);
+    let leaves: Vec<Vec<u8>> = after["leaves"]
         .as_array()
-        .expect("tags")
+        .expect("leaves")
         .iter()
-        .map(|t| t.as_str().expect("tag").to_owned())
+        .map(unhex)
         .collect();
     assert_eq!(after["entrants"], 8);
-    assert_eq!(tags.len(), 8);
-    assert!(tags.windows(2).all(|w| w[0] < w[1]), "ascending");
-    for (_, user, tag) in &shoppers {
-        assert_eq!(
-            &tag_of(&seed, *user),
-            tag,
-            "each tag recomputes from the seed"
-        );
-        assert!(tags.contains(tag));
-    }
-    // The winners are the lowest tags; each holds an order the worker wrote.
-    let rank = |tag: &str| tags.iter().position(|t| t == tag).expect("ranked");
-    for (c, _, tag) in &shoppers {
-        let r = rank(tag);
+    assert_eq!(leaves.len(), 8);
+    assert!(leaves.windows(2).all(|w| w[0] < w[1]), "ascending");
+    let root = mth(&leaves);
+    assert_eq!(
+        hex::encode(root),
+        after["entries_root"],
+        "the root recomputes"
+    );
+    // No beacon on these instances: the randomness is empty, and the seed recomputes.
+    assert_eq!(after["randomness"], "");
+    let seed = sha256(&[format!(
+        "seckill-draw-v1:{v}:{}:{}:",
+        hex::encode(&committed),
+        hex::encode(root)
+    )
+    .as_bytes()]);
+    assert_eq!(hex::encode(seed), after["seed"]);
+    // The ranking is the leaves by their keys, and the winners its first `stock`.
+    let mut ranked: Vec<(Vec<u8>, Vec<u8>)> = leaves
+        .iter()
+        .map(|l| (key_of(&seed, l), l.clone()))
+        .collect();
+    ranked.sort();
+    let published: Vec<(Value, Value, Value)> = after["ranking"]
+        .as_array()
+        .expect("ranking")
+        .iter()
+        .map(|r| (r["rank"].clone(), r["leaf"].clone(), r["key"].clone()))
+        .collect();
+    let expected: Vec<(Value, Value, Value)> = ranked
+        .iter()
+        .enumerate()
+        .map(|(i, (k, l))| (json!(i + 1), json!(hex::encode(l)), json!(hex::encode(k))))
+        .collect();
+    assert_eq!(published, expected, "the ranking recomputes from the seed");
+    let winners: Vec<Value> = ranked[..STOCK as usize]
+        .iter()
+        .map(|(_, l)| json!(hex::encode(l)))
+        .collect();
+    assert_eq!(after["winners"], json!(winners));
+    assert_eq!(after["stock"], STOCK);
+    assert_eq!(after["moves"], json!([]));
+
+    // Each shopper: their leaf's proof against the root, their rank, their order.
+    let rank = |leaf: &[u8]| ranked.iter().position(|(_, l)| l == leaf).expect("ranked");
+    for (c, _, leaf, receipt) in &shoppers {
+        let r = rank(leaf);
         let app = if r % 2 == 0 { a } else { b };
-        if (r as i64) < STOCK {
+        let s = if (r as i64) < STOCK {
             let s = until_state(app, c, v, "won").await;
             let order = s["order_id"].as_str().expect("order").to_owned();
             assert_eq!(written(app, c, &order).await["status"], "created");
+            s
         } else {
-            let s = until_state(app, c, v, "lost").await;
-            assert_eq!(s["rank"], r as i64);
-        }
+            until_state(app, c, v, "lost").await
+        };
+        assert_eq!(s["rank"], r as i64 + 1, "rank counted from 1");
+        assert_eq!(&s["receipt"], receipt);
+        let proof = &s["proof"];
+        let path: Vec<Vec<u8>> = proof["path"]
+            .as_array()
+            .expect("path")
+            .iter()
+            .map(unhex)
+            .collect();
+        assert!(proves(
+            leaf,
+            proof["index"].as_u64().expect("index"),
+            proof["tree_size"].as_u64().expect("size"),
+            &path,
+            &root
+        ));
     }
     let orders: i64 = sqlx::query_scalar("SELECT count(*) FROM orders WHERE voucher_id = $1")
         .bind(v)
@@ -223,10 +360,13 @@ async fn the_draw_admits_entrants_by_their_tags_and_anyone_can_check_it(db: PgPo
 
     // Entries are closed (to newcomers: an entrant asking again hears the same), and a loser
     // cannot buy their way past the line.
-    let loser = shoppers
-        .iter()
-        .find(|(_, _, t)| rank(t) as i64 == STOCK)
-        .expect("first in line");
+    let in_line = |n: usize| {
+        shoppers
+            .iter()
+            .find(|(_, _, l, _)| rank(l) == n)
+            .expect("ranked")
+    };
+    let loser = in_line(STOCK as usize);
     let latecomer = b.sign_in("13900000099").await;
     expect_error(
         enter(b, &latecomer, v).await,
@@ -246,11 +386,9 @@ async fn the_draw_admits_entrants_by_their_tags_and_anyone_can_check_it(db: PgPo
     )
     .await;
 
-    // A winner cancels: the unit goes to the first in line, not to whoever clicks.
-    let winner = shoppers
-        .iter()
-        .find(|(_, _, t)| rank(t) == 0)
-        .expect("first winner");
+    // A winner cancels: the unit goes to the first in line, not to whoever clicks, and the
+    // transcript shows the move, chained from the seed.
+    let winner = in_line(0);
     let order = standing(a, &winner.0, v).await["order_id"]
         .as_str()
         .expect("order")
@@ -265,11 +403,17 @@ async fn the_draw_admits_entrants_by_their_tags_and_anyone_can_check_it(db: PgPo
     let next = until_state(b, &loser.0, v, "won").await;
     let next_order = next["order_id"].as_str().expect("order").to_owned();
     written(b, &loser.0, &next_order).await;
-    let second_in_line = shoppers
-        .iter()
-        .find(|(_, _, t)| rank(t) as i64 == STOCK + 1)
-        .expect("second in line");
-    assert_eq!(standing(a, &second_in_line.0, v).await["state"], "lost");
+    let moves = public_draw(b, v).await["moves"].clone();
+    let chained =
+        sha256(&[format!("{}:{}:cancelled", hex::encode(seed), hex::encode(&loser.2)).as_bytes()]);
+    assert_eq!(moves.as_array().map(Vec::len), Some(1), "{moves}");
+    assert_eq!(moves[0]["leaf"], hex::encode(&loser.2));
+    assert_eq!(moves[0]["reason"], "cancelled");
+    assert_eq!(moves[0]["hash"], hex::encode(chained));
+    assert_eq!(
+        standing(a, &in_line(STOCK as usize + 1).0, v).await["state"],
+        "lost"
+    );
     assert_eq!(
         standing(a, &winner.0, v).await["state"],
         "won",
@@ -306,7 +450,7 @@ async fn units_beyond_the_entrants_sell_first_come_after_the_draw(db: PgPool) {
         .execute(&app.core.db)
         .await
         .expect("delete");
-    assert_eq!(public_draw(&app, v).await["tags"], published["tags"]);
+    assert_eq!(public_draw(&app, v).await["ranking"], published["ranking"]);
 }
 
 #[sqlx::test]
@@ -369,6 +513,13 @@ async fn entries_keep_to_their_window_and_to_the_per_client_limit(db: PgPool) {
     let s = standing(&app, &c, open).await;
     assert_eq!(s["state"], "lost", "{s}");
     assert!(s.get("rank").is_none(), "{s}");
+    // And its committed secret is revealed: nothing was drawn with it.
+    let t = public_draw(&app, open).await;
+    assert_eq!(
+        hex::encode(sha256(&[&unhex(&t["committed_seed"])])),
+        t["commitment"],
+        "{t}"
+    );
 
     // The admin's mistakes are field messages.
     let now = chrono::Utc::now();

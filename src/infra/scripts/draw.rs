@@ -37,26 +37,32 @@ pub enum DrawOpen {
     NotYet {
         ms: i64,
     },
+    /// The start is reached and the draw not opened (only asked: nothing written).
+    Due,
     NotADraw,
     NotLoaded,
     Unreconciled,
 }
 
-/// Opens `voucher`'s draw once its sale began (idempotent).
+/// Opens `voucher`'s draw once its sale began, with the `entrants` of its closed entry log
+/// (idempotent); with `None`, only asks whether it is due or open.
 pub async fn draw_open<C: ConnectionLike + Send>(
     conn: &mut C,
     keys: &Keys,
     voucher: VoucherId,
+    entrants: Option<i64>,
 ) -> Result<DrawOpen, Backend> {
     let k = keys.voucher(voucher);
     let reply: Vec<i64> = DRAW_OPEN
         .key(&k.sale)
-        .key(&k.entries)
+        .key(&k.stock)
+        .arg(entrants.map(|n| n.to_string()).unwrap_or_default())
         .invoke_async(conn)
         .await?;
     match *reply.as_slice() {
         [0, cursor, entrants] => Ok(DrawOpen::Open { cursor, entrants }),
         [3, ms] => Ok(DrawOpen::NotYet { ms }),
+        [13] => Ok(DrawOpen::Due),
         [4] => Ok(DrawOpen::NotADraw),
         [5] => Ok(DrawOpen::NotLoaded),
         [9] => Ok(DrawOpen::Unreconciled),

@@ -1,5 +1,6 @@
-//! The `draws` and `draw_entries` tables: a draw sale's secret seed and, once drawn, its
-//! ranking (design.md decision 34).
+//! The `draws` and `draw_entries` tables: a draw sale's committed secret, its beacon round, the
+//! entrant list's root once closed (`draw_log.rs`) and, once drawn, its seed and ranking
+//! (design.md decisions 34 and 42).
 
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool};
@@ -9,10 +10,36 @@ use crate::domain::{UserId, VoucherId};
 /// A draw as PostgreSQL holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DrawRow {
+    /// The secret committed at creation (`committed_seed` once revealed).
     pub seed: [u8; 32],
     pub commitment: [u8; 32],
     /// When the ranking was recorded, with how many entrants.
     pub recorded: Option<(DateTime<Utc>, i64)>,
+    pub beacon: Option<BeaconRound>,
+    /// When the log closed, with its root.
+    pub closed: Option<(DateTime<Utc>, [u8; 32])>,
+    /// Once drawn: the round's randomness, the seed, the units at the draw, the ranks the draw
+    /// itself reached.
+    pub drawn: Option<DrawnRow>,
+}
+
+/// The beacon round a draw waits for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BeaconRound {
+    pub url: String,
+    pub chain_hash: String,
+    pub round: u64,
+    /// The round named at creation, when a late close moved it.
+    pub planned: Option<u64>,
+}
+
+/// What the draw fixed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DrawnRow {
+    pub randomness: Vec<u8>,
+    pub seed: [u8; 32],
+    pub stock: i64,
+    pub winners: i64,
 }
 
 fn bytes32(raw: Vec<u8>) -> Result<[u8; 32], sqlx::Error> {
@@ -20,19 +47,28 @@ fn bytes32(raw: Vec<u8>) -> Result<[u8; 32], sqlx::Error> {
         .map_err(|_| sqlx::Error::Decode("a draw's seed, commitment or tag is not 32 bytes".into()))
 }
 
-/// Stores a new draw sale's seed and commitment, in the transaction that creates the voucher.
+/// Stores a new draw sale's secret, its commitment and the beacon round it names, in the
+/// transaction that creates the voucher.
 pub async fn insert(
     conn: &mut PgConnection,
     voucher: VoucherId,
     seed: &[u8; 32],
     commitment: &[u8; 32],
+    beacon: Option<&BeaconRound>,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query("INSERT INTO draws (voucher_id, seed, commitment) VALUES ($1, $2, $3)")
-        .bind(voucher.get())
-        .bind(seed.as_slice())
-        .bind(commitment.as_slice())
-        .execute(conn)
-        .await?;
+    sqlx::query(
+        "INSERT INTO draws (voucher_id, seed, commitment, beacon_url, beacon_chain_hash,
+                            beacon_round)
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(voucher.get())
+    .bind(seed.as_slice())
+    .bind(commitment.as_slice())
+    .bind(beacon.map(|b| b.url.as_str()))
+    .bind(beacon.map(|b| b.chain_hash.as_str()))
+    .bind(beacon.and_then(|b| i64::try_from(b.round).ok()))
+    .execute(conn)
+    .await?;
     Ok(())
 }
 
@@ -42,21 +78,59 @@ struct Row {
     commitment: Vec<u8>,
     drawn_at: Option<DateTime<Utc>>,
     entrants: Option<i32>,
+    beacon_url: Option<String>,
+    beacon_chain_hash: Option<String>,
+    beacon_round: Option<i64>,
+    planned_round: Option<i64>,
+    closed_at: Option<DateTime<Utc>>,
+    entries_root: Option<Vec<u8>>,
+    randomness: Option<Vec<u8>>,
+    draw_seed: Option<Vec<u8>>,
+    stock_at_draw: Option<i32>,
+    winners: Option<i32>,
 }
 
 /// `voucher`'s draw, if it is a draw sale.
 pub async fn get(db: &PgPool, voucher: VoucherId) -> Result<Option<DrawRow>, sqlx::Error> {
     let row: Option<Row> = sqlx::query_as(
-        "SELECT seed, commitment, drawn_at, entrants FROM draws WHERE voucher_id = $1",
+        "SELECT seed, commitment, drawn_at, entrants, beacon_url, beacon_chain_hash,
+                beacon_round, planned_round, closed_at, entries_root, randomness, draw_seed,
+                stock_at_draw, winners
+         FROM draws WHERE voucher_id = $1",
     )
     .bind(voucher.get())
     .fetch_optional(db)
     .await?;
     row.map(|r| {
+        let beacon = match (r.beacon_url, r.beacon_chain_hash, r.beacon_round) {
+            (Some(url), Some(chain_hash), Some(round)) => Some(BeaconRound {
+                url,
+                chain_hash,
+                round: u64::try_from(round).unwrap_or(0),
+                planned: r.planned_round.and_then(|p| u64::try_from(p).ok()),
+            }),
+            _ => None,
+        };
+        let closed = match (r.closed_at, r.entries_root) {
+            (Some(at), Some(root)) => Some((at, bytes32(root)?)),
+            _ => None,
+        };
+        let drawn = match (r.drawn_at, r.draw_seed) {
+            (Some(_), Some(seed)) => Some(DrawnRow {
+                randomness: r.randomness.unwrap_or_default(),
+                seed: bytes32(seed)?,
+                stock: r.stock_at_draw.map_or(0, i64::from),
+                winners: r.winners.map_or(0, i64::from),
+            }),
+            _ => None,
+        };
         Ok(DrawRow {
             seed: bytes32(r.seed)?,
             commitment: bytes32(r.commitment)?,
             recorded: r.drawn_at.zip(r.entrants.map(i64::from)),
+            beacon,
+            closed,
+            drawn,
         })
     })
     .transpose()
@@ -82,13 +156,26 @@ pub async fn unrecorded(
         .collect())
 }
 
-/// Records `voucher`'s ranking (user, tag; rank 0 first) once: `false` when it was recorded
-/// before (another instance, or this one before a crash), and then nothing is written.
+/// What a draw fixed, to record.
+#[derive(Debug)]
+pub struct Drawn<'a> {
+    /// (user, leaf, key), rank 0 first.
+    pub ranking: &'a [(UserId, [u8; 32], [u8; 32])],
+    pub randomness: &'a [u8],
+    pub seed: [u8; 32],
+    pub stock: i64,
+    /// The ranks the draw itself reached.
+    pub winners: i64,
+}
+
+/// Records `voucher`'s draw once: `false` when it was recorded before (another instance, or
+/// this one before a crash), and then nothing is written.
 pub async fn record(
     db: &PgPool,
     voucher: VoucherId,
-    ranking: &[(UserId, [u8; 32])],
+    drawn: &Drawn<'_>,
 ) -> Result<bool, sqlx::Error> {
+    let ranking = drawn.ranking;
     const CHUNK: usize = 10_000;
     let mut tx = db.begin().await?;
     let open: Option<bool> =
@@ -101,31 +188,42 @@ pub async fn record(
     }
     for (n, chunk) in ranking.chunks(CHUNK).enumerate() {
         let first = i32::try_from(n * CHUNK).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
-        let users: Vec<i64> = chunk.iter().map(|(u, _)| u.get()).collect();
-        let tags: Vec<Vec<u8>> = chunk.iter().map(|(_, t)| t.to_vec()).collect();
+        let users: Vec<i64> = chunk.iter().map(|(u, _, _)| u.get()).collect();
+        let leaves: Vec<Vec<u8>> = chunk.iter().map(|(_, l, _)| l.to_vec()).collect();
+        let keys: Vec<Vec<u8>> = chunk.iter().map(|(_, _, k)| k.to_vec()).collect();
         sqlx::query(
-            "INSERT INTO draw_entries (voucher_id, rank, user_id, tag)
-             SELECT $1, $2 + ord::int - 1, u, t
-             FROM unnest($3::bigint[], $4::bytea[]) WITH ORDINALITY AS e(u, t, ord)",
+            "INSERT INTO draw_entries (voucher_id, rank, user_id, leaf, tag)
+             SELECT $1, $2 + ord::int - 1, u, l, k
+             FROM unnest($3::bigint[], $4::bytea[], $5::bytea[]) WITH ORDINALITY AS e(u, l, k, ord)",
         )
         .bind(voucher.get())
         .bind(first)
         .bind(&users)
-        .bind(&tags)
+        .bind(&leaves)
+        .bind(&keys)
         .execute(&mut *tx)
         .await?;
     }
     let entrants = i32::try_from(ranking.len()).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
-    sqlx::query("UPDATE draws SET drawn_at = now(), entrants = $2 WHERE voucher_id = $1")
-        .bind(voucher.get())
-        .bind(entrants)
-        .execute(&mut *tx)
-        .await?;
+    let int = |n: i64| i32::try_from(n).map_err(|e| sqlx::Error::Encode(Box::new(e)));
+    sqlx::query(
+        "UPDATE draws SET drawn_at = now(), entrants = $2, randomness = $3, draw_seed = $4,
+                stock_at_draw = $5, winners = $6
+         WHERE voucher_id = $1",
+    )
+    .bind(voucher.get())
+    .bind(entrants)
+    .bind(drawn.randomness)
+    .bind(drawn.seed.as_slice())
+    .bind(int(drawn.stock.max(0))?)
+    .bind(int(drawn.winners)?)
+    .execute(&mut *tx)
+    .await?;
     tx.commit().await?;
     Ok(true)
 }
 
-/// `user`'s rank and tag in `voucher`'s recorded ranking.
+/// `user`'s rank in `voucher`'s recorded ranking (0 first).
 pub async fn rank_of(
     db: &PgPool,
     voucher: VoucherId,
@@ -159,14 +257,76 @@ pub async fn ranks(
     Ok(users.into_iter().map(UserId::from_db).collect())
 }
 
-/// Every tag of `voucher`'s recorded ranking, ascending (rank order).
-pub async fn tags(db: &PgPool, voucher: VoucherId) -> Result<Vec<[u8; 32]>, sqlx::Error> {
-    let tags: Vec<Vec<u8>> =
-        sqlx::query_scalar("SELECT tag FROM draw_entries WHERE voucher_id = $1 ORDER BY rank")
+/// `voucher`'s recorded ranking as published: (leaf, key), rank order.
+pub async fn ranking(
+    db: &PgPool,
+    voucher: VoucherId,
+) -> Result<Vec<([u8; 32], [u8; 32])>, sqlx::Error> {
+    let rows: Vec<(Option<Vec<u8>>, Vec<u8>)> =
+        sqlx::query_as("SELECT leaf, tag FROM draw_entries WHERE voucher_id = $1 ORDER BY rank")
             .bind(voucher.get())
             .fetch_all(db)
             .await?;
-    tags.into_iter().map(bytes32).collect()
+    rows.into_iter()
+        .map(|(leaf, key)| Ok((bytes32(leaf.unwrap_or_default())?, bytes32(key)?)))
+        .collect()
+}
+
+/// A unit given down the ranking after the draw: the entrant's leaf, the order, when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MoveRow {
+    pub leaf: [u8; 32],
+    pub admitted_at: DateTime<Utc>,
+}
+
+/// The orders of entrants ranked past the draw's own `winners`, in the order they were
+/// admitted: the units that went down the ranking after the draw.
+pub async fn moves(
+    db: &PgPool,
+    voucher: VoucherId,
+    winners: i64,
+) -> Result<Vec<MoveRow>, sqlx::Error> {
+    let rows: Vec<(Option<Vec<u8>>, DateTime<Utc>)> = sqlx::query_as(
+        "SELECT e.leaf, o.admitted_at FROM draw_entries e
+         JOIN orders o ON o.voucher_id = e.voucher_id AND o.user_id = e.user_id
+         WHERE e.voucher_id = $1 AND e.rank >= $2
+         ORDER BY o.admitted_at, o.id",
+    )
+    .bind(voucher.get())
+    .bind(winners)
+    .fetch_all(db)
+    .await?;
+    rows.into_iter()
+        .map(|(leaf, admitted_at)| {
+            Ok(MoveRow {
+                leaf: bytes32(leaf.unwrap_or_default())?,
+                admitted_at,
+            })
+        })
+        .collect()
+}
+
+/// Why units came back to `voucher` after its draw, one per unit, in the order applied:
+/// `added` for an admin's units, else the cancelled order's canceller (`shopper`, `deadline`,
+/// `shop`).
+pub async fn returns_since(
+    db: &PgPool,
+    voucher: VoucherId,
+    since: DateTime<Utc>,
+) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT CASE WHEN m.key LIKE 'add:%' THEN 'added'
+                     ELSE coalesce(o.cancelled_by, 'shopper') END
+         FROM stock_moves m
+         LEFT JOIN orders o ON o.id = m.order_id
+         CROSS JOIN LATERAL generate_series(1, m.units) AS unit
+         WHERE m.voucher_id = $1 AND m.applied_at > $2
+         ORDER BY m.applied_at, m.key, unit",
+    )
+    .bind(voucher.get())
+    .bind(since)
+    .fetch_all(db)
+    .await
 }
 
 /// A recorded draw's cursor (one past the last rank whose entrant ever held an order of the

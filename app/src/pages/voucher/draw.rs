@@ -20,7 +20,7 @@ use crate::{
     rest,
     time::{every, When},
     url::sign_in_path,
-    wire::EntryView,
+    wire::{EntryView, ReceiptView},
 };
 
 /// How often the standing is asked for after the draw's time, until decided.
@@ -39,14 +39,14 @@ pub fn DrawPanel(
     let draw_at = entry.draw_at;
     sale.entrants.set(entry.entrants);
     let standing = RwSignal::new(entry);
-    // Enters (`POST …/entries`): the answer is the shopper's tag and the entrants so far, which
-    // make the standing "entered" (one round trip; the rest of the standing is the page's).
+    // Enters (`POST …/entries`): the answer is the shopper's signed receipt and the entrants so
+    // far, which make the standing "entered" (one round trip; the rest is the page's).
     let enter = form_call(<EnterDraw as ServerFn>::PATH, move || async move {
         let path = format!("/api/vouchers/{id}/entries");
         let entered: Entered = rest::post(&path).await?;
         Ok(EntryView {
             state: EntryState::Entered,
-            tag: Some(entered.tag),
+            receipt: Some(entered.receipt),
             entrants: entered.entrants,
             ..standing.get_untracked()
         })
@@ -95,7 +95,7 @@ pub fn DrawPanel(
                         <p class="entered" data-testid="entered">
                             "You're in the draw (" {entrants} " entered). It runs at " <When at=draw_at/> "."
                         </p>
-                        <Tag tag=s.tag.clone()/>
+                        <ReceiptNote voucher=id receipt=s.receipt.clone()/>
                         <Refresh at=(!drawn.get()).then(|| (draw_at - now).num_seconds() + 1)/>
                     }),
                     EntryState::Won => EitherOf6::B(view! {
@@ -106,17 +106,17 @@ pub fn DrawPanel(
                             })}
                             ". Pay for it from the order's page."
                         </p>
-                        <Tag tag=s.tag.clone()/>
+                        <ReceiptNote voucher=id receipt=s.receipt.clone()/>
                     }),
                     EntryState::Lost => EitherOf6::C(view! {
                         <p class="lost" data-testid="lost">
                             "Not this time. "
                             {match s.rank {
-                                Some(r) => format!("You are number {} in line: if a winner's unit comes back, it goes to the next in line.", r + 1),
+                                Some(r) => format!("You are number {r} in line: if a winner's unit comes back, it goes to the next in line."),
                                 None => "The sale ended before its draw.".to_owned(),
                             }}
                         </p>
-                        <Tag tag=s.tag.clone()/>
+                        <ReceiptNote voucher=id receipt=s.receipt.clone()/>
                         <p><a href=format!("/api/vouchers/{id}/draw") data-testid="check-draw">"Check the draw"</a></p>
                     }),
                     EntryState::None if drawn.get() => EitherOf6::D(view! {
@@ -152,12 +152,16 @@ pub fn DrawPanel(
     }
 }
 
-/// A shopper's tag, the key to checking their place once the draw's seed is out.
+/// The shopper's receipt: the leaf that stands for them in the published list (the whole
+/// receipt, signed by the shop, is their proof of entry).
 #[component]
-fn Tag(tag: Option<String>) -> impl IntoView {
-    tag.map(|t| {
+fn ReceiptNote(voucher: domain::VoucherId, receipt: Option<ReceiptView>) -> impl IntoView {
+    receipt.map(|r| {
         view! {
-            <p class="tag">"Your tag: " <code data-testid="draw-tag">{t}</code></p>
+            <p class="tag">
+                "Your entry: " <code data-testid="draw-leaf" title=r.leaf.clone()>{r.leaf[..16.min(r.leaf.len())].to_owned()}</code>
+                " · " <a href=format!("/api/vouchers/{voucher}/entries/me") data-testid="receipt-link">"your signed receipt"</a>
+            </p>
         }
     })
 }
@@ -188,7 +192,7 @@ fn state_name(state: EntryState) -> &'static str {
 /// The answer to entering a draw.
 #[derive(serde::Deserialize)]
 struct Entered {
-    tag: String,
+    receipt: ReceiptView,
     entrants: i64,
 }
 

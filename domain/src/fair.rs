@@ -1,0 +1,308 @@
+//! A draw anyone can check (design.md decision 42): the rules the shop follows and a verifier
+//! recomputes, in one place, with no I/O. The shop, its command-line verifier and its tests all
+//! call these; README writes the same rules out with test vectors for a third party.
+//!
+//! - An entrant's **leaf** is `SHA-256("{voucher}:{user}:{salt hex}")`: it names the entry
+//!   without naming the shopper, as only the shopper and the shop know the salt.
+//! - A **receipt** is the shop's Ed25519 signature of `"seckill-receipt-v1:{voucher}:{leaf hex}"`.
+//! - The entrant list is committed as the **RFC 9162 Merkle tree hash** over the leaves sorted
+//!   ascending ([`merkle_root`]), with inclusion proofs ([`inclusion_proof`], [`verify_inclusion`]).
+//! - The draw's **seed** is `SHA-256("seckill-draw-v1:{voucher}:{committed seed hex}:{root
+//!   hex}:{randomness hex}")` ([`draw_seed`]), and a leaf's **key** `HMAC-SHA256(seed, leaf)`;
+//!   ranks ascend by key ([`rank`]).
+//! - A unit given down the ranking after the draw is a **move**, chained by
+//!   `SHA-256("{previous hex}:{leaf hex}:{reason}")`, the first previous being the seed.
+
+use hmac::{KeyInit, Mac};
+use sha2::{Digest, Sha256};
+
+/// 32 bytes: a leaf, a root, a seed, a key.
+pub type Hash = [u8; 32];
+
+/// The text a receipt's signature covers.
+pub fn receipt_message(voucher: i64, leaf: &Hash) -> String {
+    format!("seckill-receipt-v1:{voucher}:{}", hex::encode(leaf))
+}
+
+/// An entrant's leaf: `SHA-256("{voucher}:{user}:{salt hex}")`.
+pub fn leaf(voucher: i64, user: i64, salt: &[u8; 16]) -> Hash {
+    Sha256::digest(format!("{voucher}:{user}:{}", hex::encode(salt))).into()
+}
+
+fn leaf_hash(leaf: &Hash) -> Hash {
+    let mut h = Sha256::new();
+    h.update([0u8]);
+    h.update(leaf);
+    h.finalize().into()
+}
+
+fn node_hash(left: &Hash, right: &Hash) -> Hash {
+    let mut h = Sha256::new();
+    h.update([1u8]);
+    h.update(left);
+    h.update(right);
+    h.finalize().into()
+}
+
+/// The largest power of two smaller than `n` (`n` ≥ 2).
+fn split(n: usize) -> usize {
+    let mut k = 1;
+    while k * 2 < n {
+        k *= 2;
+    }
+    k
+}
+
+/// RFC 9162 §2.1.1: the Merkle tree hash of `leaves` in the order given (the shop gives them
+/// sorted ascending). The empty tree hashes to `SHA-256("")`.
+pub fn merkle_root(leaves: &[Hash]) -> Hash {
+    match leaves {
+        [] => Sha256::digest([]).into(),
+        [one] => leaf_hash(one),
+        _ => {
+            let k = split(leaves.len());
+            let (left, right) = leaves.split_at(k);
+            node_hash(&merkle_root(left), &merkle_root(right))
+        }
+    }
+}
+
+/// RFC 9162 §2.1.3.1: the audit path of `leaves[index]`, siblings from the leaf up; `None` when
+/// `index` is out of range.
+pub fn inclusion_proof(leaves: &[Hash], index: usize) -> Option<Vec<Hash>> {
+    if index >= leaves.len() {
+        return None;
+    }
+    let mut path = Vec::new();
+    let mut at = index;
+    let mut span = leaves;
+    // Walk down from the root, keeping the sibling subtree's hash at each step; reversed
+    // at the end so the path reads from the leaf up.
+    while span.len() > 1 {
+        let k = split(span.len());
+        let (left, right) = span.split_at(k);
+        if at < k {
+            path.push(merkle_root(right));
+            span = left;
+        } else {
+            path.push(merkle_root(left));
+            span = right;
+            at -= k;
+        }
+    }
+    path.reverse();
+    Some(path)
+}
+
+/// RFC 9162 §2.1.3.2: whether `path` proves `leaf` at `index` of a tree of `tree_size` leaves
+/// whose hash is `root`.
+pub fn verify_inclusion(
+    leaf: &Hash,
+    index: u64,
+    tree_size: u64,
+    path: &[Hash],
+    root: &Hash,
+) -> bool {
+    if index >= tree_size {
+        return false;
+    }
+    let (mut fn_, mut sn) = (index, tree_size - 1);
+    let mut r = leaf_hash(leaf);
+    for p in path {
+        if sn == 0 {
+            return false;
+        }
+        if fn_ & 1 == 1 || fn_ == sn {
+            r = node_hash(p, &r);
+            if fn_ & 1 == 0 {
+                while fn_ & 1 == 0 && fn_ != 0 {
+                    fn_ >>= 1;
+                    sn >>= 1;
+                }
+            }
+        } else {
+            r = node_hash(&r, p);
+        }
+        fn_ >>= 1;
+        sn >>= 1;
+    }
+    sn == 0 && &r == root
+}
+
+/// The draw's seed: `SHA-256("seckill-draw-v1:{voucher}:{committed seed hex}:{entries root
+/// hex}:{randomness hex}")`; `randomness` is empty when the shop runs without a beacon.
+pub fn draw_seed(
+    voucher: i64,
+    committed_seed: &Hash,
+    entries_root: &Hash,
+    randomness: &[u8],
+) -> Hash {
+    Sha256::digest(format!(
+        "seckill-draw-v1:{voucher}:{}:{}:{}",
+        hex::encode(committed_seed),
+        hex::encode(entries_root),
+        hex::encode(randomness)
+    ))
+    .into()
+}
+
+/// A leaf's key in the draw: `HMAC-SHA256(key = seed, message = leaf)`.
+pub fn key(seed: &Hash, leaf: &Hash) -> Hash {
+    // HMAC takes a key of any length: this cannot fail.
+    let mut mac = <hmac::Hmac<Sha256> as KeyInit>::new_from_slice(seed)
+        .unwrap_or_else(|_| unreachable!("HMAC accepts any key length"));
+    mac.update(leaf);
+    mac.finalize().into_bytes().into()
+}
+
+/// The leaves in rank order, each with its key: keys ascending (distinct leaves cannot tie
+/// short of a SHA-256 collision; the leaf breaks one anyway).
+pub fn rank(seed: &Hash, leaves: &[Hash]) -> Vec<(Hash, Hash)> {
+    let mut ranked: Vec<(Hash, Hash)> = leaves.iter().map(|l| (*l, key(seed, l))).collect();
+    ranked.sort_unstable_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
+    ranked
+}
+
+/// The SHA-256 of 32 bytes as a commitment (`SHA-256(committed seed)`).
+pub fn commitment(secret: &Hash) -> Hash {
+    Sha256::digest(secret).into()
+}
+
+/// Why a unit went down the ranking after the draw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MoveReason {
+    /// The winner cancelled their order.
+    Cancelled,
+    /// The winner did not pay in time.
+    Unpaid,
+    /// The shop refunded and cancelled the order.
+    Refunded,
+    /// An admin added units.
+    Added,
+}
+
+impl MoveReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Cancelled => "cancelled",
+            Self::Unpaid => "unpaid",
+            Self::Refunded => "refunded",
+            Self::Added => "added",
+        }
+    }
+}
+
+/// The next link of the moves' chain: `SHA-256("{previous hex}:{leaf hex}:{reason}")`.
+pub fn move_hash(previous: &Hash, leaf: &Hash, reason: MoveReason) -> Hash {
+    Sha256::digest(format!(
+        "{}:{}:{}",
+        hex::encode(previous),
+        hex::encode(leaf),
+        reason.as_str()
+    ))
+    .into()
+}
+
+/// Parses 64 hex characters into 32 bytes.
+pub fn hash_from_hex(text: &str) -> Option<Hash> {
+    let bytes = hex::decode(text).ok()?;
+    bytes.try_into().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leaves(n: u8) -> Vec<Hash> {
+        let mut v: Vec<Hash> = (0..n).map(|i| Sha256::digest([i]).into()).collect();
+        v.sort_unstable();
+        v
+    }
+
+    #[test]
+    fn the_empty_tree_and_one_leaf_hash_as_rfc_9162_says() {
+        assert_eq!(
+            hex::encode(merkle_root(&[])),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+        let l = [7u8; 32];
+        let mut h = Sha256::new();
+        h.update([0u8]);
+        h.update(l);
+        assert_eq!(merkle_root(&[l]), <Hash>::from(h.finalize()));
+    }
+
+    #[test]
+    fn three_leaves_split_at_two() {
+        let l = leaves(3);
+        let want = node_hash(
+            &node_hash(&leaf_hash(&l[0]), &leaf_hash(&l[1])),
+            &leaf_hash(&l[2]),
+        );
+        assert_eq!(merkle_root(&l), want);
+    }
+
+    #[test]
+    fn every_leaf_of_every_size_proves_and_no_other_does() {
+        for n in 1..=33u8 {
+            let l = leaves(n);
+            let root = merkle_root(&l);
+            let size = u64::from(n);
+            for (i, leaf) in l.iter().enumerate() {
+                let path = inclusion_proof(&l, i).expect("in range");
+                let at = u64::try_from(i).expect("small");
+                assert!(
+                    verify_inclusion(leaf, at, size, &path, &root),
+                    "n={n} i={i}"
+                );
+                assert!(
+                    !verify_inclusion(&[9; 32], at, size, &path, &root),
+                    "another leaf"
+                );
+                if n > 1 {
+                    let elsewhere = (at + 1) % size;
+                    assert!(
+                        !verify_inclusion(leaf, elsewhere, size, &path, &root),
+                        "n={n} i={i} at another index"
+                    );
+                }
+            }
+            assert!(inclusion_proof(&l, l.len()).is_none());
+        }
+    }
+
+    #[test]
+    fn the_leaf_and_the_seed_are_the_published_strings_hashed() {
+        let salt = [0xab; 16];
+        let want: Hash = Sha256::digest(format!("12:34:{}", "ab".repeat(16))).into();
+        assert_eq!(leaf(12, 34, &salt), want);
+        let seed = draw_seed(12, &[1; 32], &[2; 32], &[]);
+        let text = format!(
+            "seckill-draw-v1:12:{}:{}:",
+            "01".repeat(32),
+            "02".repeat(32)
+        );
+        assert_eq!(seed, <Hash>::from(Sha256::digest(text)));
+    }
+
+    #[test]
+    fn ranks_ascend_by_key_whatever_the_order_given() {
+        let l = leaves(50);
+        let mut backwards = l.clone();
+        backwards.reverse();
+        let seed = [5; 32];
+        let a = rank(&seed, &l);
+        assert_eq!(a, rank(&seed, &backwards));
+        assert!(a.windows(2).all(|w| w[0].1 < w[1].1));
+        assert_ne!(a, rank(&[6; 32], &l), "another seed, another ranking");
+    }
+
+    #[test]
+    fn the_moves_chain_changes_with_every_link() {
+        let a = move_hash(&[0; 32], &[1; 32], MoveReason::Unpaid);
+        assert_ne!(a, move_hash(&[0; 32], &[1; 32], MoveReason::Added));
+        assert_ne!(a, move_hash(&[0; 32], &[2; 32], MoveReason::Unpaid));
+        assert_ne!(a, move_hash(&[3; 32], &[1; 32], MoveReason::Unpaid));
+    }
+}

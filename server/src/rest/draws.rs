@@ -1,0 +1,62 @@
+//! A draw's REST side (design.md decision 42): entering (a signed receipt), a shopper's
+//! standing (receipt, inclusion proof, rank, order), the public transcript, and the key that
+//! signs receipts.
+
+use axum::{
+    extract::{Extension, State},
+    http::StatusCode,
+    response::{IntoResponse, Response},
+    Json,
+};
+use seckill::{domain::VoucherId, draw, Core};
+use serde_json::{json, Value};
+use webapi::{convert, error::AppError, http::ClientAddr};
+
+use super::{
+    error::ApiResult,
+    extract::{ApiPath, Shopper},
+};
+
+fn voucher(id: &str) -> Result<VoucherId, AppError> {
+    id.parse().map_err(|_| AppError::NotFound)
+}
+
+/// `202 {"receipt": {"voucher_id","leaf","salt","entered_at","signature"}, "entrants"}`: the
+/// entry is logged; entering again answers the same receipt.
+pub async fn enter(
+    State(core): State<Core>,
+    Extension(ClientAddr(client)): Extension<ClientAddr>,
+    Shopper(p): Shopper,
+    ApiPath(id): ApiPath,
+) -> ApiResult<Response> {
+    let entered = draw::enter(&core, p.user, voucher(&id)?, client).await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(json!({
+            "receipt": convert::receipt(entered.receipt),
+            "entrants": entered.entrants,
+        })),
+    )
+        .into_response())
+}
+
+/// `{"state", "receipt"?, "proof"?, "order_id"?, "rank"?, "entrants", "draw_at"}`.
+pub async fn mine(
+    State(core): State<Core>,
+    Shopper(p): Shopper,
+    ApiPath(id): ApiPath,
+) -> ApiResult<Json<Value>> {
+    let standing = draw::standing(&core, Some(p.user), voucher(&id)?).await?;
+    Ok(Json(json!(convert::entry(standing))))
+}
+
+/// The draw's transcript, each part as soon as it is fixed. Public: anyone may check a draw.
+pub async fn transcript(State(core): State<Core>, ApiPath(id): ApiPath) -> ApiResult<Response> {
+    let t = draw::transcript(&core, voucher(&id)?).await?;
+    Ok(Json(t).into_response())
+}
+
+/// `{"ed25519": "<hex>"}`: the public key receipts are signed with, the same on every instance.
+pub async fn key(State(core): State<Core>) -> Json<Value> {
+    Json(json!({ "ed25519": core.config.draw.receipt_key.public_hex() }))
+}

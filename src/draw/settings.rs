@@ -1,0 +1,238 @@
+//! The draw's settings (design.md decision 42): the key receipts are signed with and the public
+//! randomness beacon the draw waits for.
+//!
+//! | variable | meaning |
+//! | --- | --- |
+//! | `SECKILL_DRAW_SIGNING_KEY` | the 32-byte Ed25519 seed, 64 hex characters; the same on every instance. Required unless dev login is on (then a published dev key, loudly) |
+//! | `SECKILL_DRAND_URL` | a drand relay (`https://api.drand.sh`), or `off`; required unless dev login is on (unset then means `off`) |
+//! | `SECKILL_DRAND_CHAIN_HASH`, `SECKILL_DRAND_PUBLIC_KEY` | the chain pinned (hex); default the League of Entropy's quicknet |
+//! | `SECKILL_DRAW_COMMIT_MARGIN_MS` | how long after entries close the round named at creation is emitted at the earliest (5 s): the entrant list is committed within it |
+
+use std::{fmt, time::Duration};
+
+use ed25519_dalek::{Signer, SigningKey};
+
+use crate::config::{millis, ConfigError};
+
+/// quicknet's chain hash (League of Entropy mainnet, 3 s rounds, `bls-unchained-g1-rfc9380`).
+pub const QUICKNET_CHAIN_HASH: &str =
+    "52db9ba70e0cc0f6eaf7803dd07447a1f5477735fd3f661792ba94600c84e971";
+/// quicknet's public key (G2, compressed).
+pub const QUICKNET_PUBLIC_KEY: &str = "83cf0f2896adee7eb8b5f01fcad3912212c437e0073e911fb90022d3e760183c8c4b450b6a0a6c3ac6a5776a2d1064510d1fec758c921cc22b0e17e63aaf4bcb5ed66304de9cf809bd274ca73bab4af5a6e9c76a4bc09e76eae8991ef5ece45a";
+
+/// The published dev key's seed: receipts signed with it prove nothing (anyone may sign with it).
+const DEV_SIGNING_SEED: [u8; 32] = *b"seckill dev draw key: not secret";
+
+/// The key receipts are signed with. `Debug` prints only its public half.
+#[derive(Clone)]
+pub struct ReceiptKey {
+    key: SigningKey,
+    /// The published dev key, not a secret.
+    pub dev: bool,
+}
+
+impl fmt::Debug for ReceiptKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ReceiptKey(public {})", self.public_hex())
+    }
+}
+
+impl ReceiptKey {
+    /// The key from its 32-byte seed in hex.
+    pub fn parse(hex_seed: &str) -> Result<Self, String> {
+        let bytes = hex::decode(hex_seed.trim())
+            .map_err(|_| "must be 64 hex characters (a 32-byte Ed25519 seed)".to_owned())?;
+        let seed: [u8; 32] = bytes
+            .try_into()
+            .map_err(|_| "must be 64 hex characters (a 32-byte Ed25519 seed)".to_owned())?;
+        Ok(Self {
+            key: SigningKey::from_bytes(&seed),
+            dev: false,
+        })
+    }
+
+    fn dev() -> Self {
+        Self {
+            key: SigningKey::from_bytes(&DEV_SIGNING_SEED),
+            dev: true,
+        }
+    }
+
+    /// The public key, hex (`GET /api/draws/key`).
+    pub fn public_hex(&self) -> String {
+        hex::encode(self.key.verifying_key().to_bytes())
+    }
+
+    /// The Ed25519 signature of `message`, hex.
+    pub fn sign_hex(&self, message: &str) -> String {
+        hex::encode(self.key.sign(message.as_bytes()).to_bytes())
+    }
+}
+
+/// A drand chain, pinned, and the relay it is fetched from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BeaconSettings {
+    /// The relay, without a trailing slash.
+    pub url: String,
+    /// The chain hash, 64 lower-case hex characters.
+    pub chain_hash: String,
+    /// The chain's public key: 96 bytes (G2, quicknet's scheme) or 48 (G1, pedersen's).
+    pub public_key: Vec<u8>,
+}
+
+/// The draw's settings.
+#[derive(Debug, Clone)]
+pub struct DrawSettings {
+    pub receipt_key: ReceiptKey,
+    /// `None`: no beacon (`SECKILL_DRAND_URL=off`, or dev login with it unset).
+    pub beacon: Option<BeaconSettings>,
+    pub commit_margin: Duration,
+}
+
+impl DrawSettings {
+    /// Reads the draw's settings; `dev_login` allows the dev key and no beacon by default.
+    pub fn from_lookup(
+        get: &impl Fn(&'static str) -> Option<String>,
+        dev_login: bool,
+    ) -> Result<Self, ConfigError> {
+        const KEY: &str = "SECKILL_DRAW_SIGNING_KEY";
+        const URL: &str = "SECKILL_DRAND_URL";
+        let refused = |var: &'static str, message: String| ConfigError { var, message };
+        let receipt_key = match get(KEY) {
+            Some(raw) => ReceiptKey::parse(&raw).map_err(|m| refused(KEY, m))?,
+            None if dev_login => ReceiptKey::dev(),
+            None => {
+                return Err(refused(
+                    KEY,
+                    "is required (64 hex characters; `openssl rand -hex 32` makes one)".into(),
+                ))
+            }
+        };
+        let beacon =
+            match get(URL) {
+                Some(url) if url.trim() == "off" => None,
+                Some(url) => Some(beacon(get, url.trim())?),
+                None if dev_login => None,
+                None => return Err(refused(
+                    URL,
+                    "is required: a drand relay such as https://api.drand.sh, or `off` to draw \
+                     without a public beacon"
+                        .into(),
+                )),
+            };
+        Ok(Self {
+            receipt_key,
+            beacon,
+            commit_margin: millis(get, "SECKILL_DRAW_COMMIT_MARGIN_MS", 5_000)?,
+        })
+    }
+}
+
+fn beacon(
+    get: &impl Fn(&'static str) -> Option<String>,
+    url: &str,
+) -> Result<BeaconSettings, ConfigError> {
+    const URL: &str = "SECKILL_DRAND_URL";
+    const HASH: &str = "SECKILL_DRAND_CHAIN_HASH";
+    const PK: &str = "SECKILL_DRAND_PUBLIC_KEY";
+    let parsed = url::Url::parse(url).map_err(|e| ConfigError {
+        var: URL,
+        message: format!("is not a URL: {e}"),
+    })?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(ConfigError {
+            var: URL,
+            message: "must be an http(s) URL or `off`".into(),
+        });
+    }
+    let chain_hash = get(HASH)
+        .unwrap_or_else(|| QUICKNET_CHAIN_HASH.to_owned())
+        .trim()
+        .to_ascii_lowercase();
+    if hex::decode(&chain_hash).map(|b| b.len()) != Ok(32) {
+        return Err(ConfigError {
+            var: HASH,
+            message: "must be 64 hex characters".into(),
+        });
+    }
+    let public_key = hex::decode(
+        get(PK)
+            .unwrap_or_else(|| QUICKNET_PUBLIC_KEY.to_owned())
+            .trim(),
+    )
+    .ok()
+    .filter(|k| k.len() == 48 || k.len() == 96)
+    .ok_or_else(|| ConfigError {
+        var: PK,
+        message: "must be a BLS12-381 public key in hex (96 bytes on G2, or 48 on G1)".into(),
+    })?;
+    Ok(BeaconSettings {
+        url: url.trim_end_matches('/').to_owned(),
+        chain_hash,
+        public_key,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn settings(vars: &[(&'static str, &str)], dev: bool) -> Result<DrawSettings, ConfigError> {
+        let map: HashMap<&str, String> = vars.iter().map(|(k, v)| (*k, (*v).to_owned())).collect();
+        DrawSettings::from_lookup(&|k| map.get(k).cloned(), dev)
+    }
+
+    #[test]
+    fn production_needs_a_key_and_a_beacon_or_an_explicit_off() {
+        let key = ("SECKILL_DRAW_SIGNING_KEY", "11".repeat(32));
+        let err = settings(&[("SECKILL_DRAND_URL", "off")], false).expect_err("no key");
+        assert_eq!(err.var, "SECKILL_DRAW_SIGNING_KEY");
+        let err = settings(&[(key.0, &key.1)], false).expect_err("no beacon");
+        assert_eq!(err.var, "SECKILL_DRAND_URL");
+        let s = settings(&[(key.0, &key.1), ("SECKILL_DRAND_URL", "off")], false).expect("off");
+        assert!(s.beacon.is_none() && !s.receipt_key.dev);
+        let s = settings(
+            &[
+                (key.0, &key.1),
+                ("SECKILL_DRAND_URL", "https://api.drand.sh/"),
+            ],
+            false,
+        )
+        .expect("quicknet");
+        let b = s.beacon.expect("beacon");
+        assert_eq!(b.url, "https://api.drand.sh");
+        assert_eq!(b.chain_hash, QUICKNET_CHAIN_HASH);
+        assert_eq!(b.public_key.len(), 96);
+    }
+
+    #[test]
+    fn a_malformed_key_is_refused_and_never_printed() {
+        for bad in ["abc", &"zz".repeat(32), &"11".repeat(31)] {
+            let err = settings(&[("SECKILL_DRAW_SIGNING_KEY", bad)], true).expect_err(bad);
+            assert_eq!(err.var, "SECKILL_DRAW_SIGNING_KEY");
+            assert!(!err.message.contains(bad), "{}", err.message);
+        }
+        let s = settings(&[("SECKILL_DRAW_SIGNING_KEY", &"22".repeat(32))], true).expect("ok");
+        assert!(!format!("{s:?}").contains(&"22".repeat(32)));
+    }
+
+    #[test]
+    fn dev_login_falls_back_to_the_published_dev_key_without_a_beacon() {
+        let s = settings(&[], true).expect("dev");
+        assert!(s.receipt_key.dev && s.beacon.is_none());
+    }
+
+    #[test]
+    fn a_beacon_key_of_the_wrong_size_is_refused() {
+        let err = settings(
+            &[
+                ("SECKILL_DRAND_URL", "http://127.0.0.1:1"),
+                ("SECKILL_DRAND_PUBLIC_KEY", "00ff"),
+            ],
+            true,
+        )
+        .expect_err("short");
+        assert_eq!(err.var, "SECKILL_DRAND_PUBLIC_KEY");
+    }
+}

@@ -1,0 +1,242 @@
+//! [`transcript`]: a draw as anyone may check it (`GET /api/vouchers/{id}/draw`), each part
+//! published as soon as it is fixed: the commitment and the beacon round from creation, the
+//! entrant list's root and leaves from the close (before the round exists), and the seed, the
+//! ranking, the winners and the moves from the draw. The rules that recompute it are
+//! `domain::fair`.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use redis::AsyncCommands;
+use serde::Serialize;
+
+use crate::{
+    domain::{
+        fair::{self, MoveReason},
+        VoucherId,
+    },
+    infra::store,
+    Core,
+};
+
+use super::{draw_sale, DrawError};
+
+/// The beacon round a draw takes its randomness from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BeaconView {
+    pub url: String,
+    pub chain_hash: String,
+    pub round: u64,
+    /// The round named at creation, when the close came after it was emitted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub planned_round: Option<u64>,
+}
+
+/// One entrant of the ranking.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RankedLeaf {
+    /// 1 first.
+    pub rank: i64,
+    pub leaf: String,
+    pub key: String,
+}
+
+/// A unit given to the next entrant by rank after the draw.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Move {
+    pub leaf: String,
+    pub reason: MoveReason,
+    pub at: DateTime<Utc>,
+    /// `SHA-256("{previous hash}:{leaf}:{reason}")`, the seed as the first previous hash.
+    pub hash: String,
+}
+
+/// A draw's transcript. Fields not known yet are absent from the JSON.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Transcript {
+    pub voucher_id: VoucherId,
+    /// SHA-256 of the committed secret, hex.
+    pub commitment: String,
+    pub entries_open_at: DateTime<Utc>,
+    /// Entries close at the sale's start.
+    pub closes_at: DateTime<Utc>,
+    pub beacon: Option<BeaconView>,
+    pub entrants: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closed_at: Option<DateTime<Utc>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entries_root: Option<String>,
+    /// The leaves sorted ascending, as the root hashes them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leaves: Option<Vec<String>>,
+    /// The secret committed at creation: after the draw, or once a sale ended before its start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub committed_seed: Option<String>,
+    /// The beacon round's randomness (empty without a beacon).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub randomness: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<String>,
+    /// Units at the draw.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stock: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ranking: Option<Vec<RankedLeaf>>,
+    /// The leaves the draw itself admitted, before any unit came back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub winners: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moves: Option<Vec<Move>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drawn_at: Option<DateTime<Utc>>,
+}
+
+/// `voucher`'s transcript. A drawn one is kept in this instance's memory (its 100,000 leaves
+/// are read once, not once per request); its moves are read each time.
+pub async fn transcript(core: &Core, voucher: VoucherId) -> Result<Transcript, DrawError> {
+    let (v, committed) = draw_sale(core, voucher).await?;
+    if let Some(drawn) = core.draw_reveals.get(&voucher) {
+        return with_moves(core, voucher, Transcript::clone(&drawn)).await;
+    }
+    let row = store::draws::get(&core.db, voucher)
+        .await?
+        .ok_or(DrawError::NotADraw)?;
+    // Before the close, Redis's count (the log's own comes with the leaves).
+    let entrants = match row.closed {
+        Some(_) => 0,
+        None => {
+            let mut redis = core.redis.clone();
+            redis.scard(core.keys.voucher(voucher).entries).await?
+        }
+    };
+    let ended_before_start = v.window.ends_at() <= Utc::now() && row.closed.is_none();
+    let mut t = Transcript {
+        voucher_id: voucher,
+        commitment: hex::encode(row.commitment),
+        entries_open_at: v.opening.entries_open_at().unwrap_or(v.window.begins_at()),
+        closes_at: v.window.begins_at(),
+        beacon: row.beacon.as_ref().map(|b| BeaconView {
+            url: b.url.clone(),
+            chain_hash: b.chain_hash.clone(),
+            round: b.round,
+            planned_round: b.planned,
+        }),
+        entrants,
+        closed_at: None,
+        entries_root: None,
+        leaves: None,
+        committed_seed: ended_before_start.then(|| hex::encode(committed.expose())),
+        randomness: None,
+        seed: None,
+        stock: None,
+        ranking: None,
+        winners: None,
+        moves: None,
+        drawn_at: None,
+    };
+    if let Some((closed_at, root)) = row.closed {
+        let leaves = leaves(core, voucher).await?;
+        t.entrants = i64::try_from(leaves.len()).unwrap_or(i64::MAX);
+        t.closed_at = Some(closed_at);
+        t.entries_root = Some(hex::encode(root));
+        t.leaves = Some(leaves.iter().map(hex::encode).collect());
+    }
+    if let (Some(drawn), Some((drawn_at, _))) = (&row.drawn, row.recorded) {
+        reveal(core, voucher, &mut t, drawn, drawn_at, committed.expose()).await?;
+        core.draw_reveals.insert(voucher, Arc::new(t.clone()));
+        return with_moves(core, voucher, t).await;
+    }
+    Ok(t)
+}
+
+/// The closed log's leaves sorted ascending (kept in memory: they never change once closed).
+pub(super) async fn leaves(
+    core: &Core,
+    voucher: VoucherId,
+) -> Result<Arc<Vec<fair::Hash>>, DrawError> {
+    if let Some(leaves) = core.draw_leaves.get(&voucher) {
+        return Ok(leaves);
+    }
+    let mut leaves: Vec<fair::Hash> = store::draw_log::entrants(&core.db, voucher)
+        .await?
+        .into_iter()
+        .map(|(_, l)| l)
+        .collect();
+    leaves.sort_unstable();
+    let leaves = Arc::new(leaves);
+    core.draw_leaves.insert(voucher, Arc::clone(&leaves));
+    Ok(leaves)
+}
+
+async fn reveal(
+    core: &Core,
+    voucher: VoucherId,
+    t: &mut Transcript,
+    drawn: &store::draws::DrawnRow,
+    drawn_at: DateTime<Utc>,
+    committed: &fair::Hash,
+) -> Result<(), DrawError> {
+    let ranking = store::draws::ranking(&core.db, voucher).await?;
+    let winners = usize::try_from(drawn.winners).unwrap_or(0);
+    t.committed_seed = Some(hex::encode(committed));
+    t.randomness = Some(hex::encode(&drawn.randomness));
+    t.seed = Some(hex::encode(drawn.seed));
+    t.stock = Some(drawn.stock);
+    t.winners = Some(
+        ranking
+            .iter()
+            .take(winners)
+            .map(|(l, _)| hex::encode(l))
+            .collect(),
+    );
+    t.ranking = Some(
+        ranking
+            .iter()
+            .zip(1..)
+            .map(|((leaf, key), rank)| RankedLeaf {
+                rank,
+                leaf: hex::encode(leaf),
+                key: hex::encode(key),
+            })
+            .collect(),
+    );
+    t.drawn_at = Some(drawn_at);
+    Ok(())
+}
+
+/// The moves since the draw, chained from the seed: each an order of an entrant ranked past the
+/// winners, its reason the matching unit that came back (in the order applied).
+async fn with_moves(
+    core: &Core,
+    voucher: VoucherId,
+    mut t: Transcript,
+) -> Result<Transcript, DrawError> {
+    let (Some(seed), Some(drawn_at), Some(winners)) = (
+        t.seed.as_deref().and_then(fair::hash_from_hex),
+        t.drawn_at,
+        t.winners.as_ref().map(Vec::len),
+    ) else {
+        return Ok(t);
+    };
+    let rows = store::draws::moves(&core.db, voucher, i64::try_from(winners).unwrap_or(0)).await?;
+    let reasons = store::draws::returns_since(&core.db, voucher, drawn_at).await?;
+    let mut previous = seed;
+    let mut moves = Vec::with_capacity(rows.len());
+    for (i, row) in rows.into_iter().enumerate() {
+        let reason = match reasons.get(i).map(String::as_str) {
+            Some("added") => MoveReason::Added,
+            Some("deadline") => MoveReason::Unpaid,
+            Some("shop") => MoveReason::Refunded,
+            _ => MoveReason::Cancelled,
+        };
+        previous = fair::move_hash(&previous, &row.leaf, reason);
+        moves.push(Move {
+            leaf: hex::encode(row.leaf),
+            reason,
+            at: row.admitted_at,
+            hash: hex::encode(previous),
+        });
+    }
+    t.moves = Some(moves);
+    Ok(t)
+}
