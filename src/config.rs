@@ -308,7 +308,7 @@ impl Config {
                 min_replicas: positive(&get, "SECKILL_MIN_REPLICAS", 1)?,
                 timeout: millis(&get, "SECKILL_REPLICA_WAIT_MS", 1_000)?,
             },
-            draw: crate::draw::DrawSettings::from_lookup(&get, dev_login)?,
+            draw: crate::draw::DrawSettings::from_lookup(&get)?,
         })
     }
 
@@ -543,15 +543,9 @@ mod tests {
     use std::collections::HashMap;
 
     fn config(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
-        // The draw's own settings are tested in `draw/settings.rs`: a valid pair here.
-        let draw = [
-            ("SECKILL_DRAW_SIGNING_KEY", "33".repeat(32)),
-            ("SECKILL_DRAND_URL", "off".to_owned()),
-        ];
-        let map: HashMap<String, String> = draw
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v))
-            .chain(vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())))
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
             .collect();
         Config::from_lookup(|k| map.get(k).cloned())
     }

@@ -150,6 +150,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/") ssr=SsrMode::Async view=pages::home::HomePage/>
                     <Route path=path!("/login") ssr=SsrMode::Async view=pages::login::LoginPage/>
                     <Route path=path!("/vouchers/:id") ssr=SsrMode::Async view=pages::voucher::VoucherPage/>
+                    <Route path=path!("/vouchers/:id/draw") ssr=SsrMode::Async view=pages::draw_check::DrawCheckPage/>
                     <Route path=path!("/orders") ssr=SsrMode::Async view=pages::orders::MyOrdersPage/>
                     <Route path=path!("/orders/:id") ssr=SsrMode::Async view=pages::orders::OrderPage/>
                     <Route path=path!("/admin") ssr=SsrMode::Async view=pages::console::ConsolePage/>

@@ -31,7 +31,11 @@ test("a shopper enters the draw, watches the entrants grow, and learns the outco
   await page.getByTestId("enter-draw").click();
   await expect(page.getByTestId("draw")).toHaveAttribute("data-state", "entered");
   await expect(page.getByTestId("entered")).toContainText("You're in the draw (1 entered)");
-  await expect(page.getByTestId("draw-tag")).toHaveText(/^[0-9a-f]{64}$/);
+  // The receipt: the leaf standing for this shopper in the published list, signed by the shop.
+  await expect(page.getByTestId("draw-leaf")).toHaveText(/^[0-9a-f]{16}$/);
+  const receipt = (await (await page.request.get(`/api/vouchers/${id}/entries/me`)).json()).receipt;
+  expect(receipt.leaf).toMatch(/^[0-9a-f]{64}$/);
+  expect(receipt.signature).toMatch(/^[0-9a-f]{128}$/);
   await noAxeViolations(page);
 
   // Another shopper enters elsewhere: the count on this page follows, pushed.
@@ -54,9 +58,16 @@ test("a shopper enters the draw, watches the entrants grow, and learns the outco
     await expect(page.getByTestId("lost")).toContainText("number 2 in line");
   }
   const draw = await (await page.request.get(`/api/vouchers/${id}/draw`)).json();
-  expect(draw.tags).toContain(mine.tag);
+  expect(draw.leaves).toContain(mine.receipt.leaf);
+  expect(draw.ranking.map((r: { leaf: string }) => r.leaf)).toContain(mine.receipt.leaf);
   await noAxeViolations(page);
   await other.dispose();
+
+  // Anyone can check it: the page recomputes the root, the seed and the ranking in the browser.
+  await page.goto(`/vouchers/${id}/draw`);
+  await expect(page.getByTestId("draw-check")).toHaveAttribute("data-state", "verified", { timeout: 15_000 });
+  await expect(page.getByTestId("draw-check-steps")).toContainText("every rank recomputes");
+  await noAxeViolations(page);
 });
 
 test.describe("without JavaScript", () => {
@@ -73,6 +84,10 @@ test.describe("without JavaScript", () => {
     // Alone in the draw: the page reloads itself past the draw and shows the order won.
     await expect(page.getByTestId("won")).toBeVisible({ timeout: 25_000 });
     await expect(page.getByTestId("won-order-link")).toHaveAttribute("href", /^\/orders\/\d+$/);
+    // The check page explains the steps without a script.
+    await page.goto(`/vouchers/${id}/draw`);
+    await expect(page.getByTestId("draw-check")).toContainText("Drawn");
+    await expect(page.getByTestId("transcript-link")).toHaveAttribute("href", `/api/vouchers/${id}/draw`);
   });
 });
 

@@ -7,8 +7,12 @@
 //! - no way to pay (neither Stripe nor dev payments): refused, naming the settings; every order
 //!   would expire unpaid at its deadline and its unit go back on sale, a shop that sells
 //!   nothing while looking healthy. A WARN line is read after the sale; a refusal before it;
+//! - draws without the shop's own receipt key (`SECKILL_DRAW_SIGNING_KEY`), or without a choice
+//!   of beacon (`SECKILL_DRAND_URL`, a relay or `off`): refused unless dev login is on, as a
+//!   receipt signed with the published dev key proves nothing (decision 42);
 //! - dev login and dev payments (every payment approved) each log a WARN banner at start, and
-//!   every page shows a "Development mode" strip.
+//!   every page shows a "Development mode" strip; so do the dev draw key and draws without a
+//!   beacon.
 
 use anyhow::bail;
 use seckill::{orders::payment::ProviderSettings, Config};
@@ -30,6 +34,19 @@ pub fn check(config: &Config, settings: &Settings) -> anyhow::Result<()> {
              or SECKILL_DEV_PAYMENTS=true on a development machine"
         );
     }
+    if !config.dev_login && config.draw.receipt_key.dev {
+        bail!(
+            "draw receipts would be signed with the published dev key, which anyone holds: set \
+             SECKILL_DRAW_SIGNING_KEY (64 hex characters; `openssl rand -hex 32` makes one; the same on every \
+             instance), or SECKILL_DEV_LOGIN=true on a development machine"
+        );
+    }
+    if !config.dev_login && !config.draw.beacon_chosen {
+        bail!(
+            "draws need a public randomness beacon: set SECKILL_DRAND_URL to a drand relay (https://api.drand.sh; \
+             quicknet is pinned by default), or to `off` to draw on the shop's committed secret alone (README, Draws)"
+        );
+    }
     let public = !settings.site_addr.ip().is_loopback();
     if config.dev_login && public && !settings.dev_login_public {
         bail!(
@@ -48,6 +65,17 @@ pub fn check(config: &Config, settings: &Settings) -> anyhow::Result<()> {
     if config.payments.is_dev() {
         tracing::warn!(
             "DEVELOPMENT MODE: SECKILL_DEV_PAYMENTS=true approves every payment without charging anyone."
+        );
+    }
+    if config.draw.receipt_key.dev {
+        tracing::warn!(
+            "DEVELOPMENT MODE: draw receipts are signed with the published dev key; they prove nothing."
+        );
+    }
+    if config.draw.beacon.is_none() {
+        tracing::warn!(
+            "draws run without a public beacon: their seeds rest on the shop's committed secret and the \
+             committed entrant list only (README, Draws)"
         );
     }
     if config.admin_phones.is_empty() {
@@ -73,11 +101,17 @@ mod tests {
         check(&config, &settings)
     }
 
-    const WEBHOOK: [(&str, &str); 3] = [
+    const WEBHOOK: [(&str, &str); 5] = [
         ("SECKILL_SMS_WEBHOOK_URL", "http://127.0.0.1:9/sms"),
         ("SECKILL_SMS_WEBHOOK_SECRET", "0123456789abcdef0123"),
+        DRAW_KEY,
+        ("SECKILL_DRAND_URL", "off"),
         PAY,
     ];
+    const DRAW_KEY: (&str, &str) = (
+        "SECKILL_DRAW_SIGNING_KEY",
+        "5555555555555555555555555555555555555555555555555555555555555555",
+    );
     const PAY: (&str, &str) = ("SECKILL_DEV_PAYMENTS", "true");
 
     #[test]
@@ -90,7 +124,7 @@ mod tests {
 
     #[test]
     fn a_shop_that_cannot_be_paid_does_not_start() {
-        let err = start(&WEBHOOK[..2]).expect_err("no provider");
+        let err = start(&WEBHOOK[..4]).expect_err("no provider");
         assert!(
             err.to_string().contains("SECKILL_STRIPE_SECRET_KEY"),
             "{err}"
@@ -98,6 +132,8 @@ mod tests {
         let stripe = [
             WEBHOOK[0],
             WEBHOOK[1],
+            WEBHOOK[2],
+            WEBHOOK[3],
             ("SECKILL_STRIPE_SECRET_KEY", "sk_test_1"),
             ("SECKILL_STRIPE_WEBHOOK_SECRET", "whsec_1"),
             ("SECKILL_PUBLIC_ORIGIN", "https://shop.example"),
@@ -127,10 +163,25 @@ mod tests {
         let production = [
             WEBHOOK[0],
             WEBHOOK[1],
+            WEBHOOK[2],
+            WEBHOOK[3],
             PAY,
             ("LEPTOS_SITE_ADDR", "0.0.0.0:3000"),
         ];
         start(&production).expect("no dev login: any address");
+    }
+
+    #[test]
+    fn a_production_draw_needs_its_own_key_and_a_chosen_beacon() {
+        let err = start(&[WEBHOOK[0], WEBHOOK[1], WEBHOOK[3], PAY]).expect_err("no key");
+        assert!(
+            err.to_string().contains("SECKILL_DRAW_SIGNING_KEY"),
+            "{err}"
+        );
+        let err = start(&[WEBHOOK[0], WEBHOOK[1], WEBHOOK[2], PAY]).expect_err("no beacon chosen");
+        assert!(err.to_string().contains("SECKILL_DRAND_URL"), "{err}");
+        start(&WEBHOOK).expect("a key, and drawing without a beacon said explicitly");
+        start(&[("SECKILL_DEV_LOGIN", "true"), PAY]).expect("dev: the dev key, no beacon");
     }
 
     #[test]

@@ -219,6 +219,7 @@ fn router(
             &format!("/{}", options.site_pkg_dir),
             static_files::router(assets),
         )
+        .route("/draw-check.js", get(draw_check_script))
         .route("/api", any(rest::not_found))
         .route("/api/", any(rest::not_found))
         .nest("/api", rest::router())
@@ -234,6 +235,21 @@ fn router(
     (
         layers(app, core, settings, origins).with_state(state.clone()),
         state,
+    )
+}
+
+/// The "Check this draw" page's script (`server/assets/draw-check.js`): plain JavaScript over
+/// Web Crypto, a second implementation of the draw's rules beside the shop's Rust.
+async fn draw_check_script() -> impl axum::response::IntoResponse {
+    (
+        [
+            (
+                axum::http::header::CONTENT_TYPE,
+                "text/javascript; charset=utf-8",
+            ),
+            (axum::http::header::CACHE_CONTROL, "public, max-age=300"),
+        ],
+        include_str!("../assets/draw-check.js"),
     )
 }
 

@@ -3,8 +3,8 @@
 //!
 //! | variable | meaning |
 //! | --- | --- |
-//! | `SECKILL_DRAW_SIGNING_KEY` | the 32-byte Ed25519 seed, 64 hex characters; the same on every instance. Required unless dev login is on (then a published dev key, loudly) |
-//! | `SECKILL_DRAND_URL` | a drand relay (`https://api.drand.sh`), or `off`; required unless dev login is on (unset then means `off`) |
+//! | `SECKILL_DRAW_SIGNING_KEY` | the 32-byte Ed25519 seed, 64 hex characters; the same on every instance. Unset: a published dev key, which the server refuses to start with unless dev login is on (`server/src/safety.rs`) |
+//! | `SECKILL_DRAND_URL` | a drand relay (`https://api.drand.sh`), or `off`; unset means `off`, which the server refuses unless dev login is on |
 //! | `SECKILL_DRAND_CHAIN_HASH`, `SECKILL_DRAND_PUBLIC_KEY` | the chain pinned (hex); default the League of Entropy's quicknet |
 //! | `SECKILL_DRAW_COMMIT_MARGIN_MS` | how long after entries close the round named at creation is emitted at the earliest (5 s): the entrant list is committed within it |
 
@@ -83,46 +83,36 @@ pub struct BeaconSettings {
 /// The draw's settings.
 #[derive(Debug, Clone)]
 pub struct DrawSettings {
+    /// The configured key, or the published dev key when none is (`dev` says which).
     pub receipt_key: ReceiptKey,
-    /// `None`: no beacon (`SECKILL_DRAND_URL=off`, or dev login with it unset).
+    /// `None`: no beacon (`SECKILL_DRAND_URL=off`, or unset).
     pub beacon: Option<BeaconSettings>,
+    /// Whether `SECKILL_DRAND_URL` was set at all (a production start must choose).
+    pub beacon_chosen: bool,
     pub commit_margin: Duration,
 }
 
 impl DrawSettings {
-    /// Reads the draw's settings; `dev_login` allows the dev key and no beacon by default.
-    pub fn from_lookup(
-        get: &impl Fn(&'static str) -> Option<String>,
-        dev_login: bool,
-    ) -> Result<Self, ConfigError> {
+    /// Reads the draw's settings. A malformed value is refused here; a missing one falls back to
+    /// the dev key or no beacon, which only a dev-login start accepts (`server/src/safety.rs`).
+    pub fn from_lookup(get: &impl Fn(&'static str) -> Option<String>) -> Result<Self, ConfigError> {
         const KEY: &str = "SECKILL_DRAW_SIGNING_KEY";
         const URL: &str = "SECKILL_DRAND_URL";
-        let refused = |var: &'static str, message: String| ConfigError { var, message };
         let receipt_key = match get(KEY) {
-            Some(raw) => ReceiptKey::parse(&raw).map_err(|m| refused(KEY, m))?,
-            None if dev_login => ReceiptKey::dev(),
-            None => {
-                return Err(refused(
-                    KEY,
-                    "is required (64 hex characters; `openssl rand -hex 32` makes one)".into(),
-                ))
+            Some(raw) => {
+                ReceiptKey::parse(&raw).map_err(|message| ConfigError { var: KEY, message })?
             }
+            None => ReceiptKey::dev(),
         };
-        let beacon =
-            match get(URL) {
-                Some(url) if url.trim() == "off" => None,
-                Some(url) => Some(beacon(get, url.trim())?),
-                None if dev_login => None,
-                None => return Err(refused(
-                    URL,
-                    "is required: a drand relay such as https://api.drand.sh, or `off` to draw \
-                     without a public beacon"
-                        .into(),
-                )),
-            };
+        let url = get(URL);
+        let beacon = match url.as_deref().map(str::trim) {
+            None | Some("off") => None,
+            Some(url) => Some(beacon(get, url)?),
+        };
         Ok(Self {
             receipt_key,
             beacon,
+            beacon_chosen: url.is_some(),
             commit_margin: millis(get, "SECKILL_DRAW_COMMIT_MARGIN_MS", 5_000)?,
         })
     }
@@ -178,60 +168,48 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    fn settings(vars: &[(&'static str, &str)], dev: bool) -> Result<DrawSettings, ConfigError> {
+    fn settings(vars: &[(&'static str, &str)]) -> Result<DrawSettings, ConfigError> {
         let map: HashMap<&str, String> = vars.iter().map(|(k, v)| (*k, (*v).to_owned())).collect();
-        DrawSettings::from_lookup(&|k| map.get(k).cloned(), dev)
+        DrawSettings::from_lookup(&|k| map.get(k).cloned())
     }
 
     #[test]
-    fn production_needs_a_key_and_a_beacon_or_an_explicit_off() {
+    fn the_key_and_the_beacon_are_read_and_their_absence_is_said() {
+        let s = settings(&[]).expect("nothing set");
+        assert!(s.receipt_key.dev && s.beacon.is_none() && !s.beacon_chosen);
         let key = ("SECKILL_DRAW_SIGNING_KEY", "11".repeat(32));
-        let err = settings(&[("SECKILL_DRAND_URL", "off")], false).expect_err("no key");
-        assert_eq!(err.var, "SECKILL_DRAW_SIGNING_KEY");
-        let err = settings(&[(key.0, &key.1)], false).expect_err("no beacon");
-        assert_eq!(err.var, "SECKILL_DRAND_URL");
-        let s = settings(&[(key.0, &key.1), ("SECKILL_DRAND_URL", "off")], false).expect("off");
-        assert!(s.beacon.is_none() && !s.receipt_key.dev);
-        let s = settings(
-            &[
-                (key.0, &key.1),
-                ("SECKILL_DRAND_URL", "https://api.drand.sh/"),
-            ],
-            false,
-        )
+        let s = settings(&[(key.0, &key.1), ("SECKILL_DRAND_URL", "off")]).expect("off");
+        assert!(s.beacon.is_none() && s.beacon_chosen && !s.receipt_key.dev);
+        let s = settings(&[
+            (key.0, &key.1),
+            ("SECKILL_DRAND_URL", "https://api.drand.sh/"),
+        ])
         .expect("quicknet");
         let b = s.beacon.expect("beacon");
         assert_eq!(b.url, "https://api.drand.sh");
         assert_eq!(b.chain_hash, QUICKNET_CHAIN_HASH);
         assert_eq!(b.public_key.len(), 96);
+        let err = settings(&[("SECKILL_DRAND_URL", "ftp://x")]).expect_err("not http");
+        assert_eq!(err.var, "SECKILL_DRAND_URL");
     }
 
     #[test]
     fn a_malformed_key_is_refused_and_never_printed() {
         for bad in ["abc", &"zz".repeat(32), &"11".repeat(31)] {
-            let err = settings(&[("SECKILL_DRAW_SIGNING_KEY", bad)], true).expect_err(bad);
+            let err = settings(&[("SECKILL_DRAW_SIGNING_KEY", bad)]).expect_err(bad);
             assert_eq!(err.var, "SECKILL_DRAW_SIGNING_KEY");
             assert!(!err.message.contains(bad), "{}", err.message);
         }
-        let s = settings(&[("SECKILL_DRAW_SIGNING_KEY", &"22".repeat(32))], true).expect("ok");
+        let s = settings(&[("SECKILL_DRAW_SIGNING_KEY", &"22".repeat(32))]).expect("ok");
         assert!(!format!("{s:?}").contains(&"22".repeat(32)));
     }
 
     #[test]
-    fn dev_login_falls_back_to_the_published_dev_key_without_a_beacon() {
-        let s = settings(&[], true).expect("dev");
-        assert!(s.receipt_key.dev && s.beacon.is_none());
-    }
-
-    #[test]
     fn a_beacon_key_of_the_wrong_size_is_refused() {
-        let err = settings(
-            &[
-                ("SECKILL_DRAND_URL", "http://127.0.0.1:1"),
-                ("SECKILL_DRAND_PUBLIC_KEY", "00ff"),
-            ],
-            true,
-        )
+        let err = settings(&[
+            ("SECKILL_DRAND_URL", "http://127.0.0.1:1"),
+            ("SECKILL_DRAND_PUBLIC_KEY", "00ff"),
+        ])
         .expect_err("short");
         assert_eq!(err.var, "SECKILL_DRAND_PUBLIC_KEY");
     }

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use redis::AsyncCommands;
-use serde::Serialize;
 
+pub use crate::domain::fair::{BeaconView, Move, RankedLeaf, Transcript};
 use crate::{
     domain::{
         fair::{self, MoveReason},
@@ -20,76 +20,6 @@ use crate::{
 };
 
 use super::{draw_sale, DrawError};
-
-/// The beacon round a draw takes its randomness from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct BeaconView {
-    pub url: String,
-    pub chain_hash: String,
-    pub round: u64,
-    /// The round named at creation, when the close came after it was emitted.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub planned_round: Option<u64>,
-}
-
-/// One entrant of the ranking.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RankedLeaf {
-    /// 1 first.
-    pub rank: i64,
-    pub leaf: String,
-    pub key: String,
-}
-
-/// A unit given to the next entrant by rank after the draw.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Move {
-    pub leaf: String,
-    pub reason: MoveReason,
-    pub at: DateTime<Utc>,
-    /// `SHA-256("{previous hash}:{leaf}:{reason}")`, the seed as the first previous hash.
-    pub hash: String,
-}
-
-/// A draw's transcript. Fields not known yet are absent from the JSON.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Transcript {
-    pub voucher_id: VoucherId,
-    /// SHA-256 of the committed secret, hex.
-    pub commitment: String,
-    pub entries_open_at: DateTime<Utc>,
-    /// Entries close at the sale's start.
-    pub closes_at: DateTime<Utc>,
-    pub beacon: Option<BeaconView>,
-    pub entrants: i64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub closed_at: Option<DateTime<Utc>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub entries_root: Option<String>,
-    /// The leaves sorted ascending, as the root hashes them.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub leaves: Option<Vec<String>>,
-    /// The secret committed at creation: after the draw, or once a sale ended before its start.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub committed_seed: Option<String>,
-    /// The beacon round's randomness (empty without a beacon).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub randomness: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub seed: Option<String>,
-    /// Units at the draw.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub stock: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ranking: Option<Vec<RankedLeaf>>,
-    /// The leaves the draw itself admitted, before any unit came back.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub winners: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub moves: Option<Vec<Move>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub drawn_at: Option<DateTime<Utc>>,
-}
 
 /// `voucher`'s transcript. A drawn one is kept in this instance's memory (its 100,000 leaves
 /// are read once, not once per request); its moves are read each time.
@@ -111,7 +41,7 @@ pub async fn transcript(core: &Core, voucher: VoucherId) -> Result<Transcript, D
     };
     let ended_before_start = v.window.ends_at() <= Utc::now() && row.closed.is_none();
     let mut t = Transcript {
-        voucher_id: voucher,
+        voucher_id: voucher.get(),
         commitment: hex::encode(row.commitment),
         entries_open_at: v.opening.entries_open_at().unwrap_or(v.window.begins_at()),
         closes_at: v.window.begins_at(),

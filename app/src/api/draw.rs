@@ -35,3 +35,36 @@ pub async fn draw_entry(voucher_id: i64) -> Result<Option<EntryView>, AppError> 
         Err(e) => Err(e.into()),
     }
 }
+
+/// What the "Check this draw" page says before any script runs.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DrawSummary {
+    pub title: String,
+    pub commitment: String,
+    pub entrants: i64,
+    /// `(round, relay)`, when the draw takes a beacon round.
+    pub beacon: Option<(u64, String)>,
+    pub entries_root: Option<String>,
+    pub seed: Option<String>,
+    pub stock: Option<i64>,
+}
+
+/// A draw sale's public facts (`NotADraw` for a first-come sale).
+#[server(prefix = "/sf", endpoint = "draw_facts")]
+pub async fn draw_facts(voucher_id: i64) -> Result<DrawSummary, AppError> {
+    let core = crate::ssr::core()?;
+    let voucher = crate::ssr::voucher_id(voucher_id)?;
+    let t = seckill::draw::transcript(&core, voucher).await?;
+    let v = seckill::catalog::get(&core, voucher)
+        .await?
+        .ok_or(AppError::NotFound)?;
+    Ok(DrawSummary {
+        title: v.voucher.title,
+        commitment: t.commitment,
+        entrants: t.entrants,
+        beacon: t.beacon.map(|b| (b.round, b.url)),
+        entries_root: t.entries_root,
+        seed: t.seed,
+        stock: t.stock,
+    })
+}

@@ -2,6 +2,7 @@
 
 pub mod admin;
 pub mod console;
+pub mod draw_check;
 pub mod home;
 pub mod login;
 pub mod orders;

@@ -54,6 +54,11 @@ async fn shop(db: PgPool, url: &str) -> TestApp {
         &redis,
         &[
             ("SECKILL_DEV_LOGIN", "false"),
+            (
+                "SECKILL_DRAW_SIGNING_KEY",
+                "6666666666666666666666666666666666666666666666666666666666666666",
+            ),
+            ("SECKILL_DRAND_URL", "off"),
             ("SECKILL_SMS_WEBHOOK_URL", url),
             ("SECKILL_SMS_WEBHOOK_SECRET", SECRET),
             ("SECKILL_SMS_WEBHOOK_TIMEOUT_MS", "1000"),

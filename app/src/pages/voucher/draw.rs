@@ -117,7 +117,7 @@ pub fn DrawPanel(
                             }}
                         </p>
                         <ReceiptNote voucher=id receipt=s.receipt.clone()/>
-                        <p><a href=format!("/api/vouchers/{id}/draw") data-testid="check-draw">"Check the draw"</a></p>
+                        <p><a href=format!("/vouchers/{id}/draw") data-testid="check-draw">"Check the draw"</a></p>
                     }),
                     EntryState::None if drawn.get() => EitherOf6::D(view! {
                         <BuyPanel sale purchase signed_in/>

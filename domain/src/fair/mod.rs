@@ -12,6 +12,15 @@
 //!   ranks ascend by key ([`rank`]).
 //! - A unit given down the ranking after the draw is a **move**, chained by
 //!   `SHA-256("{previous hex}:{leaf hex}:{reason}")`, the first previous being the seed.
+//!
+//! [`Transcript`] is the draw as the shop publishes it; [`check`] recomputes it from nothing
+//! else and names the first thing that does not hold.
+
+mod check;
+mod transcript;
+
+pub use check::{check, Checked, Mismatch};
+pub use transcript::{BeaconView, Move, RankedLeaf, Transcript};
 
 use hmac::{KeyInit, Mac};
 use sha2::{Digest, Sha256};
