@@ -49,6 +49,10 @@ pub struct Health {
     pub oldest_queued: Option<Duration>,
     /// The oldest queued order is older than `SECKILL_STALL_AFTER_MS`: writing has stalled.
     pub stalled: bool,
+    /// Draws whose sale began over a minute ago and whose ranking is not recorded (waiting for
+    /// a beacon round that does not come or does not verify, or no instance able to run them).
+    /// Said, not failed on: the rest of the shop serves. `None`: PostgreSQL did not answer.
+    pub draws_overdue: Option<i64>,
 }
 
 impl Health {
@@ -322,14 +326,26 @@ impl Core {
                 _ => None,
             }
         };
-        let (postgres, redis, oldest_queued) = tokio::join!(postgres, redis, lag);
+        let overdue = async {
+            let late = chrono::Utc::now() - chrono::Duration::seconds(60);
+            match tokio::time::timeout(limit, store::draws::overdue(&self.db, late)).await {
+                Ok(Ok(n)) => Some(n),
+                _ => None,
+            }
+        };
+        let (postgres, redis, oldest_queued, draws_overdue) =
+            tokio::join!(postgres, redis, lag, overdue);
         let age = oldest_queued.unwrap_or_default();
         metrics::gauge!("seckill_oldest_queued_seconds").set(age.as_secs_f64());
+        if let Some(n) = draws_overdue {
+            metrics::gauge!("seckill_draws_overdue").set(n as f64);
+        }
         Health {
             postgres,
             redis,
             oldest_queued,
             stalled: age > self.config.worker.stall_after,
+            draws_overdue,
         }
     }
 }

@@ -135,10 +135,19 @@ async fn bench(
     })
     .await?;
     let draw_at = entries_opened + draw_in;
+    // Redis loses the sale between the entries and the draw (every key of it, the entries
+    // included): the draw must still rank every entrant answered 202, from the log.
+    let keys = scratch.core.keys.voucher(d);
+    let mut redis = scratch.core.redis.clone();
+    let _: i64 = redis
+        .del(&[&keys.sale, &keys.stock, &keys.entries, &keys.buyers, &keys.moves])
+        .await?;
     tokio::time::sleep_until(draw_at).await;
     // Entered is who was answered 202 (a human whose request lands after the draw's start is
     // refused `entries_closed`, as a shopper would be); who won is who holds an order.
+    let answered = entered.iter().filter(|a| a.status == Some(202)).count();
     let mut draw = settle(scratch, d, stock, entered, draw_at).await?;
+    let flushed = flushed_draw(scratch, d, answered).await?;
     let winners = winners(scratch, d, &users[crowd..]).await?;
     for (a, won) in draw.arrivals.iter_mut().zip(winners) {
         a.took_part = a.status == Some(202);
@@ -221,7 +230,9 @@ async fn bench(
             entries_per_s / live
         ),
     ));
+    rows.push(("draw: Redis flushed between the entries and the draw".into(), flushed.clone()));
     rows.push(("kill -9 mid-draw".into(), crash.clone()));
+    json.insert("flushed".into(), flushed.into());
     json.insert("entries_per_s".into(), entries_per_s.into());
     json.insert("crash".into(), crash.into());
     json.insert("live_per_s".into(), live.into());
@@ -262,10 +273,11 @@ async fn crash_mid_draw(
         .await?;
     let keys = scratch.core.keys.voucher(v);
     let mut redis = scratch.core.redis.clone();
-    // Set-up, not under test: the entries straight into the set.
+    // Set-up, not under test: the entries straight into the log (the draw fills Redis's
+    // duplicate check from it).
     for chunk in users.chunks(10_000) {
-        let ids: Vec<i64> = chunk.iter().map(|(u, _)| u.get()).collect();
-        let _: i64 = redis.sadd(&keys.entries, ids).await?;
+        let ids: Vec<seckill::domain::UserId> = chunk.iter().map(|(u, _)| *u).collect();
+        seckill::testing::store::draw_log::log(&scratch.core.db, v, &ids).await?;
     }
     let deadline = Instant::now() + Duration::from_secs(20);
     let killed_at = loop {
@@ -331,6 +343,31 @@ async fn crash_mid_draw(
     Ok(format!(
         "{entrants} entrants, {stock} units: killed at rank {killed_at}; resumed and recorded {} ms after the kill; the first {stock} ranks hold one order each, nobody else",
         recorded_after.as_millis()
+    ))
+}
+
+/// After a draw whose Redis state was deleted between its entries and its start: every entrant
+/// answered 202 is ranked, and the transcript recomputes (`domain::fair::check`).
+async fn flushed_draw(scratch: &Scratch, d: VoucherId, answered: usize) -> anyhow::Result<String> {
+    // The ranking is recorded just after the winners are admitted.
+    let waited = Instant::now();
+    let t = loop {
+        let t = seckill::draw::transcript(&scratch.core, d).await?;
+        if t.seed.is_some() {
+            break t;
+        }
+        anyhow::ensure!(waited.elapsed() < Duration::from_secs(60), "the draw was not recorded");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let checked = seckill::domain::fair::check(&t).map_err(|e| anyhow::anyhow!("{e}"))?;
+    anyhow::ensure!(
+        checked.entrants == answered,
+        "{answered} entrants answered 202, {} ranked",
+        checked.entrants
+    );
+    Ok(format!(
+        "{answered} answered 202, {} ranked; the transcript recomputes ({} winners)",
+        checked.entrants, checked.winners
     ))
 }
 
@@ -404,12 +441,13 @@ async fn settle(
     let mut redis = scratch.core.redis.clone();
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
-        let left: i64 = redis.get(&keys.stock).await?;
-        if left <= 0 {
+        // None: Redis lost the sale and the draw has not restored it yet.
+        let left: Option<i64> = redis.get(&keys.stock).await?;
+        if left.is_some_and(|n| n <= 0) {
             o.admitted_after = opening.elapsed();
             break;
         }
-        anyhow::ensure!(Instant::now() < deadline, "{left} units never admitted");
+        anyhow::ensure!(Instant::now() < deadline, "{left:?} units never admitted");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     loop {

@@ -82,7 +82,8 @@ async fn live() -> Json<serde_json::Value> {
 }
 
 /// Readiness, for operators: both stores answer and orders are being written (the oldest queued
-/// order is younger than `SECKILL_STALL_AFTER_MS`); 503 otherwise.
+/// order is younger than `SECKILL_STALL_AFTER_MS`); 503 otherwise. Draws overdue (begun over a
+/// minute ago, not recorded) are said, not failed on.
 async fn health(State(core): State<Core>) -> Response {
     let h = core.health().await;
     let status = if h.ok() {
@@ -97,6 +98,7 @@ async fn health(State(core): State<Core>) -> Response {
         "postgres": h.postgres,
         "redis": h.redis,
         "worker": { "oldest_queued_ms": oldest_ms, "stalled": h.stalled },
+        "draws": { "overdue": h.draws_overdue },
     });
     (status, Json(body)).into_response()
 }

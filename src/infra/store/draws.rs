@@ -383,3 +383,15 @@ pub async fn recorded_live(db: &PgPool, now: DateTime<Utc>) -> Result<Vec<Vouche
     .await?;
     Ok(ids.into_iter().map(VoucherId::from_db).collect())
 }
+
+/// Draw sales that began before `began_before`, have not ended and whose ranking is not
+/// recorded: draws overdue (health).
+pub async fn overdue(db: &PgPool, began_before: DateTime<Utc>) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT count(*) FROM draws d JOIN vouchers v ON v.id = d.voucher_id
+         WHERE d.drawn_at IS NULL AND v.begins_at < $1 AND v.ends_at > now()",
+    )
+    .bind(began_before)
+    .fetch_one(db)
+    .await
+}
