@@ -140,7 +140,13 @@ async fn bench(
     let keys = scratch.core.keys.voucher(d);
     let mut redis = scratch.core.redis.clone();
     let _: i64 = redis
-        .del(&[&keys.sale, &keys.stock, &keys.entries, &keys.buyers, &keys.moves])
+        .del(&[
+            &keys.sale,
+            &keys.stock,
+            &keys.entries,
+            &keys.buyers,
+            &keys.moves,
+        ])
         .await?;
     tokio::time::sleep_until(draw_at).await;
     // Entered is who was answered 202 (a human whose request lands after the draw's start is
@@ -230,7 +236,10 @@ async fn bench(
             entries_per_s / live
         ),
     ));
-    rows.push(("draw: Redis flushed between the entries and the draw".into(), flushed.clone()));
+    rows.push((
+        "draw: Redis flushed between the entries and the draw".into(),
+        flushed.clone(),
+    ));
     rows.push(("kill -9 mid-draw".into(), crash.clone()));
     json.insert("flushed".into(), flushed.into());
     json.insert("entries_per_s".into(), entries_per_s.into());
@@ -356,7 +365,10 @@ async fn flushed_draw(scratch: &Scratch, d: VoucherId, answered: usize) -> anyho
         if t.seed.is_some() {
             break t;
         }
-        anyhow::ensure!(waited.elapsed() < Duration::from_secs(60), "the draw was not recorded");
+        anyhow::ensure!(
+            waited.elapsed() < Duration::from_secs(60),
+            "the draw was not recorded"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     let checked = seckill::domain::fair::check(&t).map_err(|e| anyhow::anyhow!("{e}"))?;

@@ -315,3 +315,76 @@ mod tests {
         assert_ne!(a, move_hash(&[3; 32], &[1; 32], MoveReason::Unpaid));
     }
 }
+
+/// The worked example in README ("Checking a draw"): a third party checks their own code
+/// against these values.
+#[cfg(test)]
+mod readme_vectors {
+    use super::*;
+
+    #[test]
+    fn the_readme_example_holds() {
+        let salt = |b: u8| [b; 16];
+        let leaves: Vec<Hash> = vec![
+            leaf(42, 7, &salt(0x01)),
+            leaf(42, 8, &salt(0x02)),
+            leaf(42, 9, &salt(0x03)),
+        ];
+        let mut sorted = leaves.clone();
+        sorted.sort_unstable();
+        let root = merkle_root(&sorted);
+        let committed = [0x11; 32];
+        let randomness = [0x22; 32];
+        let seed = draw_seed(42, &committed, &root, &randomness);
+        let ranked = rank(&seed, &sorted);
+        let proof = inclusion_proof(&sorted, 0).expect("in range");
+        let hexes = |v: &[Hash]| v.iter().map(hex::encode).collect::<Vec<_>>();
+        assert_eq!(
+            hexes(&sorted),
+            [
+                "653c0cfe5ea55259482a31e33d37aa55e42635c9836d7c2c4053458adbc060c6",
+                "8ad8b6555993c814bf12bb70afa38f5c2afc203498465ab10dca909e4d42c8ee",
+                "bf0e7e9937c92ceb0700aa71f8d3a05174af4d01a4c55a39fdff319a6a0b0b04",
+            ]
+        );
+        assert_eq!(
+            hex::encode(leaves[0]),
+            "8ad8b6555993c814bf12bb70afa38f5c2afc203498465ab10dca909e4d42c8ee",
+            "user 7's leaf"
+        );
+        assert_eq!(
+            hex::encode(root),
+            "69184ace557cf2052b84e31fa0bcdde9bcc5dd94d262e29ab952062307aca7d2"
+        );
+        assert_eq!(
+            hex::encode(commitment(&committed)),
+            "02d449a31fbb267c8f352e9968a79e3e5fc95c1bbeaa502fd6454ebde5a4bedc"
+        );
+        assert_eq!(
+            hex::encode(seed),
+            "428b1488328bae97a0c0f1f9c7eefa036d96a450f79519c8c62b520b3443f2a5"
+        );
+        let keys: Vec<String> = ranked.iter().map(|(_, k)| hex::encode(k)).collect();
+        assert_eq!(
+            keys,
+            [
+                "18d5697c17af6bad1c2e68a4fe4f41502e090fc55d4b28ed3b8f68fd184b6d2c",
+                "291a0dedba32a4f8534443d8c8078a8ff8fba37ad9e0bbf0c17da908f8986fc9",
+                "b94708a886891c6b27c3396d9ebc52f8b9d9c25c05aae6daa5d32d1a43d14655",
+            ]
+        );
+        assert_eq!(
+            ranked.iter().map(|(l, _)| *l).collect::<Vec<_>>(),
+            sorted,
+            "here, rank = sorted"
+        );
+        assert_eq!(
+            hexes(&proof),
+            [
+                "a1ca49f7e1be48f83d02291049c157274181594ad5d7eed7ece9cbeb219e856c",
+                "8c8fcae3f308c1e679f9f15732e854ad10b79c894043cdcfca6577092ffa8d07",
+            ]
+        );
+        assert!(verify_inclusion(&sorted[0], 0, 3, &proof, &root));
+    }
+}
