@@ -112,7 +112,7 @@ pub struct CoreParts {
     /// Draw sales' seeds read from PostgreSQL (a seed never changes).
     pub(crate) draw_seeds: TtlMap<crate::domain::VoucherId, crate::draw::Seed>,
     /// Recorded draws as published (`GET …/draw`), kept for an hour, a few at a time.
-    pub(crate) draw_reveals: TtlMap<crate::domain::VoucherId, Arc<crate::draw::Transcript>>,
+    pub(crate) draw_reveals: TtlMap<crate::domain::VoucherId, Arc<crate::draw::Revealed>>,
     /// Closed entry logs' leaves, sorted (the root's and the proofs' input), a few at a time.
     pub(crate) draw_leaves: TtlMap<crate::domain::VoucherId, Arc<Vec<crate::domain::fair::Hash>>>,
     /// The public randomness beacon draws wait for (`None`: draws run without one).

@@ -36,7 +36,7 @@ pub use run::{run, DrawReport};
 pub use seed::Seed;
 pub use settings::DrawSettings;
 pub use standing::{standing, Standing};
-pub use transcript::{transcript, Move, RankedLeaf, Transcript};
+pub use transcript::{transcript, transcript_json, Move, RankedLeaf, Revealed, Transcript};
 
 use crate::{
     catalog::PreloadError,

@@ -21,12 +21,60 @@ use crate::{
 
 use super::{draw_sale, DrawError};
 
-/// `voucher`'s transcript. A drawn one is kept in this instance's memory (its 100,000 leaves
-/// are read once, not once per request); its moves are read each time.
+/// A drawn transcript as this instance keeps it: without its moves (they still grow), and as
+/// JSON, so the 100,000 leaves and ranks of a large draw are read and serialized once, not once
+/// per request (anyone may ask, as often as they like).
+pub struct Revealed {
+    transcript: Transcript,
+    /// `transcript` as JSON without its closing brace: the moves are written after it.
+    head: bytes::Bytes,
+}
+
+enum Fixed {
+    Drawn(Arc<Revealed>),
+    Undrawn(Box<Transcript>),
+}
+
+/// `voucher`'s transcript, its moves read now.
 pub async fn transcript(core: &Core, voucher: VoucherId) -> Result<Transcript, DrawError> {
+    match fixed(core, voucher).await? {
+        Fixed::Undrawn(t) => Ok(*t),
+        Fixed::Drawn(r) => {
+            let mut t = r.transcript.clone();
+            t.moves = Some(moves(core, voucher, &t).await?);
+            Ok(t)
+        }
+    }
+}
+
+/// `voucher`'s transcript as JSON, in parts to send one after the other: a drawn one's body
+/// from memory, then its moves read now.
+pub async fn transcript_json(
+    core: &Core,
+    voucher: VoucherId,
+) -> Result<Vec<bytes::Bytes>, DrawError> {
+    match fixed(core, voucher).await? {
+        Fixed::Undrawn(t) => Ok(vec![json(&t).into()]),
+        Fixed::Drawn(r) => {
+            let moves = moves(core, voucher, &r.transcript).await?;
+            let mut tail = b",\"moves\":".to_vec();
+            tail.extend(json(&moves));
+            tail.push(b'}');
+            Ok(vec![r.head.clone(), tail.into()])
+        }
+    }
+}
+
+/// Text, numbers and times with string keys: serde_json cannot fail on them.
+fn json<T: serde::Serialize>(value: &T) -> Vec<u8> {
+    serde_json::to_vec(value)
+        .unwrap_or_else(|e| unreachable!("a transcript always serializes: {e}"))
+}
+
+async fn fixed(core: &Core, voucher: VoucherId) -> Result<Fixed, DrawError> {
     let (v, committed) = draw_sale(core, voucher).await?;
     if let Some(drawn) = core.draw_reveals.get(&voucher) {
-        return with_moves(core, voucher, Transcript::clone(&drawn)).await;
+        return Ok(Fixed::Drawn(drawn));
     }
     let row = store::draws::get(&core.db, voucher)
         .await?
@@ -73,10 +121,17 @@ pub async fn transcript(core: &Core, voucher: VoucherId) -> Result<Transcript, D
     }
     if let (Some(drawn), Some((drawn_at, _))) = (&row.drawn, row.recorded) {
         reveal(core, voucher, &mut t, drawn, drawn_at, committed.expose()).await?;
-        core.draw_reveals.insert(voucher, Arc::new(t.clone()));
-        return with_moves(core, voucher, t).await;
+        let mut head = json(&t);
+        // `{…}` without its brace: the moves follow.
+        head.pop();
+        let revealed = Arc::new(Revealed {
+            transcript: t,
+            head: head.into(),
+        });
+        core.draw_reveals.insert(voucher, Arc::clone(&revealed));
+        return Ok(Fixed::Drawn(revealed));
     }
-    Ok(t)
+    Ok(Fixed::Undrawn(Box::new(t)))
 }
 
 /// The closed log's leaves sorted ascending (kept in memory: they never change once closed).
@@ -134,19 +189,15 @@ async fn reveal(
     Ok(())
 }
 
-/// The moves since the draw, chained from the seed: each an order of an entrant ranked past the
-/// winners, its reason the matching unit that came back (in the order applied).
-async fn with_moves(
-    core: &Core,
-    voucher: VoucherId,
-    mut t: Transcript,
-) -> Result<Transcript, DrawError> {
+/// The moves since the draw of `t`, chained from the seed: each an order of an entrant ranked
+/// past the winners, its reason the matching unit that came back (in the order applied).
+async fn moves(core: &Core, voucher: VoucherId, t: &Transcript) -> Result<Vec<Move>, DrawError> {
     let (Some(seed), Some(drawn_at), Some(winners)) = (
         t.seed.as_deref().and_then(fair::hash_from_hex),
         t.drawn_at,
         t.winners.as_ref().map(Vec::len),
     ) else {
-        return Ok(t);
+        return Ok(Vec::new());
     };
     let rows = store::draws::moves(&core.db, voucher, i64::try_from(winners).unwrap_or(0)).await?;
     let reasons = store::draws::returns_since(&core.db, voucher, drawn_at).await?;
@@ -167,6 +218,5 @@ async fn with_moves(
             hash: hex::encode(previous),
         });
     }
-    t.moves = Some(moves);
-    Ok(t)
+    Ok(moves)
 }
