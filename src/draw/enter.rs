@@ -9,7 +9,7 @@ use redis::AsyncCommands;
 
 use crate::{
     auth::limits,
-    catalog::{self, PreloadError},
+    catalog::{self, Staged},
     domain::{fair, UserId, VoucherId},
     infra::{
         backend::Backend,
@@ -75,24 +75,17 @@ pub async fn enter(
         return Err(DrawError::ClientLimited(wait.as_secs().max(1)));
     }
     draw_sale(core, voucher).await?;
-    let mut decision = core.entries.enter(voucher, shopper).await?;
-    if decision == EntryDecision::Refused(EntryOutcome::NotLoaded) {
-        let Some(v) = store::vouchers::get(&core.db, voucher).await? else {
-            return Err(DrawError::NotFound);
-        };
-        catalog::preload(core, &v).await?;
-        decision = core.entries.enter(voucher, shopper).await?;
-    }
-    if decision == EntryDecision::Refused(EntryOutcome::Unreconciled) {
-        match catalog::reconcile(core, voucher).await {
-            Ok(()) => {}
-            Err(PreloadError::Busy(_) | PreloadError::Fenced(_)) => {
-                return Err(Backend::Unreconciled.into())
-            }
-            Err(e) => return Err(e.into()),
-        }
-        decision = core.entries.enter(voucher, shopper).await?;
-    }
+    let decision = catalog::with_sale_staged::<DrawError, _, _, _>(
+        core,
+        voucher,
+        |d| match d {
+            EntryDecision::Refused(EntryOutcome::NotLoaded) => Staged::NotLoaded,
+            EntryDecision::Refused(EntryOutcome::Unreconciled) => Staged::Unreconciled,
+            _ => Staged::Ready,
+        },
+        || core.entries.enter(voucher, shopper),
+    )
+    .await?;
     let (label, result) = match decision {
         EntryDecision::Logged {
             entry,

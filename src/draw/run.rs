@@ -23,7 +23,7 @@ use std::{collections::HashMap, time::Duration};
 use chrono::{DateTime, Utc};
 
 use crate::{
-    catalog,
+    catalog::{self, Staged},
     domain::{fair, UserId, VoucherId},
     infra::{
         backend::Backend,
@@ -125,29 +125,30 @@ pub async fn run(core: &Core, voucher: VoucherId) -> Result<Option<DrawReport>, 
 /// Waits until the Redis clock reaches the sale's start (or the draw was opened before),
 /// restoring or reconciling the sale first when Redis asks for it.
 async fn wait_for_start(core: &Core, voucher: VoucherId) -> Result<(), DrawError> {
-    let mut redis = core.redis.clone();
-    let mut repaired = false;
     loop {
-        match scripts::draw_open(&mut redis, &core.keys, voucher, None).await? {
+        let state = catalog::with_sale_staged::<DrawError, _, _, _>(
+            core,
+            voucher,
+            |o| match o {
+                DrawOpen::NotLoaded => Staged::NotLoaded,
+                DrawOpen::Unreconciled => Staged::Unreconciled,
+                _ => Staged::Ready,
+            },
+            || async {
+                let mut redis = core.redis.clone();
+                scripts::draw_open(&mut redis, &core.keys, voucher, None).await
+            },
+        )
+        .await?;
+        match state {
             DrawOpen::Open { .. } | DrawOpen::Due => return Ok(()),
             DrawOpen::NotYet { ms } => {
                 let nap = u64::try_from(ms).unwrap_or(0).clamp(1, 1_000);
                 tokio::time::sleep(Duration::from_millis(nap)).await;
             }
             DrawOpen::NotADraw => return Err(DrawError::NotADraw),
-            DrawOpen::NotLoaded | DrawOpen::Unreconciled if repaired => {
+            DrawOpen::NotLoaded | DrawOpen::Unreconciled => {
                 return Err(Backend::Unreconciled.into())
-            }
-            DrawOpen::NotLoaded => {
-                let v = store::vouchers::get(&core.db, voucher)
-                    .await?
-                    .ok_or(DrawError::NotFound)?;
-                catalog::preload(core, &v).await?;
-                repaired = true;
-            }
-            DrawOpen::Unreconciled => {
-                catalog::reconcile(core, voucher).await?;
-                repaired = true;
             }
         }
     }

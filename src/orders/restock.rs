@@ -13,7 +13,7 @@
 use chrono::Utc;
 
 use crate::{
-    catalog::{self, PreloadError},
+    catalog::{self, PreloadError, Staged},
     domain::VoucherId,
     infra::{
         backend::{backend_error, Backend, Unavailable},
@@ -51,15 +51,24 @@ impl Unavailable for RestockError {
 pub async fn apply(core: &Core, voucher: VoucherId, step: &StockMove) -> Result<(), RestockError> {
     let keys = core.keys.voucher(voucher);
     let mut redis = core.redis.clone();
-    let mut outcome = scripts::apply_move(&mut redis, &keys, step).await?;
+    // The sale's master changed: check the sale against PostgreSQL first. The rebuild counts
+    // this move if PostgreSQL's snapshot holds it; else the move applies after it.
+    let mut outcome = catalog::with_sale_staged::<RestockError, _, _, _>(
+        core,
+        voucher,
+        |o| match o {
+            MoveApplied::Unreconciled => Staged::Unreconciled,
+            // Restored below only while the sale is on: an ended sale sells nothing from Redis.
+            _ => Staged::Ready,
+        },
+        || {
+            let (mut redis, keys) = (redis.clone(), &keys);
+            async move { scripts::apply_move(&mut redis, keys, step).await }
+        },
+    )
+    .await?;
     if outcome == MoveApplied::Unreconciled {
-        // The sale's master changed: check the sale against PostgreSQL first. The rebuild
-        // counts this move if PostgreSQL's snapshot holds it; else the move applies after it.
-        catalog::reconcile(core, voucher).await?;
-        outcome = scripts::apply_move(&mut redis, &keys, step).await?;
-        if outcome == MoveApplied::Unreconciled {
-            return Err(RestockError::Backend(Backend::Unreconciled));
-        }
+        return Err(RestockError::Backend(Backend::Unreconciled));
     }
     if outcome == MoveApplied::NotLoaded {
         match store::vouchers::get(&core.db, voucher).await? {

@@ -7,12 +7,11 @@
 use redis::AsyncCommands;
 
 use crate::{
-    catalog::{self, PreloadError},
+    catalog::{self, PreloadError, Staged},
     domain::{OrderId, UserId, VoucherId},
     infra::{
         backend::{backend_error, Backend, Unavailable},
         scripts::AdmissionOutcome,
-        store,
     },
     sale::{refusals::Refusal, sold_out::Known},
     Core,
@@ -74,29 +73,19 @@ pub async fn buy(core: &Core, shopper: UserId, voucher: VoucherId) -> Result<Ord
         metrics::counter!("seckill_admissions_total", "outcome" => "not_found").increment(1);
         return Err(BuyError::NotFound);
     }
-    let mut outcome = core.admissions.admit(voucher, shopper).await?;
-    if outcome == AdmissionOutcome::NotLoaded {
-        // Never preloaded, or Redis lost it: restore from PostgreSQL once, then decide again.
-        let Some(v) = store::vouchers::get(&core.db, voucher).await? else {
-            metrics::counter!("seckill_admissions_total", "outcome" => "not_found").increment(1);
-            return Err(BuyError::NotFound);
-        };
-        catalog::preload(core, &v).await?;
-        outcome = core.admissions.admit(voucher, shopper).await?;
-    }
-    if outcome == AdmissionOutcome::Unreconciled {
-        // The sale's Redis master changed (a failover, a restart): check the sale against
-        // PostgreSQL once, then decide again. Another instance holding the sale's lock longer
-        // than the wait is the same "try again" as a failover in progress.
-        match catalog::reconcile(core, voucher).await {
-            Ok(()) => {}
-            Err(PreloadError::Busy(_) | PreloadError::Fenced(_)) => {
-                return Err(BuyError::Backend(Backend::Unreconciled))
-            }
-            Err(e) => return Err(e.into()),
-        }
-        outcome = core.admissions.admit(voucher, shopper).await?;
-    }
+    // Never preloaded, Redis lost it, or its master changed: restored or reconciled from
+    // PostgreSQL once, then decided again.
+    let outcome = catalog::with_sale_staged::<BuyError, _, _, _>(
+        core,
+        voucher,
+        |o| match o {
+            AdmissionOutcome::NotLoaded => Staged::NotLoaded,
+            AdmissionOutcome::Unreconciled => Staged::Unreconciled,
+            _ => Staged::Ready,
+        },
+        || core.admissions.admit(voucher, shopper),
+    )
+    .await?;
     let (label, result) = match outcome {
         AdmissionOutcome::Admitted(id) => ("admitted", Ok(id)),
         AdmissionOutcome::SoldOut => ("sold_out", Err(BuyError::SoldOut)),

@@ -80,7 +80,7 @@ impl Worker {
         let mut vouchers: Vec<VoucherId> = entries.iter().map(|e| e.order.voucher).collect();
         vouchers.sort_unstable();
         vouchers.dedup();
-        let mut redis = self.core.redis.clone();
+        let redis = self.core.redis.clone();
         for v in vouchers {
             let of_v: Vec<SettleEntry<'_>> = entries
                 .iter()
@@ -94,15 +94,25 @@ impl Worker {
                 })
                 .collect();
             let keys = self.core.keys.voucher(v);
-            if scripts::settle(&mut redis, &keys, &of_v).await? == Settled::SaleUnreconciled {
-                // The sale's master changed: check the sale against PostgreSQL (which holds
-                // these orders now), then settle. Left pending if that cannot happen yet.
-                crate::catalog::reconcile(&self.core, v)
-                    .await
-                    .map_err(crate::catalog::PreloadError::into_backend)?;
-                if scripts::settle(&mut redis, &keys, &of_v).await? == Settled::SaleUnreconciled {
-                    return Err(Backend::Unreconciled);
-                }
+            // The sale's master changed: check the sale against PostgreSQL (which holds these
+            // orders now), then settle. Left pending if that cannot happen yet.
+            let settled =
+                crate::catalog::with_sale_staged::<crate::catalog::PreloadError, _, _, _>(
+                    &self.core,
+                    v,
+                    |s| match s {
+                        Settled::SaleUnreconciled => crate::catalog::Staged::Unreconciled,
+                        _ => crate::catalog::Staged::Ready,
+                    },
+                    || {
+                        let (mut redis, keys, of_v) = (redis.clone(), &keys, &of_v);
+                        async move { scripts::settle(&mut redis, keys, of_v).await }
+                    },
+                )
+                .await
+                .map_err(crate::catalog::PreloadError::into_backend)?;
+            if settled == Settled::SaleUnreconciled {
+                return Err(Backend::Unreconciled);
             }
             // A refused order gave its unit back: the sale may sell again.
             if of_v.iter().any(|e| e.settlement.returns_unit()) {
