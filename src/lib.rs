@@ -24,6 +24,7 @@ pub mod catalog;
 pub mod config;
 pub mod draw;
 mod handles;
+mod health;
 mod infra;
 pub mod jobs;
 pub mod orders;
@@ -33,7 +34,8 @@ pub mod signing;
 
 pub use ::domain;
 pub use config::Config;
-pub use handles::{ConnectError, Core, Health};
+pub use handles::{ConnectError, Core};
+pub use health::Health;
 pub use infra::{
     backend::{Backend, Unavailable},
     durability::{Durability, DurabilityError},

@@ -16,7 +16,7 @@ use crate::{
         scripts::EntryOutcome,
         store::{self, draw_log::LoggedEntry},
     },
-    sale::lanes::EntryDecision,
+    sale::deciders::EntryDecision,
     Core,
 };
 

@@ -10,6 +10,7 @@
 //! | `live.rs` | the live figures open sale pages follow (decision 20) |
 
 mod buy;
+pub mod deciders;
 pub mod known;
 pub mod lanes;
 pub mod live;
