@@ -36,7 +36,7 @@ use crate::{
         store,
     },
     orders::{
-        deadline::{self, PaymentsReport},
+        payment_sweep::{self, PaymentsReport},
         restock::{self, RestockError},
     },
     Core,
@@ -149,7 +149,7 @@ async fn sweep(core: &Core, fence: i64) -> Result<SweepReport, SweepError> {
     // whose payments they closed.
     let expired = expire_unpaid(core, fence).await?;
     let budget = (core.config.sweep.every / 2).max(PAYMENTS_BUDGET_MIN);
-    let payments = match tokio::time::timeout(budget, deadline::run(core)).await {
+    let payments = match tokio::time::timeout(budget, payment_sweep::run(core)).await {
         Ok(report) => report?,
         Err(_) => {
             tracing::warn!(

@@ -1,7 +1,7 @@
 //! After the rush, the shopper's side: paying an order before its deadline through the payment
 //! provider's hosted page, or cancelling it (its unit goes back on sale, and the shopper may buy
 //! again). Transitions are conditional in PostgreSQL (`store::orders::lifecycle`); what the
-//! provider says of a payment is applied by [`crate::orders::settle`]; a cancellation's unit
+//! provider says of a payment is applied by [`crate::orders::payment_word`]; a cancellation's unit
 //! reaches Redis through the stock-move outbox ([`crate::orders::restock`]).
 //!
 //! No database lock is held across a provider call: **Pay now** reads the order, opens the
@@ -21,8 +21,8 @@ use crate::{
     },
     orders::{
         payment::{CheckoutRequest, PaymentError, SessionStatus, SESSION_LIFETIME},
+        payment_word::{self, PaymentApplied},
         restock,
-        settle::{self, Settled},
     },
     sale, Core,
 };
@@ -237,7 +237,7 @@ pub async fn returned(core: &Core, shopper: UserId, order: OrderId) -> Result<()
     store::payments::checked(&core.db, &session).await?;
     match core.payments.lookup(&session).await {
         Ok(state) => {
-            settle::apply(core, &state, None).await?;
+            payment_word::apply(core, &state, None).await?;
         }
         Err(e) => {
             tracing::warn!(%order, error = %e, "looking up a payment on the shopper's return")
@@ -293,8 +293,8 @@ async fn close_open_payment(
         return Ok(());
     };
     let state = core.payments.expire(&session).await?;
-    match settle::apply(core, &state, None).await? {
-        Settled::Paid => Err(CheckoutError::AlreadyPaid),
+    match payment_word::apply(core, &state, None).await? {
+        PaymentApplied::Paid => Err(CheckoutError::AlreadyPaid),
         _ if state.status == SessionStatus::Open => Err(CheckoutError::PaymentUnavailable(
             "the payment session could not be closed".into(),
         )),

@@ -1,7 +1,7 @@
 //! The payment provider's notifications (`POST /api/payments/{provider}/webhook`): the raw
 //! bytes are verified by the provider before anything is read (a forged, altered or replayed
 //! one answers 400, changes nothing and leaves an audit line), then what it says of a payment is
-//! applied once ([`settle::apply`] for a session, [`money_events::apply`] for a refund or a
+//! applied once ([`payment_word::apply`] for a session, [`money_events::apply`] for a refund or a
 //! dispute; each records the event's ID in the same transaction).
 
 use chrono::Utc;
@@ -9,7 +9,7 @@ use reqwest::header::HeaderMap;
 
 use crate::{
     infra::backend::{backend_error, Backend, Unavailable},
-    orders::{money_events, payment::NotificationError, settle},
+    orders::{money_events, payment::NotificationError, payment_word},
     Core,
 };
 
@@ -67,7 +67,7 @@ pub async fn receive(
         tracing::debug!(event = %n.event_id, kind = %n.kind, "payment notification ignored");
         return Ok(());
     };
-    let outcome = settle::apply(core, session, Some(&n)).await?;
+    let outcome = payment_word::apply(core, session, Some(&n)).await?;
     tracing::info!(target: "audit", provider, action = "payment notification",
         event = %n.event_id, kind = %n.kind, session = %session.session, outcome = ?outcome, "applied");
     Ok(())

@@ -16,7 +16,7 @@ use crate::{
         backend::{backend_error, Backend, Unavailable},
         store::{self, orders::lifecycle::Current},
     },
-    orders::{restock, settle},
+    orders::{payment_word, restock},
     Core,
 };
 
@@ -109,7 +109,7 @@ async fn refund_checked(core: &Core, order: OrderId) -> Result<RefundState, Admi
     // Within a bound: the rest is the sweep's (each refund is idempotent at the provider).
     let _ = tokio::time::timeout(REFUND_WAIT, async {
         for session in &due {
-            settle::refund_now(core, session).await;
+            payment_word::refund_now(core, session).await;
         }
     })
     .await;

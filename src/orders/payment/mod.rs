@@ -11,7 +11,7 @@
 //! | [`PaymentProvider::expire`] | the deadline (or the shopper cancels): the session can no longer be paid; if it was paid first, its state says so and the payment wins |
 //! | [`PaymentProvider::refund`] | money that arrived for an order that cannot take it (cancelled, or paid twice) goes back, idempotently |
 //!
-//! What the provider answers is applied to the order in one place ([`crate::orders::settle`]).
+//! What the provider answers is applied to the order in one place ([`crate::orders::payment_word`]).
 //! Providers: [`dev::DevPayments`] (its "hosted page" approves at once: the shopper is sent
 //! straight back and the lookup finds the session paid; `SECKILL_DEV_PAYMENTS=true`),
 //! [`stripe::Stripe`] (`SECKILL_STRIPE_*`), and [`NoPayments`] when neither is set (start-up

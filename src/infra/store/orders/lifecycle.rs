@@ -214,7 +214,7 @@ pub struct Fenced;
 /// first checks `fence` is still `job`'s latest fencing token (a newer run of the job blocks
 /// until this one commits, and this one writes nothing when a newer run began). Orders being
 /// paid right now (row locked) are skipped until the next pass, and so are orders whose hosted
-/// payment is still open: the provider must close it first (`orders::deadline`), or the payment
+/// payment is still open: the provider must close it first (`orders::payment_sweep`), or the payment
 /// wins. Returns the cancelled orders'
 /// vouchers and the moves that give their units back to Redis.
 pub async fn expire_due(

@@ -223,7 +223,7 @@ pub async fn order_of(
 }
 
 /// Locks the payment `session` in the caller's transaction (after its order's row: see
-/// `orders::settle`).
+/// `orders::payment_word`).
 pub async fn lock(
     tx: &mut Transaction<'_, Postgres>,
     session: &str,

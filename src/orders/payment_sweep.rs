@@ -26,7 +26,7 @@ use crate::{
     infra::{backend::Backend, store},
     orders::{
         payment::{PaymentError, SessionStatus},
-        settle::{self, RefundTry, Settled},
+        payment_word::{self, PaymentApplied, RefundTry},
     },
     Core,
 };
@@ -82,7 +82,7 @@ async fn look_up_stale(core: &Core, report: &mut PaymentsReport) -> Result<(), B
         report.looked_up += 1;
         match core.payments.lookup(&session).await {
             Ok(state) => {
-                if settle::apply(core, &state, None).await? == Settled::Paid {
+                if payment_word::apply(core, &state, None).await? == PaymentApplied::Paid {
                     report.paid_late += 1;
                 }
             }
@@ -115,8 +115,8 @@ async fn close_due(core: &Core, report: &mut PaymentsReport) -> Result<(), Backe
             answer.map_err(|e| e.to_string())
         };
         match answer {
-            Ok(state) => match settle::apply(core, &state, None).await? {
-                Settled::Paid => report.paid_late += 1,
+            Ok(state) => match payment_word::apply(core, &state, None).await? {
+                PaymentApplied::Paid => report.paid_late += 1,
                 _ if state.status == SessionStatus::Open => {
                     tracing::warn!(session = %due.session, "the provider left an expired payment open");
                     report.held += 1;
@@ -156,7 +156,7 @@ pub async fn refund_owed(core: &Core, limit: i64) -> (usize, usize) {
     };
     let (mut made, mut refused) = (0, 0);
     for session in due {
-        match settle::refund_now(core, &session).await {
+        match payment_word::refund_now(core, &session).await {
             RefundTry::Made => made += 1,
             RefundTry::Refused => refused += 1,
             RefundTry::Later | RefundTry::NotDue => {}

@@ -32,7 +32,7 @@ use crate::{
 
 /// What applying a provider's word did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Settled {
+pub enum PaymentApplied {
     /// The order is paid now.
     Paid,
     /// Money arrived for an order that cannot take it: a refund is owed (and was tried).
@@ -55,7 +55,7 @@ pub async fn apply(
     core: &Core,
     state: &SessionState,
     notification: Option<&Notification>,
-) -> Result<Settled, Backend> {
+) -> Result<PaymentApplied, Backend> {
     let mut tx = core.db.begin().await?;
     if let Some(n) = notification {
         let first = store::payments::first_delivery(
@@ -67,18 +67,18 @@ pub async fn apply(
         )
         .await?;
         if !first {
-            return Ok(Settled::Replay);
+            return Ok(PaymentApplied::Replay);
         }
     }
     // The payment's order never changes: read it unlocked, lock the order, then the payment.
     let Some(order) = store::payments::order_of(&mut tx, &state.session).await? else {
         tx.commit().await?;
-        return Ok(Settled::Unknown);
+        return Ok(PaymentApplied::Unknown);
     };
     let current = store::orders::lifecycle::lock_any(&mut tx, order).await?;
     let Some(row) = store::payments::lock(&mut tx, &state.session).await? else {
         tx.commit().await?;
-        return Ok(Settled::Unknown);
+        return Ok(PaymentApplied::Unknown);
     };
     if state.paid || state.status == SessionStatus::Expired {
         // The provider's last word on it: a payment closed by the shop alone is watched no more.
@@ -88,19 +88,19 @@ pub async fn apply(
         money_arrived(&mut tx, &row, current, state).await?
     } else if state.status == SessionStatus::Expired && row.state == PaymentState::Open {
         store::payments::set_state(&mut tx, &row.session, PaymentState::Closed, None, None).await?;
-        Settled::Closed
+        PaymentApplied::Closed
     } else {
         // Still open (or already applied): nothing to write; the lookups that get here noted
         // their check before asking.
-        Settled::Unchanged
+        PaymentApplied::Unchanged
     };
     tx.commit().await?;
     match outcome {
-        Settled::Paid => {
+        PaymentApplied::Paid => {
             metrics::counter!("seckill_orders_paid_total").increment(1);
             tracing::info!(order = %row.order, session = %row.session, "order paid");
         }
-        Settled::RefundOwed => {
+        PaymentApplied::RefundOwed => {
             tracing::warn!(order = %row.order, session = %row.session,
                 "a payment arrived for an order that cannot take it; refunding");
             // Not on the caller's path: a webhook answers at once (the provider wants a quick
@@ -121,14 +121,14 @@ async fn money_arrived(
     row: &PaymentRow,
     order: Option<Current>,
     state: &SessionState,
-) -> Result<Settled, Backend> {
+) -> Result<PaymentApplied, Backend> {
     match row.state {
         PaymentState::Open | PaymentState::Closed => {}
         PaymentState::Paid
         | PaymentState::Flagged
         | PaymentState::RefundDue
         | PaymentState::RefundFailed
-        | PaymentState::Refunded => return Ok(Settled::Unchanged),
+        | PaymentState::Refunded => return Ok(PaymentApplied::Unchanged),
     }
     // A provider that names no reference for the money is referred to by its session.
     let reference = state.payment_ref.as_deref().unwrap_or(&state.session);
@@ -146,14 +146,14 @@ async fn money_arrived(
             PaymentState::Flagged
         };
         store::payments::set_state(tx, &row.session, next, Some(reference), Some(&why)).await?;
-        return Ok(Settled::Flagged);
+        return Ok(PaymentApplied::Flagged);
     }
     match order {
         Some(Current::Created { .. }) => {
             store::orders::lifecycle::mark_paid(tx, row.order, &row.session, reference).await?;
             store::payments::set_state(tx, &row.session, PaymentState::Paid, Some(reference), None)
                 .await?;
-            Ok(Settled::Paid)
+            Ok(PaymentApplied::Paid)
         }
         Some(Current::Paid | Current::Confirmed | Current::Cancelled) | None => {
             store::payments::set_state(
@@ -164,7 +164,7 @@ async fn money_arrived(
                 None,
             )
             .await?;
-            Ok(Settled::RefundOwed)
+            Ok(PaymentApplied::RefundOwed)
         }
     }
 }
