@@ -4,6 +4,7 @@
 //! This crate needs only serde, chrono, thiserror and the hashes of `fair`, so the browser (wasm) links it too: the
 //! core, the server functions, the REST API and the pages share these types instead of copies.
 
+mod counts;
 mod failure;
 pub mod fair;
 mod field;
@@ -20,6 +21,7 @@ mod status;
 mod voucher;
 mod window;
 
+pub use counts::OrderCounts;
 pub use failure::{FailureReason, FailureReasonError, Settlement};
 pub use field::{FieldError, FieldErrors};
 pub use ids::{IdParseError, UserId, VoucherId};

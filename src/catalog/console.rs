@@ -5,7 +5,7 @@ use chrono::{DateTime, TimeZone, Utc};
 
 use crate::{
     catalog::{self, VoucherState},
-    domain::{Page, Voucher, VoucherId},
+    domain::{OrderCounts, Page, Voucher, VoucherId},
     infra::{backend::Backend, store},
     Core,
 };
@@ -15,21 +15,8 @@ use crate::{
 pub struct VoucherCounts {
     /// The voucher, Redis's stock left and the orders queued (admitted, not yet written).
     pub state: VoucherState,
-    /// Orders written to PostgreSQL.
-    pub written: i64,
-    /// Written orders awaiting payment, paid, and cancelled (units returned).
-    pub awaiting_payment: i64,
-    pub paid: i64,
-    pub cancelled: i64,
-    /// What paid orders brought in (paid orders only).
-    pub revenue_cents: i64,
-    /// Payments refunded or owed back (they came for orders cancelled or already paid).
-    pub refunded: i64,
-    /// Payments for an admin: money that did not match its order (the order is not paid),
-    /// and refunds the provider refused for good.
-    pub flagged: i64,
-    /// Orders the worker refused.
-    pub failed: i64,
+    /// Its written orders and payments, from PostgreSQL.
+    pub counts: OrderCounts,
 }
 
 /// The newest vouchers first, each with its counts: the catalog's listing (one query, one
@@ -57,17 +44,7 @@ async fn with_tallies(
     Ok(states
         .into_iter()
         .zip(tallies)
-        .map(|(state, tally)| VoucherCounts {
-            state,
-            written: tally.written,
-            awaiting_payment: tally.awaiting_payment,
-            paid: tally.paid,
-            cancelled: tally.cancelled,
-            revenue_cents: tally.revenue_cents,
-            refunded: tally.refunded,
-            flagged: tally.flagged,
-            failed: tally.failed,
-        })
+        .map(|(state, counts)| VoucherCounts { state, counts })
         .collect())
 }
 
@@ -126,7 +103,7 @@ pub async fn dashboard(
     let chosen = asked
         .or_else(|| {
             rows.iter()
-                .find(|r| r.written + r.state.queued > 0)
+                .find(|r| r.counts.written + r.state.queued > 0)
                 .map(|r| r.state.voucher.clone())
         })
         .or_else(|| rows.first().map(|r| r.state.voucher.clone()));

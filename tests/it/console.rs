@@ -34,7 +34,11 @@ async fn every_unit_is_counted_where_it_is(db: PgPool) {
     assert_eq!(row.state.redis_stock, Some(6));
     assert_eq!(row.state.queued, 4);
     assert_eq!(
-        (row.written, row.failed, row.state.dead_lettered),
+        (
+            row.counts.written,
+            row.counts.failed,
+            row.state.dead_lettered
+        ),
         (0, 0, 0)
     );
     assert_eq!(
@@ -71,8 +75,8 @@ async fn every_unit_is_counted_where_it_is(db: PgPool) {
         .find(|c| c.state.voucher.id == v)
         .expect("listed");
     assert_eq!(row.state.queued, 0);
-    assert_eq!(row.written, 3, "u[0], u[1] and the planted order");
-    assert_eq!(row.failed, 1);
+    assert_eq!(row.counts.written, 3, "u[0], u[1] and the planted order");
+    assert_eq!(row.counts.failed, 1);
     assert_eq!(row.state.dead_lettered, 1);
     // Both the dead letter's unit and the refused duplicate's went back.
     assert_eq!(row.state.redis_stock, Some(8));
@@ -235,7 +239,7 @@ async fn the_console_shows_a_page_of_rows_the_one_holding_a_new_voucher_and_char
     assert_eq!(holding.page.number, 2);
     let ids: Vec<_> = holding.rows.iter().map(|r| r.state.voucher.id).collect();
     assert_eq!(ids, vec![oldest]);
-    assert_eq!(holding.rows[0].written, 1);
+    assert_eq!(holding.rows[0].counts.written, 1);
 
     // A page past the last is the last.
     let past = console::dashboard(&core, None, RowsAsked::Page(7), 50, Utc::now())

@@ -81,14 +81,7 @@ pub fn console_row(c: console::VoucherCounts) -> ConsoleRow {
     ConsoleRow {
         redis_stock: c.state.redis_stock,
         queued: c.state.queued,
-        written: c.written,
-        awaiting_payment: c.awaiting_payment,
-        paid: c.paid,
-        cancelled: c.cancelled,
-        revenue_cents: c.revenue_cents,
-        refunded: c.refunded,
-        flagged: c.flagged,
-        failed: c.failed,
+        counts: c.counts,
         dead_lettered: c.state.dead_lettered,
         voucher: voucher(VoucherNow {
             remaining: c.state.remaining,

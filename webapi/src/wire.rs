@@ -242,22 +242,8 @@ pub struct ConsoleRow {
     pub redis_stock: Option<i64>,
     /// Admitted, not yet written.
     pub queued: i64,
-    pub written: i64,
-    /// Written and awaiting payment.
-    pub awaiting_payment: i64,
-    /// Paid, and free orders confirmed.
-    pub paid: i64,
-    /// Cancelled by the shopper or the deadline; their units went back on sale.
-    pub cancelled: i64,
-    /// What the paid orders brought in (paid orders only).
-    pub revenue_cents: i64,
-    /// Payments refunded or owed back (late, or a second payment of a paid order).
-    pub refunded: i64,
-    /// Payments for an admin: an amount or currency that did not match its order (not paid),
-    /// or a refund the payment provider refused for good.
-    pub flagged: i64,
-    /// Refused by the worker.
-    pub failed: i64,
+    /// Written orders and payments (PostgreSQL).
+    pub counts: domain::OrderCounts,
     /// Given up on by the worker.
     pub dead_lettered: i64,
 }

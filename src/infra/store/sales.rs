@@ -3,37 +3,14 @@
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 
-use crate::domain::{FailureReason, VoucherId};
+use crate::domain::{FailureReason, OrderCounts, VoucherId};
 
-/// What PostgreSQL holds for one voucher's orders (read by column name).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, sqlx::FromRow)]
-pub struct Tally {
-    /// Orders written (whatever became of them since).
-    pub written: i64,
-    /// Written orders awaiting payment.
-    pub awaiting_payment: i64,
-    /// Paid, and free orders confirmed.
-    pub paid: i64,
-    /// Cancelled (by the shopper or the deadline), their units returned.
-    pub cancelled: i64,
-    /// What the paid orders brought in (refunds are not revenue: a refunded payment never
-    /// paid an order).
-    pub revenue_cents: i64,
-    /// Payments given back, or owed back (they arrived for orders already cancelled or paid).
-    pub refunded: i64,
-    /// Payments an admin must look at: money that did not match its order (amount or
-    /// currency; not counted as paid), refunds the provider refused for good or that failed,
-    /// and disputes open or lost.
-    pub flagged: i64,
-    /// Orders the worker refused (sold out in PostgreSQL, already bought, unknown voucher);
-    /// the ones it gave up delivering are not counted here (see the dead-letter stream).
-    pub failed: i64,
-}
-
-/// The [`Tally`] of each voucher, in the order given.
-pub async fn tallies(db: &PgPool, vouchers: &[VoucherId]) -> Result<Vec<Tally>, sqlx::Error> {
+/// The counts of each voucher's orders, in the order given.
+pub async fn tallies(db: &PgPool, vouchers: &[VoucherId]) -> Result<Vec<OrderCounts>, sqlx::Error> {
     let ids: Vec<i64> = vouchers.iter().map(|v| v.get()).collect();
-    sqlx::query_as(
+    // The SELECT's columns, in its order.
+    type Row = (i64, i64, i64, i64, i64, i64, i64, i64);
+    let rows: Vec<Row> = sqlx::query_as(
         "SELECT o.written, o.created AS awaiting_payment, o.paid, o.cancelled,
                 o.paid * coalesce(vo.price_cents, 0) AS revenue_cents,
                 (SELECT count(*) FROM order_failures f
@@ -60,7 +37,33 @@ pub async fn tallies(db: &PgPool, vouchers: &[VoucherId]) -> Result<Vec<Tally>, 
     .bind(&ids)
     .bind(FailureReason::DEAD_LETTER_CODE)
     .fetch_all(db)
-    .await
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(
+            |(
+                written,
+                awaiting_payment,
+                paid,
+                cancelled,
+                revenue_cents,
+                failed,
+                refunded,
+                flagged,
+            )| {
+                OrderCounts {
+                    written,
+                    awaiting_payment,
+                    paid,
+                    cancelled,
+                    revenue_cents,
+                    refunded,
+                    flagged,
+                    failed,
+                }
+            },
+        )
+        .collect())
 }
 
 /// Written orders of `voucher` per `bucket_secs`-wide interval of admission time, counted from

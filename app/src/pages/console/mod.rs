@@ -196,15 +196,15 @@ fn CountsTable(
                                 <td class="num" data-label="Stock">{domain::grouped(r.voucher.stock)}</td>
                                 <td class="num" data-label="Left in Redis" data-testid="count-redis">{r.redis_stock.map_or_else(|| "–".to_owned(), |s| s.to_string())}</td>
                                 <td class="num" data-label="Queued" data-testid="count-queued">{r.queued}</td>
-                                <td class="num" data-label="Written" data-testid="count-written">{r.written}</td>
-                                <td class="num" data-label="Awaiting payment" data-testid="count-awaiting">{r.awaiting_payment}</td>
-                                <td class="num" data-label="Paid" data-testid="count-paid">{r.paid}</td>
-                                <td class="num" data-label="Cancelled, returned" data-testid="count-cancelled">{r.cancelled}</td>
-                                <td class="num" data-label="Revenue" data-testid="count-revenue">{format_price(r.revenue_cents)}</td>
-                                <td class="num" data-label="Refunded" data-testid="count-refunded">{r.refunded}</td>
+                                <td class="num" data-label="Written" data-testid="count-written">{r.counts.written}</td>
+                                <td class="num" data-label="Awaiting payment" data-testid="count-awaiting">{r.counts.awaiting_payment}</td>
+                                <td class="num" data-label="Paid" data-testid="count-paid">{r.counts.paid}</td>
+                                <td class="num" data-label="Cancelled, returned" data-testid="count-cancelled">{r.counts.cancelled}</td>
+                                <td class="num" data-label="Revenue" data-testid="count-revenue">{format_price(r.counts.revenue_cents)}</td>
+                                <td class="num" data-label="Refunded" data-testid="count-refunded">{r.counts.refunded}</td>
                                 <td class="num" data-label="Flagged payments" data-testid="count-flagged"
-                                    class:alert={r.flagged > 0}>{r.flagged}</td>
-                                <td class="num" data-label="Failed" data-testid="count-failed">{r.failed}</td>
+                                    class:alert={r.counts.flagged > 0}>{r.counts.flagged}</td>
+                                <td class="num" data-label="Failed" data-testid="count-failed">{r.counts.failed}</td>
                                 <td class="num" data-label="Dead letters" data-testid="count-dead">{r.dead_lettered}</td>
                                 <td class="chart-cell">
                                     <a href=rows_page(Some(id), page).href() data-testid="show-chart"

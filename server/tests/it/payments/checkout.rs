@@ -73,7 +73,12 @@ async fn a_shopper_pays_on_the_hosted_page_and_the_webhook_marks_the_order_paid(
     // The console counts the money: revenue from the paid order.
     let row = console_row(&app, v).await;
     assert_eq!(
-        (row.paid, row.revenue_cents, row.refunded, row.flagged),
+        (
+            row.counts.paid,
+            row.counts.revenue_cents,
+            row.counts.refunded,
+            row.counts.flagged
+        ),
         (1, 990, 0, 0)
     );
     units_hold(&app, v, 2).await;

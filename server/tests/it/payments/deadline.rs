@@ -18,7 +18,11 @@ async fn a_payment_of_another_amount_is_flagged_not_paid_and_refunded_with_the_c
     assert_eq!(order(&app, &c, &id).await["status"], "created", "not paid");
     let row = console_row(&app, v).await;
     assert_eq!(
-        (row.paid, row.revenue_cents, row.flagged),
+        (
+            row.counts.paid,
+            row.counts.revenue_cents,
+            row.counts.flagged
+        ),
         (0, 0, 1),
         "admins see it flagged"
     );
@@ -193,7 +197,7 @@ async fn money_arriving_after_the_cancellation_is_refunded_and_the_unit_is_sold_
     assert_eq!(fake.refunds().len(), 1);
     assert_eq!(order(&app, &other, &theirs).await["status"], "created");
     let row = console_row(&app, v).await;
-    assert_eq!((row.refunded, row.revenue_cents), (1, 0));
+    assert_eq!((row.counts.refunded, row.counts.revenue_cents), (1, 0));
     units_hold(&app, v, 1).await;
     money_holds(&app, &fake).await;
 }

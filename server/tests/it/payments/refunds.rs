@@ -31,7 +31,14 @@ async fn a_refund_refused_for_good_blocks_no_other_refund_and_is_for_an_admin(db
     assert_eq!(refunds.len(), 1, "{refunds:?}");
     // The admins see the refused one.
     let row = console_row(&app, v).await;
-    assert_eq!((row.flagged, row.refunded, row.revenue_cents), (1, 1, 0));
+    assert_eq!(
+        (
+            row.counts.flagged,
+            row.counts.refunded,
+            row.counts.revenue_cents
+        ),
+        (1, 1, 0)
+    );
     for (c, id) in [(&a, &first), (&b, &second)] {
         assert_eq!(order(&app, c, id).await["status"], "cancelled");
     }
@@ -62,11 +69,15 @@ async fn refunds_and_disputes_stripe_reports_later_reach_the_books(db: PgPool) {
         .await;
     assert_eq!(answered, Some(200));
     assert_eq!(dispute_of(&app, &session).await.as_deref(), Some("open"));
-    assert_eq!(console_row(&app, v).await.flagged, 1, "the admins see it");
+    assert_eq!(
+        console_row(&app, v).await.counts.flagged,
+        1,
+        "the admins see it"
+    );
     fake.send_object("charge.dispute.closed", dispute("won"))
         .await;
     assert_eq!(dispute_of(&app, &session).await.as_deref(), Some("won"));
-    assert_eq!(console_row(&app, v).await.flagged, 0);
+    assert_eq!(console_row(&app, v).await.counts.flagged, 0);
     assert_eq!(payment_state(&app, &session).await, "paid");
 
     // Money for a cancelled order is refunded; then Stripe reports the refund failed (the
@@ -83,7 +94,7 @@ async fn refunds_and_disputes_stripe_reports_later_reach_the_books(db: PgPool) {
     let event_failed = fake.send_object("refund.updated", refund.clone()).await;
     assert_eq!(event_failed, Some(200));
     assert_eq!(payment_state(&app, &late).await, "refund_failed");
-    assert_eq!(console_row(&app, v).await.flagged, 1);
+    assert_eq!(console_row(&app, v).await.counts.flagged, 1);
     // An admin refunds it in Stripe's dashboard: the charge is reported refunded.
     let charge = json!({
         "id": "ch_test_x", "object": "charge", "refunded": true,
@@ -91,7 +102,7 @@ async fn refunds_and_disputes_stripe_reports_later_reach_the_books(db: PgPool) {
     });
     fake.send_object("charge.refunded", charge).await;
     assert_eq!(payment_state(&app, &late).await, "refunded");
-    assert_eq!(console_row(&app, v).await.flagged, 0);
+    assert_eq!(console_row(&app, v).await.counts.flagged, 0);
     money_holds(&app, &fake).await;
 }
 
