@@ -10,16 +10,12 @@ use axum::{
 };
 use seckill::{domain::VoucherId, draw, Core};
 use serde_json::{json, Value};
-use webapi::{convert, error::AppError, http::ClientAddr};
+use webapi::{convert, http::ClientAddr};
 
 use super::{
     error::ApiResult,
     extract::{ApiPath, Shopper},
 };
-
-fn voucher(id: &str) -> Result<VoucherId, AppError> {
-    id.parse().map_err(|_| AppError::NotFound)
-}
 
 /// `202 {"receipt": {"voucher_id","leaf","salt","entered_at","signature"}, "entrants"}`: the
 /// entry is logged; entering again answers the same receipt.
@@ -27,9 +23,9 @@ pub async fn enter(
     State(core): State<Core>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,
     Shopper(p): Shopper,
-    ApiPath(id): ApiPath,
+    ApiPath(voucher): ApiPath<VoucherId>,
 ) -> ApiResult<Response> {
-    let entered = draw::enter(&core, p.user, voucher(&id)?, client).await?;
+    let entered = draw::enter(&core, p.user, voucher, client).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(json!({
@@ -44,16 +40,19 @@ pub async fn enter(
 pub async fn mine(
     State(core): State<Core>,
     Shopper(p): Shopper,
-    ApiPath(id): ApiPath,
+    ApiPath(voucher): ApiPath<VoucherId>,
 ) -> ApiResult<Json<Value>> {
-    let standing = draw::standing(&core, Some(p.user), voucher(&id)?).await?;
+    let standing = draw::standing(&core, Some(p.user), voucher).await?;
     Ok(Json(json!(convert::entry(standing))))
 }
 
 /// The draw's transcript, each part as soon as it is fixed. Public: anyone may check a draw.
 /// A drawn one's body (100,000 leaves and ranks for a large draw) is sent from memory.
-pub async fn transcript(State(core): State<Core>, ApiPath(id): ApiPath) -> ApiResult<Response> {
-    let parts = draw::transcript_json(&core, voucher(&id)?).await?;
+pub async fn transcript(
+    State(core): State<Core>,
+    ApiPath(voucher): ApiPath<VoucherId>,
+) -> ApiResult<Response> {
+    let parts = draw::transcript_json(&core, voucher).await?;
     let body = axum::body::Body::from_stream(futures::stream::iter(
         parts.into_iter().map(Ok::<_, std::convert::Infallible>),
     ));

@@ -28,9 +28,8 @@ pub async fn sale_events(
     State(core): State<Core>,
     State(slots): State<StreamSlots>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,
-    ApiPath(id): ApiPath,
+    ApiPath(id): ApiPath<VoucherId>,
 ) -> ApiResult<Response> {
-    let id: VoucherId = id.parse().map_err(|_| AppError::NotFound)?;
     let slot = slots.take(client).ok_or(AppError::TooManyStreams)?;
     let now = catalog::live(&core, id).await?;
     // A sale not in Redis (upcoming and not yet preloaded, or over) may still be a voucher.

@@ -40,16 +40,19 @@ impl FromRequestParts<AppState> for AdminUser {
     }
 }
 
-/// The one dynamic segment of an API path, as text. A segment that is not valid text (`%ff`)
-/// names nothing here: `404 not_found` in JSON, like an unknown ID.
-pub struct ApiPath(pub String);
+/// The one dynamic segment of an API path, parsed as a `T` (a voucher's or an order's ID). A
+/// segment that is not valid text (`%ff`) or not a `T` names nothing here: `404 not_found` in
+/// JSON, like an unknown ID.
+pub struct ApiPath<T>(pub T);
 
-impl<S: Send + Sync> FromRequestParts<S> for ApiPath {
+impl<S: Send + Sync, T: std::str::FromStr> FromRequestParts<S> for ApiPath<T> {
     type Rejection = ApiError;
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        Path::<String>::from_request_parts(parts, state)
+        let Path(text) = Path::<String>::from_request_parts(parts, state)
             .await
-            .map(|Path(s)| Self(s))
+            .map_err(|_| ApiError(AppError::NotFound))?;
+        text.parse()
+            .map(Self)
             .map_err(|_| ApiError(AppError::NotFound))
     }
 }

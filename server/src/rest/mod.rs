@@ -192,16 +192,20 @@ async fn list_vouchers(State(core): State<Core>) -> ApiResult<Json<Value>> {
         .collect::<Vec<_>>())))
 }
 
-async fn get_voucher(State(core): State<Core>, ApiPath(id): ApiPath) -> ApiResult<Json<Value>> {
-    let id: VoucherId = id.parse().map_err(|_| AppError::NotFound)?;
+async fn get_voucher(
+    State(core): State<Core>,
+    ApiPath(id): ApiPath<VoucherId>,
+) -> ApiResult<Json<Value>> {
     let v = catalog::get(&core, id).await?.ok_or(AppError::NotFound)?;
     Ok(Json(json!(convert::voucher(v))))
 }
 
 /// `{"remaining","ends_at","entrants","server_time"}`: the sale's live figures from Redis alone
 /// (what its stream pushes; `remaining` and `ends_at` are null while the sale is not in Redis).
-async fn stock(State(core): State<Core>, ApiPath(id): ApiPath) -> ApiResult<Json<Value>> {
-    let id: VoucherId = id.parse().map_err(|_| AppError::NotFound)?;
+async fn stock(
+    State(core): State<Core>,
+    ApiPath(id): ApiPath<VoucherId>,
+) -> ApiResult<Json<Value>> {
     let live = catalog::live(&core, id).await?;
     Ok(Json(json!(convert::stock_now(live))))
 }
@@ -232,9 +236,8 @@ async fn create_voucher(
 async fn buy(
     State(core): State<Core>,
     Shopper(p): Shopper,
-    ApiPath(id): ApiPath,
+    ApiPath(voucher): ApiPath<VoucherId>,
 ) -> ApiResult<Response> {
-    let voucher: VoucherId = id.parse().map_err(|_| AppError::NotFound)?;
     let (order, already) = match sale::buy(&core, p.user, voucher).await {
         Ok(order) => (order, false),
         Err(sale::BuyError::AlreadyBought(order)) => (order, true),
@@ -253,10 +256,9 @@ async fn buy(
 async fn order(
     State(core): State<Core>,
     Shopper(p): Shopper,
-    ApiPath(id): ApiPath,
+    ApiPath(order): ApiPath<OrderId>,
     RawQuery(query): RawQuery,
 ) -> ApiResult<Json<Value>> {
-    let order: OrderId = id.parse().map_err(|_| AppError::NotFound)?;
     let returning = query
         .as_deref()
         .is_some_and(|q| q.split('&').any(|pair| pair == "payment=return"));
@@ -292,9 +294,8 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<IdempotencyKey>, AppErr
 async fn pay(
     State(core): State<Core>,
     Shopper(p): Shopper,
-    ApiPath(id): ApiPath,
+    ApiPath(order): ApiPath<OrderId>,
 ) -> ApiResult<Json<Value>> {
-    let order: OrderId = id.parse().map_err(|_| AppError::NotFound)?;
     let start = checkout::pay(&core, p.user, order).await?;
     Ok(Json(
         json!({ "order_id": order.to_string(), "redirect_url": start.redirect_url }),
@@ -305,7 +306,7 @@ async fn pay(
 /// as a replay); `400 bad_signature` for anything whose signature does not hold.
 async fn payment_webhook(
     State(core): State<Core>,
-    ApiPath(provider): ApiPath,
+    ApiPath(provider): ApiPath<String>,
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> ApiResult<Json<Value>> {
@@ -317,9 +318,8 @@ async fn payment_webhook(
 async fn cancel(
     State(core): State<Core>,
     Shopper(p): Shopper,
-    ApiPath(id): ApiPath,
+    ApiPath(order): ApiPath<OrderId>,
 ) -> ApiResult<Json<Value>> {
-    let order: OrderId = id.parse().map_err(|_| AppError::NotFound)?;
     checkout::cancel(&core, p.user, order).await?;
     Ok(Json(
         json!({ "order_id": order.to_string(), "status": "cancelled" }),
@@ -337,9 +337,8 @@ async fn voucher_now(core: &Core, id: VoucherId) -> ApiResult<Json<Value>> {
 async fn end_sale(
     State(core): State<Core>,
     AdminUser(admin): AdminUser,
-    ApiPath(id): ApiPath,
+    ApiPath(id): ApiPath<VoucherId>,
 ) -> ApiResult<Json<Value>> {
-    let id: VoucherId = id.parse().map_err(|_| AppError::NotFound)?;
     sale_admin::end_sale(&core, &admin, id).await?;
     voucher_now(&core, id).await
 }
@@ -349,11 +348,10 @@ async fn end_sale(
 async fn add_stock(
     State(core): State<Core>,
     AdminUser(admin): AdminUser,
-    ApiPath(id): ApiPath,
+    ApiPath(id): ApiPath<VoucherId>,
     headers: HeaderMap,
     ApiJson(body): ApiJson<serde_json::Map<String, Value>>,
 ) -> ApiResult<Json<Value>> {
-    let id: VoucherId = id.parse().map_err(|_| AppError::NotFound)?;
     let key = idempotency_key(&headers)?;
     let add = match body.get("add") {
         Some(Value::Number(n)) => n

@@ -66,9 +66,8 @@ pub async fn list(
 pub async fn refund(
     State(core): State<Core>,
     AdminUser(admin): AdminUser,
-    ApiPath(id): ApiPath,
+    ApiPath(order): ApiPath<OrderId>,
 ) -> ApiResult<Response> {
-    let order: OrderId = id.parse().map_err(|_| AppError::NotFound)?;
     let state = refund_order::refund_order(&core, &admin, order).await?;
     Ok((
         StatusCode::ACCEPTED,
