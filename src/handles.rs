@@ -102,6 +102,11 @@ pub struct CoreParts {
     pub(crate) http: reqwest::Client,
     /// The sales open pages watch on this instance (`live::run` pushes their changes).
     pub live: Arc<crate::sale::live::Live>,
+    /// Owns the work started off a request's path (the lanes and their calls, a sold-out sale's
+    /// buyers read, a refund made off a webhook): [`Core::stop_background`] stops and awaits it.
+    tasks: tokio_util::task::TaskTracker,
+    /// Cancelled by [`Core::stop_background`].
+    stopping: tokio_util::sync::CancellationToken,
     /// Bumped whenever a voucher changes (created, ended, stock added) here or on another
     /// instance, so renderings and rows kept from before are not answered again.
     catalog_epoch: std::sync::atomic::AtomicU64,
@@ -149,6 +154,9 @@ impl Core {
             .build()
             .map_err(ConnectError::Http)?;
         let replicated = replicated_admissions(&deployment, &config).await?;
+        let tasks = tokio_util::task::TaskTracker::new();
+        let stopping = tokio_util::sync::CancellationToken::new();
+        let owner = || (tasks.clone(), stopping.clone());
         let core = Self(Arc::new(CoreParts {
             db: db.clone(),
             redis: redis.clone(),
@@ -171,6 +179,7 @@ impl Core {
             known: crate::sale::known::KnownVouchers::default(),
             sold_out: Arc::new(crate::sale::sold_out::SoldOutBuyers::new(
                 config.memo.sold_out_buyers_ttl,
+                tasks.clone(),
             )),
             catalog: crate::catalog::cache::CatalogCache::new(
                 config.memo.catalog_ttl,
@@ -182,6 +191,7 @@ impl Core {
                 keys.clone(),
                 config.limits.buys_per_second,
                 config.admissions.clone(),
+                owner(),
             ),
             entries: Entries::new(
                 db.clone(),
@@ -189,6 +199,7 @@ impl Core {
                 replicated,
                 keys.clone(),
                 config.admissions.clone(),
+                owner(),
             ),
             draw_seeds: TtlMap::new(Duration::from_secs(3_600), MEMO_CAP),
             draw_reveals: TtlMap::new(Duration::from_secs(3_600), 16),
@@ -202,6 +213,8 @@ impl Core {
             live: crate::sale::live::Live::new(),
             http,
             catalog_epoch: std::sync::atomic::AtomicU64::new(0),
+            tasks: tasks.clone(),
+            stopping: stopping.clone(),
             keys,
             config: Arc::new(config),
             deployment,
@@ -211,6 +224,24 @@ impl Core {
             .await
             .map_err(|e| ConnectError::Revocations(e.to_string()))?;
         Ok(core)
+    }
+
+    /// Starts `work` off a request's path, owned by this instance (awaited at shutdown).
+    pub fn spawn<F>(&self, work: F)
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        self.tasks.spawn(work);
+    }
+
+    /// Shutdown: the lanes stop taking requests and decide those they hold; then waits up to
+    /// `within` for every task [`Core::spawn`] and the lanes started. Whether they all ended.
+    pub async fn stop_background(&self, within: Duration) -> bool {
+        self.stopping.cancel();
+        self.tasks.close();
+        tokio::time::timeout(within, self.tasks.wait())
+            .await
+            .is_ok()
     }
 
     /// Notes that a voucher changed, here or (announced by pub/sub) on another instance: see

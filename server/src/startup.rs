@@ -153,10 +153,9 @@ impl Application {
         .await;
         shutdown.cancel();
         self.tasks.close();
-        if tokio::time::timeout(serve::DRAIN, self.tasks.wait())
-            .await
-            .is_err()
-        {
+        let jobs = tokio::time::timeout(serve::DRAIN, self.tasks.wait());
+        let (jobs, owned) = tokio::join!(jobs, self.core.stop_background(serve::DRAIN));
+        if jobs.is_err() || !owned {
             tracing::warn!(after = ?serve::DRAIN, "background tasks did not stop in time");
         }
         tracing::info!("stopped");

@@ -105,8 +105,8 @@ pub async fn apply(
                 "a payment arrived for an order that cannot take it; refunding");
             // Not on the caller's path: a webhook answers at once (the provider wants a quick
             // 2xx) and a slow provider holds nobody. The sweep makes it if this does not.
-            let (core, session) = (core.clone(), row.session.clone());
-            tokio::spawn(async move {
+            let (owner, core, session) = (core.clone(), core.clone(), row.session.clone());
+            owner.spawn(async move {
                 refund_now(&core, &session).await;
             });
         }

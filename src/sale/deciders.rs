@@ -4,6 +4,8 @@
 
 use std::{collections::HashMap, sync::Arc};
 
+use tokio_util::{sync::CancellationToken, task::TaskTracker};
+
 use super::lanes::{Decide, Lanes, Replicated};
 use crate::{
     config::AdmissionConfig,
@@ -133,6 +135,7 @@ impl Admissions {
         keys: Keys,
         attempts_per_second: u32,
         config: AdmissionConfig,
+        owner: (TaskTracker, CancellationToken),
     ) -> Arc<Self> {
         Lanes::with(
             redis,
@@ -142,6 +145,7 @@ impl Admissions {
                 attempts_per_second,
             },
             config,
+            owner,
         )
     }
 
@@ -159,8 +163,9 @@ impl Entries {
         replicated: Option<Arc<Replicated>>,
         keys: Keys,
         config: AdmissionConfig,
+        owner: (TaskTracker, CancellationToken),
     ) -> Arc<Self> {
-        Lanes::with(redis, replicated, Enter { keys, db }, config)
+        Lanes::with(redis, replicated, Enter { keys, db }, config, owner)
     }
 
     /// Decides `user`'s entry into `voucher`'s draw, in a batch with the entries arriving

@@ -28,6 +28,7 @@ use std::{
 };
 
 use tokio::sync::{mpsc, oneshot, Semaphore};
+use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 use crate::{
     config::AdmissionConfig,
@@ -65,6 +66,10 @@ pub struct Replicated {
 /// The lanes of one kind of request on one instance.
 pub struct Lanes<D: Decide> {
     lanes: Mutex<HashMap<VoucherId, Lane<D::Outcome>>>,
+    /// Owns every lane's task and every batch's call (the instance waits for them at shutdown).
+    tasks: TaskTracker,
+    /// Cancelled at shutdown: each lane stops taking requests and decides those it holds.
+    stopping: CancellationToken,
     redis: Redis,
     replicated: Option<Arc<Replicated>>,
     decider: D,
@@ -101,9 +106,12 @@ impl<D: Decide> Lanes<D> {
         replicated: Option<Arc<Replicated>>,
         decider: D,
         config: AdmissionConfig,
+        (tasks, stopping): (TaskTracker, CancellationToken),
     ) -> Arc<Self> {
         Arc::new(Self {
             lanes: Mutex::new(HashMap::new()),
+            tasks,
+            stopping,
             redis,
             replicated,
             decider,
@@ -165,7 +173,8 @@ impl<D: Decide> Lanes<D> {
                 sender: sender.clone(),
             },
         );
-        tokio::spawn(Arc::clone(self).run_lane(voucher, id, receiver));
+        self.tasks
+            .spawn(Arc::clone(self).run_lane(voucher, id, receiver));
         sender
     }
 
@@ -178,10 +187,18 @@ impl<D: Decide> Lanes<D> {
     ) {
         let slots = Arc::new(Semaphore::new(self.config.in_flight));
         loop {
-            let first = match tokio::time::timeout(self.config.lane_idle, queue.recv()).await {
+            // `Err`: idle for `lane_idle`, or the instance is stopping (idleness, without the
+            // wait).
+            let next: Result<Option<_>, ()> = tokio::select! {
+                next = tokio::time::timeout(self.config.lane_idle, queue.recv()) => {
+                    next.map_err(|_idle| ())
+                }
+                () = self.stopping.cancelled() => Err(()),
+            };
+            let first = match next {
                 Ok(Some(first)) => first,
                 Ok(None) => break,
-                Err(_idle) => {
+                Err(()) => {
                     self.forget_lane(voucher, id);
                     queue.close();
                     match queue.recv().await {
@@ -201,7 +218,7 @@ impl<D: Decide> Lanes<D> {
                 }
             }
             let lanes = Arc::clone(&self);
-            tokio::spawn(async move {
+            self.tasks.spawn(async move {
                 lanes.decide(voucher, batch).await;
                 drop(slot);
             });

@@ -44,6 +44,8 @@ enum Memory {
 pub struct SoldOutBuyers {
     sales: Mutex<HashMap<VoucherId, Memory>>,
     ttl: Duration,
+    /// Owns the reads of a sale's buyers (the instance waits for them at shutdown).
+    tasks: tokio_util::task::TaskTracker,
     /// Moves on with every forget: a read that began before one is not kept.
     generation: AtomicU64,
 }
@@ -60,10 +62,11 @@ pub enum Known {
 }
 
 impl SoldOutBuyers {
-    pub fn new(ttl: Duration) -> Self {
+    pub fn new(ttl: Duration, tasks: tokio_util::task::TaskTracker) -> Self {
         Self {
             sales: Mutex::new(HashMap::new()),
             ttl,
+            tasks,
             generation: AtomicU64::new(0),
         }
     }
@@ -98,7 +101,7 @@ impl SoldOutBuyers {
         }
         let (this, core) = (Arc::clone(self), core.clone());
         let began = self.generation.load(Ordering::Acquire);
-        tokio::spawn(async move {
+        self.tasks.spawn(async move {
             let read = read_buyers(&core, voucher).await;
             let mut sales = this.sales();
             match read {
