@@ -137,18 +137,9 @@ impl Core {
             .await
             .map_err(ConnectError::Redis)?;
         let keys = Keys::new(config.key_prefix.clone());
-        let session_keys = match &config.auth.session_keys {
-            Some(configured) => configured.clone(),
-            None => once_loaded(|| {
-                let (mut redis, keys) = (redis.clone(), keys.clone());
-                async move { crate::auth::shared_session_key(&mut redis, &keys).await }
-            })
-            .await
-            .map_err(|e| ConnectError::SessionKey(e.to_string()))?
-            .map_err(ConnectError::SessionKey)?,
-        };
-        // Outgoing HTTP: the SMS relay (plain http on loopback or a private network) and the
-        // payment provider (https, with Mozilla's roots built in).
+        let session_keys = session_keys(&config, &redis, &keys).await?;
+        // Outgoing HTTP: the SMS relay (plain http on loopback or a private network), the
+        // payment provider and the randomness beacon (https, with Mozilla's roots built in).
         let http = reqwest::Client::builder()
             .connect_timeout(crate::infra::redis_conn::CONNECT_TIMEOUT)
             .build()
@@ -296,6 +287,25 @@ impl Core {
     /// Where Redis is (one node or a cluster), to open pub/sub and dedicated connections.
     pub fn redis_deployment(&self) -> &Deployment {
         &self.deployment
+    }
+}
+
+/// The keys sessions are signed with: configured, or one kept in Redis (made by the first
+/// instance).
+async fn session_keys(
+    config: &Config,
+    redis: &Redis,
+    keys: &Keys,
+) -> Result<crate::auth::token::SessionKeys, ConnectError> {
+    match &config.auth.session_keys {
+        Some(configured) => Ok(configured.clone()),
+        None => once_loaded(|| {
+            let (mut redis, keys) = (redis.clone(), keys.clone());
+            async move { crate::auth::shared_session_key(&mut redis, &keys).await }
+        })
+        .await
+        .map_err(|e| ConnectError::SessionKey(e.to_string()))?
+        .map_err(ConnectError::SessionKey),
     }
 }
 

@@ -40,6 +40,16 @@ pub struct Standing {
     pub draw_at: DateTime<Utc>,
 }
 
+/// `leaf`'s inclusion proof in the sorted `leaves`.
+fn proof(leaves: &[fair::Hash], leaf: &fair::Hash) -> Option<Proof> {
+    let index = leaves.binary_search(leaf).ok()?;
+    fair::inclusion_proof(leaves, index).map(|path| Proof {
+        index: u64::try_from(index).unwrap_or(u64::MAX),
+        tree_size: u64::try_from(leaves.len()).unwrap_or(u64::MAX),
+        path: path.iter().map(hex::encode).collect(),
+    })
+}
+
 /// One pipelined read of a sale for a shopper: entrants, (cursor, drawn entrants), the order
 /// held.
 type SaleRead = (i64, (Option<i64>, Option<i64>), Option<String>);
@@ -88,13 +98,7 @@ pub async fn standing(
     if closed {
         let leaves = leaves(core, voucher).await?;
         standing.entrants = i64::try_from(leaves.len()).unwrap_or(i64::MAX);
-        if let Ok(index) = leaves.binary_search(&entry.leaf) {
-            standing.proof = fair::inclusion_proof(&leaves, index).map(|path| Proof {
-                index: u64::try_from(index).unwrap_or(u64::MAX),
-                tree_size: u64::try_from(leaves.len()).unwrap_or(u64::MAX),
-                path: path.iter().map(hex::encode).collect(),
-            });
-        }
+        standing.proof = proof(&leaves, &entry.leaf);
     }
     let recorded = row.as_ref().and_then(|r| r.recorded);
     let rank0 = match recorded {

@@ -51,6 +51,33 @@ fn hex32(field: &str, text: &str) -> Result<Hash, Mismatch> {
 /// rank, the winners (the first `min(stock, entrants)` ranks) and the moves' chain (each move to
 /// an entrant ranked after the winners and after the move before it).
 pub fn check(t: &Transcript) -> Result<Checked, Mismatch> {
+    let (committed, leaves, root) = committed_list(t)?;
+    let randomness = hex::decode(need(t.randomness.as_ref(), "randomness")?)
+        .map_err(|_| Mismatch::Randomness)?;
+    let seed = draw_seed(t.voucher_id, &committed, &root, &randomness);
+    if Some(hex::encode(seed)) != t.seed {
+        return Err(Mismatch::Seed(hex::encode(seed)));
+    }
+    let ranked: Vec<Hash> = ranking(t, &seed, &leaves)?;
+    let stock = usize::try_from(t.stock.ok_or(Mismatch::NotDrawn("stock"))?).unwrap_or(0);
+    let winners = t.winners.as_ref().ok_or(Mismatch::NotDrawn("winners"))?;
+    let due = stock.min(ranked.len());
+    let first: Vec<String> = ranked.iter().take(due).map(hex::encode).collect();
+    if *winners != first {
+        return Err(Mismatch::Winners(due));
+    }
+    let moves = t.moves.as_deref().unwrap_or_default();
+    chain(moves, &seed, &ranked, due)?;
+    Ok(Checked {
+        entrants: leaves.len(),
+        winners: due,
+        moves: moves.len(),
+    })
+}
+
+/// The committed secret against its commitment, and the leaves (sorted, distinct, as many as
+/// the entrants) against their root.
+fn committed_list(t: &Transcript) -> Result<(Hash, Vec<Hash>, Hash), Mismatch> {
     let committed = hex32(
         "committed_seed",
         need(t.committed_seed.as_ref(), "committed seed")?,
@@ -80,13 +107,12 @@ pub fn check(t: &Transcript) -> Result<Checked, Mismatch> {
             published: published.clone(),
         });
     }
-    let randomness = hex::decode(need(t.randomness.as_ref(), "randomness")?)
-        .map_err(|_| Mismatch::Randomness)?;
-    let seed = draw_seed(t.voucher_id, &committed, &root, &randomness);
-    if Some(hex::encode(seed)) != t.seed {
-        return Err(Mismatch::Seed(hex::encode(seed)));
-    }
-    let ranked = rank(&seed, &leaves);
+    Ok((committed, leaves, root))
+}
+
+/// The published ranking against the leaves ranked under `seed`; the leaves in rank order.
+fn ranking(t: &Transcript, seed: &Hash, leaves: &[Hash]) -> Result<Vec<Hash>, Mismatch> {
+    let ranked = rank(seed, leaves);
     let published = t.ranking.as_ref().ok_or(Mismatch::NotDrawn("ranking"))?;
     if published.len() != ranked.len() {
         return Err(Mismatch::Ranking {
@@ -110,54 +136,32 @@ pub fn check(t: &Transcript) -> Result<Checked, Mismatch> {
         };
         return Err(Mismatch::Ranking { rank: i + 1, what });
     }
-    let stock = usize::try_from(t.stock.ok_or(Mismatch::NotDrawn("stock"))?).unwrap_or(0);
-    let winners = t.winners.as_ref().ok_or(Mismatch::NotDrawn("winners"))?;
-    let due = stock.min(ranked.len());
-    let first: Vec<String> = ranked
-        .iter()
-        .take(due)
-        .map(|(l, _)| hex::encode(l))
-        .collect();
-    if *winners != first {
-        return Err(Mismatch::Winners(due));
-    }
-    let moves = t.moves.as_deref().unwrap_or_default();
-    let mut previous = seed;
+    Ok(ranked.into_iter().map(|(leaf, _)| leaf).collect())
+}
+
+/// The moves' chain from `seed`, each to an entrant ranked after the `due` winners and after
+/// the move before it.
+fn chain(moves: &[super::Move], seed: &Hash, ranked: &[Hash], due: usize) -> Result<(), Mismatch> {
+    let mut previous = *seed;
     let mut after = due;
     for (index, m) in moves.iter().enumerate() {
-        let leaf = hex32("a move's leaf", &m.leaf).map_err(|_| Mismatch::Move {
-            index,
-            what: "its leaf is not hex".into(),
-        })?;
-        let at = ranked.iter().position(|(l, _)| *l == leaf);
-        match at {
+        let fail = |what: String| Mismatch::Move { index, what };
+        let leaf =
+            hex32("a move's leaf", &m.leaf).map_err(|_| fail("its leaf is not hex".into()))?;
+        match ranked.iter().position(|l| *l == leaf) {
             Some(r) if r >= after => after = r + 1,
-            Some(r) => {
-                return Err(Mismatch::Move {
-                    index,
-                    what: format!("to rank {}, not after rank {after}", r + 1),
-                })
-            }
-            None => {
-                return Err(Mismatch::Move {
-                    index,
-                    what: "to a leaf not in the list".into(),
-                })
-            }
+            Some(r) => return Err(fail(format!("to rank {}, not after rank {after}", r + 1))),
+            None => return Err(fail("to a leaf not in the list".into())),
         }
         previous = move_hash(&previous, &leaf, m.reason);
         if hex::encode(previous) != m.hash {
-            return Err(Mismatch::Move {
-                index,
-                what: format!("its hash recomputes as {}", hex::encode(previous)),
-            });
+            return Err(fail(format!(
+                "its hash recomputes as {}",
+                hex::encode(previous)
+            )));
         }
     }
-    Ok(Checked {
-        entrants: leaves.len(),
-        winners: due,
-        moves: moves.len(),
-    })
+    Ok(())
 }
 
 #[cfg(test)]
