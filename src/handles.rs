@@ -251,7 +251,8 @@ impl Core {
 
     /// Checks Redis against `SECKILL_DURABILITY`: `fsync` is made to hold or start-up fails.
     pub async fn check_durability(&self) -> Result<(), crate::DurabilityError> {
-        crate::infra::durability::ensure(self).await
+        crate::infra::durability::ensure(&self.redis, self.config.durability, self.config.replicas)
+            .await
     }
 
     /// Applies the embedded migrations, then rewrites phones stored as typed into E.164.

@@ -22,7 +22,7 @@
 
 use std::{collections::HashMap, fmt, str::FromStr, time::Duration};
 
-use crate::Core;
+use crate::infra::redis_conn::Redis;
 
 /// What an admission must survive before its order ID is returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,19 +105,23 @@ pub enum DurabilityError {
 
 /// Reads Redis's persistence settings. `fsync` is made to hold (`CONFIG SET`, never weakening
 /// anything) or start-up fails; with `everysec`, an AOF that is off is a loud warning.
-pub async fn ensure(core: &Core) -> Result<(), DurabilityError> {
-    match core.config.durability {
+pub async fn ensure(
+    redis: &Redis,
+    durability: Durability,
+    replicas: ReplicaWait,
+) -> Result<(), DurabilityError> {
+    match durability {
         Durability::Fsync => {
-            if let FsyncHeld::Restored { was } = hold_fsync(core).await? {
+            if let FsyncHeld::Restored { was } = hold_fsync(redis).await? {
                 tracing::info!(was = %was, "Redis set to appendfsync always (SECKILL_DURABILITY=fsync)");
             }
         }
-        Durability::EverySec => warn_without_aof(&config_get(core, "appendonly").await?),
+        Durability::EverySec => warn_without_aof(&config_get(redis, "appendonly").await?),
         Durability::Replicated => {
-            warn_without_aof(&config_get(core, "appendonly").await?);
-            let mut redis = core.redis.clone();
-            let wanted = core.config.replicas.min_replicas;
-            let replicas = if core.redis.is_cluster() {
+            warn_without_aof(&config_get(redis, "appendonly").await?);
+            let mut redis = redis.clone();
+            let wanted = replicas.min_replicas;
+            let replicas = if redis.is_cluster() {
                 let nodes: String = redis::cmd("CLUSTER")
                     .arg("NODES")
                     .query_async(&mut redis)
@@ -168,14 +172,14 @@ pub enum FsyncHeld {
 /// then the watch ([`crate::jobs::durability_watch`]) call this. On a cluster `CONFIG GET`
 /// reaches one node and `CONFIG SET` every node, so the setting is sent to all of them each
 /// time, and `Restored` says the node asked was weaker.
-pub async fn hold_fsync(core: &Core) -> Result<FsyncHeld, DurabilityError> {
-    let appendonly = config_get(core, "appendonly").await?;
-    let appendfsync = config_get(core, "appendfsync").await?;
+pub async fn hold_fsync(redis: &Redis) -> Result<FsyncHeld, DurabilityError> {
+    let appendonly = config_get(redis, "appendonly").await?;
+    let appendfsync = config_get(redis, "appendfsync").await?;
     let held = appendonly == "yes" && appendfsync == "always";
-    if held && !core.redis.is_cluster() {
+    if held && !redis.is_cluster() {
         return Ok(FsyncHeld::Held);
     }
-    let mut redis = core.redis.clone();
+    let mut redis = redis.clone();
     let set: Result<(), redis::RedisError> = redis::cmd("CONFIG")
         .arg("SET")
         .arg("appendonly")
@@ -208,8 +212,8 @@ pub async fn hold_fsync(core: &Core) -> Result<FsyncHeld, DurabilityError> {
 }
 
 /// One of Redis's settings (`CONFIG GET`; on a cluster, one node's).
-async fn config_get(core: &Core, name: &str) -> Result<String, DurabilityError> {
-    let mut redis = core.redis.clone();
+async fn config_get(redis: &Redis, name: &str) -> Result<String, DurabilityError> {
+    let mut redis = redis.clone();
     let pair: Vec<String> = redis::cmd("CONFIG")
         .arg("GET")
         .arg(name)

@@ -30,7 +30,7 @@ pub async fn run(core: Core, shutdown: CancellationToken) {
     loop {
         tokio::select! {
             () = shutdown.cancelled() => return,
-            _ = every.tick() => match durability::hold_fsync(&core).await {
+            _ = every.tick() => match durability::hold_fsync(&core.redis).await {
                 Ok(FsyncHeld::Held) => {}
                 Ok(FsyncHeld::Restored { was }) => tracing::warn!(
                     was = %was,
