@@ -6,7 +6,7 @@ use std::{sync::Arc, time::Duration};
 use sqlx::PgPool;
 
 use crate::{
-    auth::Principal,
+    auth::principal::Principal,
     config::Config,
     infra::keys::Keys,
     infra::lock::{LockClient, LockOptions},
@@ -211,9 +211,12 @@ impl Core {
             deployment,
         }));
         // Known before the first request; the subscription and the reload job keep it fresh.
-        once_loaded(|| core.revocations.reload(&core))
-            .await
-            .map_err(|e| ConnectError::Revocations(e.to_string()))?;
+        once_loaded(|| {
+            core.revocations
+                .reload(&core.redis, &core.keys, core.config.auth.session_ttl)
+        })
+        .await
+        .map_err(|e| ConnectError::Revocations(e.to_string()))?;
         Ok(core)
     }
 
@@ -302,7 +305,7 @@ async fn session_keys(
         Some(configured) => Ok(configured.clone()),
         None => once_loaded(|| {
             let (mut redis, keys) = (redis.clone(), keys.clone());
-            async move { crate::auth::shared_session_key(&mut redis, &keys).await }
+            async move { crate::auth::token::shared_session_key(&mut redis, &keys).await }
         })
         .await
         .map_err(|e| ConnectError::SessionKey(e.to_string()))?

@@ -71,7 +71,7 @@ pub async fn eligible(core: &Core, token: &str, path: &str) -> Option<Principal>
         // A draw sale's page shows where this shopper stands in its draw: theirs alone.
         if core
             .catalog
-            .get(core, voucher)
+            .get(&core.db, core.catalog_epoch(), voucher)
             .await
             .ok()??
             .opening

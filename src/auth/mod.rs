@@ -12,8 +12,11 @@
 pub mod audit;
 pub mod delivery;
 pub mod limits;
+pub mod principal;
 pub mod revocations;
 pub mod token;
+
+pub use principal::{Admin, Principal};
 
 use std::{net::IpAddr, time::Duration};
 
@@ -30,40 +33,12 @@ use crate::{
     Core,
 };
 use revocations::Revoked;
-use token::SessionKeys;
 
 /// Digits of a one-time sign-in code.
 const CODE_DIGITS: usize = 6;
 /// Random bytes of a session token from before signed ones (256 bits), as twice as many hex
 /// digits.
 const LEGACY_TOKEN_BYTES: usize = 32;
-/// The name of the signing key kept in Redis (when `SECKILL_SESSION_KEYS` is not set).
-const SHARED_KEY_ID: &str = "redis";
-
-/// A signed-in user.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Principal {
-    pub user: UserId,
-    pub phone: Phone,
-    pub is_admin: bool,
-}
-
-impl Principal {
-    /// Proof of the admin role, required by admin operations.
-    pub fn as_admin(&self) -> Option<Admin> {
-        self.is_admin.then(|| Admin(self.clone()))
-    }
-}
-
-/// A principal known to be an admin; only [`Principal::as_admin`] makes one.
-#[derive(Debug, Clone)]
-pub struct Admin(Principal);
-
-impl Admin {
-    pub fn user(&self) -> UserId {
-        self.0.user
-    }
-}
 
 /// Why sign-in failed.
 #[derive(Debug, thiserror::Error)]
@@ -300,7 +275,7 @@ async fn legacy_session(core: &Core, token: &str) -> Result<Option<Principal>, B
 pub async fn sign_out(core: &Core, token: &str) -> Result<(), Backend> {
     if token::is_signed(token) {
         if let Some(claims) = verified(core, token) {
-            revocations::revoke(
+            revoke(
                 core,
                 Revoked::Session {
                     id: claims.session,
@@ -322,32 +297,9 @@ pub async fn sign_out(core: &Core, token: &str) -> Result<(), Backend> {
 /// themselves, `SECKILL_SESSION_TTL_MS` after they were opened.)
 pub async fn sign_out_everywhere(core: &Core, user: UserId) -> Result<(), Backend> {
     let cut_off_ms = revocations::now_ms(&mut core.redis.clone()).await?;
-    revocations::revoke(core, Revoked::User { user, cut_off_ms }).await?;
+    revoke(core, Revoked::User { user, cut_off_ms }).await?;
     tracing::info!(target: "audit", actor = %user, "signed out everywhere");
     Ok(())
-}
-
-/// The signing key the instances share when `SECKILL_SESSION_KEYS` is not set: made by the
-/// first instance to start (`SET NX`), read by every other. Whoever can read Redis can then
-/// sign sessions, as whoever could write it could open one before; configure the keys to keep
-/// them apart.
-pub(crate) async fn shared_session_key(
-    redis: &mut crate::infra::redis_conn::Redis,
-    keys: &crate::infra::keys::Keys,
-) -> Result<Result<SessionKeys, String>, Backend> {
-    let fresh: [u8; 32] = rand::rng().random();
-    let _: Option<String> = redis::cmd("SET")
-        .arg(keys.session_key())
-        .arg(hex::encode(fresh))
-        .arg("NX")
-        .query_async(redis)
-        .await?;
-    let secret: String = redis::cmd("GET")
-        .arg(keys.session_key())
-        .query_async(redis)
-        .await?;
-    Ok(SessionKeys::single(SHARED_KEY_ID, &secret)
-        .map_err(|e| format!("the key kept in Redis at {}: {e}", keys.session_key())))
 }
 
 fn principal(core: &Core, user: UserId, phone: Phone) -> Principal {
@@ -356,6 +308,37 @@ fn principal(core: &Core, user: UserId, phone: Phone) -> Principal {
         is_admin: core.config.is_admin(&phone),
         phone,
     }
+}
+
+/// Records `revoked` in Redis, applies it here and announces it to every instance. The record
+/// is what counts: a lost announcement is made good by the next reload.
+pub async fn revoke(core: &Core, revoked: Revoked) -> Result<(), Backend> {
+    let mut redis = core.redis.clone();
+    match &revoked {
+        Revoked::Session { id, expires_ms } => {
+            let _: () = redis
+                .zadd(core.keys.revoked_sessions(), id, *expires_ms)
+                .await?;
+        }
+        Revoked::User { user, cut_off_ms } => {
+            // GT: a later cut-off only (a repeated message never moves it back).
+            let _: () = redis::cmd("ZADD")
+                .arg(core.keys.revoked_users())
+                .arg("GT")
+                .arg(*cut_off_ms)
+                .arg(user.get())
+                .query_async(&mut redis)
+                .await?;
+        }
+    }
+    core.revocations.apply(&revoked);
+    let sent: Result<i64, _> = redis
+        .publish(core.keys.revocations_channel(), revoked.to_message())
+        .await;
+    if let Err(e) = sent {
+        tracing::warn!(error = %e, "revocation recorded but not announced; other instances reload it");
+    }
+    Ok(())
 }
 
 /// Whole seconds to wait, rounded up and at least one: "in 0 s" would invite a refused retry.

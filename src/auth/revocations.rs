@@ -19,8 +19,7 @@ use redis::AsyncCommands;
 use crate::{
     auth::token::Claims,
     domain::UserId,
-    infra::{backend::Backend, redis_conn::Redis},
-    Core,
+    infra::{backend::Backend, keys::Keys, redis_conn::Redis},
 };
 
 /// What this instance knows to be revoked.
@@ -111,11 +110,18 @@ impl Revocations {
 
     /// Replaces what this instance knows with both lists as Redis holds them now, first dropping
     /// the entries that refuse nothing any more.
-    pub async fn reload(&self, core: &Core) -> Result<(), Backend> {
-        let mut redis = core.redis.clone();
+    /// `session_ttl`: how long a session lives (a cut-off older than that refuses nothing).
+    pub async fn reload(
+        &self,
+        redis: &Redis,
+        keys: &Keys,
+        session_ttl: std::time::Duration,
+    ) -> Result<(), Backend> {
+        let mut redis = redis.clone();
         let now = now_ms(&mut redis).await?;
-        let oldest_alive = now.saturating_sub(session_ttl_ms(core));
-        let (sessions_key, users_key) = (core.keys.revoked_sessions(), core.keys.revoked_users());
+        let ttl = i64::try_from(session_ttl.as_millis()).unwrap_or(i64::MAX);
+        let oldest_alive = now.saturating_sub(ttl);
+        let (sessions_key, users_key) = (keys.revoked_sessions(), keys.revoked_users());
         let _: () = redis
             .zrembyscore(&sessions_key, "-inf", format!("({now}"))
             .await?;
@@ -156,45 +162,10 @@ impl Revocations {
     }
 }
 
-/// Records `revoked` in Redis, applies it here and announces it to every instance. The record
-/// is what counts: a lost announcement is made good by the next reload.
-pub async fn revoke(core: &Core, revoked: Revoked) -> Result<(), Backend> {
-    let mut redis = core.redis.clone();
-    match &revoked {
-        Revoked::Session { id, expires_ms } => {
-            let _: () = redis
-                .zadd(core.keys.revoked_sessions(), id, *expires_ms)
-                .await?;
-        }
-        Revoked::User { user, cut_off_ms } => {
-            // GT: a later cut-off only (a repeated message never moves it back).
-            let _: () = redis::cmd("ZADD")
-                .arg(core.keys.revoked_users())
-                .arg("GT")
-                .arg(*cut_off_ms)
-                .arg(user.get())
-                .query_async(&mut redis)
-                .await?;
-        }
-    }
-    core.revocations.apply(&revoked);
-    let sent: Result<i64, _> = redis
-        .publish(core.keys.revocations_channel(), revoked.to_message())
-        .await;
-    if let Err(e) = sent {
-        tracing::warn!(error = %e, "revocation recorded but not announced; other instances reload it");
-    }
-    Ok(())
-}
-
 /// Redis's clock, in ms: one clock for every instance's cut-offs and expiries.
 pub(crate) async fn now_ms(redis: &mut Redis) -> Result<i64, Backend> {
     let (secs, micros): (i64, i64) = redis::cmd("TIME").query_async(redis).await?;
     Ok(secs * 1_000 + micros / 1_000)
-}
-
-fn session_ttl_ms(core: &Core) -> i64 {
-    i64::try_from(core.config.auth.session_ttl.as_millis()).unwrap_or(i64::MAX)
 }
 
 #[cfg(test)]

@@ -169,6 +169,32 @@ pub fn is_signed(token: &str) -> bool {
     token.starts_with("s1.")
 }
 
+/// The name of the signing key kept in Redis (when `SECKILL_SESSION_KEYS` is not set).
+const SHARED_KEY_ID: &str = "redis";
+
+/// The signing key the instances share when `SECKILL_SESSION_KEYS` is not set: made by the
+/// first instance to start (`SET NX`), read by every other. Whoever can read Redis can then
+/// sign sessions, as whoever could write it could open one before; configure the keys to keep
+/// them apart.
+pub(crate) async fn shared_session_key(
+    redis: &mut crate::infra::redis_conn::Redis,
+    keys: &crate::infra::keys::Keys,
+) -> Result<Result<SessionKeys, String>, crate::infra::backend::Backend> {
+    let fresh: [u8; 32] = rand::rng().random();
+    let _: Option<String> = redis::cmd("SET")
+        .arg(keys.session_key())
+        .arg(hex::encode(fresh))
+        .arg("NX")
+        .query_async(redis)
+        .await?;
+    let secret: String = redis::cmd("GET")
+        .arg(keys.session_key())
+        .query_async(redis)
+        .await?;
+    Ok(SessionKeys::single(SHARED_KEY_ID, &secret)
+        .map_err(|e| format!("the key kept in Redis at {}: {e}", keys.session_key())))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,10 +18,11 @@ use std::sync::{
 
 use redis::AsyncCommands;
 
+use sqlx::PgPool;
+
 use crate::{
     domain::{Voucher, VoucherId},
-    infra::{backend::Backend, store, ttl_map::TtlMap},
-    Core,
+    infra::{backend::Backend, keys::Keys, redis_conn::Redis, store, ttl_map::TtlMap},
 };
 
 /// Lists and rows kept at most (past it the map forgets; see [`TtlMap`]).
@@ -54,10 +55,15 @@ impl CatalogCache {
     }
 
     /// The newest `limit` vouchers.
-    pub async fn list(&self, core: &Core, limit: i64) -> Result<Arc<Vec<Voucher>>, sqlx::Error> {
-        // The epoch is read before PostgreSQL: a change committed after it bumps it, so what is
-        // read here is never kept under a newer epoch than it saw.
-        let key = (core.catalog_epoch(), limit);
+    /// `epoch` is `Core::catalog_epoch`, read by the caller before this call: a change committed
+    /// after it bumps it, so what is read here is never kept under a newer epoch than it saw.
+    pub async fn list(
+        &self,
+        db: &PgPool,
+        epoch: u64,
+        limit: i64,
+    ) -> Result<Arc<Vec<Voucher>>, sqlx::Error> {
+        let key = (epoch, limit);
         if let Some(list) = self.lists.get(&key) {
             return Ok(list);
         }
@@ -65,15 +71,20 @@ impl CatalogCache {
         if let Some(list) = self.lists.get(&key) {
             return Ok(list);
         }
-        let list = Arc::new(store::vouchers::list(&core.db, limit).await?);
+        let list = Arc::new(store::vouchers::list(db, limit).await?);
         self.lists.insert(key, Arc::clone(&list));
         Ok(list)
     }
 
     /// One voucher, `None` if there is none (remembered too: a page asked again and again for
     /// an ID that does not exist costs no query each).
-    pub async fn get(&self, core: &Core, id: VoucherId) -> Result<Option<Voucher>, sqlx::Error> {
-        let key = (core.catalog_epoch(), id);
+    pub async fn get(
+        &self,
+        db: &PgPool,
+        epoch: u64,
+        id: VoucherId,
+    ) -> Result<Option<Voucher>, sqlx::Error> {
+        let key = (epoch, id);
         if let Some(row) = self.rows.get(&key) {
             return Ok(row);
         }
@@ -81,7 +92,7 @@ impl CatalogCache {
         if let Some(row) = self.rows.get(&key) {
             return Ok(row);
         }
-        let row = store::vouchers::get(&core.db, id).await?;
+        let row = store::vouchers::get(db, id).await?;
         self.rows.insert(key, row.clone());
         Ok(row)
     }
@@ -91,10 +102,10 @@ impl CatalogCache {
     /// are in different slots), all in flight together.
     pub async fn stock(
         &self,
-        core: &Core,
+        (redis, keys): (&Redis, &Keys),
+        epoch: u64,
         vouchers: &[VoucherId],
     ) -> Result<Vec<Option<i64>>, Backend> {
-        let epoch = core.catalog_epoch();
         let forgets = self.stock_forgets.load(Ordering::Acquire);
         let known: Vec<Option<Option<i64>>> = vouchers
             .iter()
@@ -111,7 +122,7 @@ impl CatalogCache {
                 .zip(&known)
                 .filter(|(_, k)| k.is_none())
                 .map(|(v, _)| {
-                    let (mut redis, key, v) = (core.redis.clone(), core.keys.voucher(*v).stock, *v);
+                    let (mut redis, key, v) = (redis.clone(), keys.voucher(*v).stock, *v);
                     async move {
                         let stock: Option<i64> = redis.get(key).await?;
                         Ok::<_, Backend>((v, stock))

@@ -1,7 +1,7 @@
 //! Vouchers: creation by admins (`create.rs`), listing, and their sale's state in Redis
 //! (`stage.rs`: preload, restore, reconcile).
 
-use chrono::{DateTime, Utc};
+use chrono::DateTime;
 use redis::AsyncCommands;
 
 pub mod admin;
@@ -9,6 +9,8 @@ pub mod cache;
 pub mod console;
 mod create;
 mod stage;
+
+pub use crate::sale::live::LiveSale;
 
 pub use self::{
     create::{create_voucher, CreateVoucherError},
@@ -59,7 +61,10 @@ pub struct VoucherNow {
 /// Newest vouchers first, with what is left of each: from this instance's memory when it has
 /// read them lately (no PostgreSQL, no Redis).
 pub async fn list(core: &Core, limit: i64) -> Result<Vec<VoucherNow>, Backend> {
-    let vouchers = core.catalog.list(core, limit).await?;
+    let vouchers = core
+        .catalog
+        .list(&core.db, core.catalog_epoch(), limit)
+        .await?;
     with_remaining(core, vouchers.iter().cloned().collect()).await
 }
 
@@ -68,7 +73,7 @@ pub async fn get(core: &Core, id: VoucherId) -> Result<Option<VoucherNow>, Backe
     if !core.known.may_exist(&core.db, id).await? {
         return Ok(None);
     }
-    let Some(v) = core.catalog.get(core, id).await? else {
+    let Some(v) = core.catalog.get(&core.db, core.catalog_epoch(), id).await? else {
         return Ok(None);
     };
     Ok(with_remaining(core, vec![v]).await?.pop())
@@ -76,14 +81,20 @@ pub async fn get(core: &Core, id: VoucherId) -> Result<Option<VoucherNow>, Backe
 
 /// Newest vouchers first, with Redis's counts read now (the console: where each unit is).
 pub async fn list_counted(core: &Core, limit: i64) -> Result<Vec<VoucherState>, Backend> {
-    let vouchers = core.catalog.list(core, limit).await?;
+    let vouchers = core
+        .catalog
+        .list(&core.db, core.catalog_epoch(), limit)
+        .await?;
     with_live_counts(core, vouchers.iter().cloned().collect()).await
 }
 
 /// The listing's vouchers (at most `limit`, newest first), without their counts: from this
 /// instance's memory when it has read them lately.
 pub async fn listed(core: &Core, limit: i64) -> Result<std::sync::Arc<Vec<Voucher>>, Backend> {
-    Ok(core.catalog.list(core, limit).await?)
+    Ok(core
+        .catalog
+        .list(&core.db, core.catalog_epoch(), limit)
+        .await?)
 }
 
 /// `vouchers` with Redis's counts read now.
@@ -93,7 +104,10 @@ pub async fn counted(core: &Core, vouchers: Vec<Voucher>) -> Result<Vec<VoucherS
 
 async fn with_remaining(core: &Core, vouchers: Vec<Voucher>) -> Result<Vec<VoucherNow>, Backend> {
     let ids: Vec<VoucherId> = vouchers.iter().map(|v| v.id).collect();
-    let stock = core.catalog.stock(core, &ids).await?;
+    let stock = core
+        .catalog
+        .stock((&core.redis, &core.keys), core.catalog_epoch(), &ids)
+        .await?;
     Ok(vouchers
         .into_iter()
         .zip(stock)
@@ -102,17 +116,6 @@ async fn with_remaining(core: &Core, vouchers: Vec<Voucher>) -> Result<Vec<Vouch
             voucher,
         })
         .collect())
-}
-
-/// A sale as Redis has it: what a sale page polls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LiveSale {
-    /// Units left to admit.
-    pub remaining: i64,
-    /// When admissions stop (an admin may have ended the sale early).
-    pub ends_at: DateTime<Utc>,
-    /// A draw sale's entrants so far (0 for a first-come sale).
-    pub entrants: i64,
 }
 
 /// `id`'s stock left, end and entrants, read from Redis alone (one round trip, one slot). `None` when

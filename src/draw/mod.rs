@@ -121,7 +121,7 @@ async fn draw_sale(core: &Core, voucher: VoucherId) -> Result<(Voucher, Seed), D
     }
     let v = core
         .catalog
-        .get(core, voucher)
+        .get(&core.db, core.catalog_epoch(), voucher)
         .await?
         .ok_or(DrawError::NotFound)?;
     if !v.opening.is_draw() {

@@ -16,7 +16,20 @@ use std::{
 
 use tokio::sync::watch;
 
-use crate::{catalog::LiveSale, domain::VoucherId};
+use chrono::{DateTime, Utc};
+
+use crate::domain::VoucherId;
+
+/// A sale as Redis has it: what a sale page polls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LiveSale {
+    /// Units left to admit.
+    pub remaining: i64,
+    /// When admissions stop (an admin may have ended the sale early).
+    pub ends_at: DateTime<Utc>,
+    /// A draw sale's entrants so far (0 for a first-come sale).
+    pub entrants: i64,
+}
 
 /// What a watcher of one sale sees: `None` until the first read, or while the sale is not in
 /// Redis.

@@ -76,7 +76,7 @@ pub async fn order_for(
 ) -> Result<Option<OrderView>, Backend> {
     let opens = core
         .catalog
-        .get(core, voucher)
+        .get(&core.db, core.catalog_epoch(), voucher)
         .await?
         .map(|v| v.window.begins_at());
     if opens.is_some_and(|at| chrono::Utc::now() + CLOCK_MARGIN < at) {
@@ -116,7 +116,10 @@ async fn sold_out_here(core: &Core, voucher: VoucherId) -> Result<bool, Backend>
     if core.refusals.get(&voucher).is_some() {
         return Ok(true);
     }
-    let stock = core.catalog.stock(core, &[voucher]).await?;
+    let stock = core
+        .catalog
+        .stock((&core.redis, &core.keys), core.catalog_epoch(), &[voucher])
+        .await?;
     Ok(stock.first().copied().flatten() == Some(0))
 }
 
