@@ -88,13 +88,13 @@ pub struct CoreParts {
     /// A draw's entries gathered into batched calls the same way.
     pub entries: Arc<Entries>,
     /// Draw sales' seeds read from PostgreSQL (a seed never changes).
-    pub(crate) draw_seeds: TtlMap<crate::domain::VoucherId, crate::draw::Seed>,
+    pub(crate) draw_seeds: TtlMap<crate::domain::VoucherId, crate::draw::seed::Seed>,
     /// Recorded draws as published (`GET …/draw`), kept for an hour, a few at a time.
-    pub(crate) draw_reveals: TtlMap<crate::domain::VoucherId, Arc<crate::draw::Revealed>>,
+    pub(crate) draw_reveals: TtlMap<crate::domain::VoucherId, Arc<crate::draw::memory::Revealed>>,
     /// Closed entry logs' leaves, sorted (the root's and the proofs' input), a few at a time.
     pub(crate) draw_leaves: TtlMap<crate::domain::VoucherId, Arc<Vec<crate::domain::fair::Hash>>>,
     /// The public randomness beacon draws wait for (`None`: draws run without one).
-    pub(crate) beacon: Option<Arc<crate::draw::Beacon>>,
+    pub(crate) beacon: Option<Arc<crate::draw::beacon::Beacon>>,
     /// Held while this instance reconciles a sale after its Redis master changed
     /// (`catalog::reconcile`).
     pub(crate) reconciling: tokio::sync::Mutex<()>,
@@ -199,7 +199,7 @@ impl Core {
                 .draw
                 .beacon
                 .clone()
-                .map(|b| Arc::new(crate::draw::Beacon::new(b, http.clone()))),
+                .map(|b| Arc::new(crate::draw::beacon::Beacon::new(b, http.clone()))),
             reconciling: tokio::sync::Mutex::new(()),
             live: crate::sale::live::Live::new(),
             http,

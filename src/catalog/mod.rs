@@ -14,7 +14,9 @@ pub use crate::sale::live::LiveSale;
 
 pub use self::{
     create::{create_voucher, CreateVoucherError},
-    stage::{preload, preload_live, reconcile, with_sale_staged, PreloadError, Staged},
+    stage::{
+        preload, preload_live, reconcile, restore_entries, with_sale_staged, PreloadError, Staged,
+    },
 };
 use crate::{
     domain::{Voucher, VoucherId},

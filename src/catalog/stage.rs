@@ -174,7 +174,7 @@ async fn load(
         tracing::info!(voucher = %voucher.id, stock, ?mode, "sale state rebuilt in Redis");
         if voucher.opening.is_draw() {
             // Redis lost the draw's duplicate check with the sale: the log has every entry.
-            crate::draw::restore_entries(core, voucher.id).await?;
+            restore_entries(core, voucher.id).await?;
         }
         crate::sale::announce_stock_back(core, voucher.id).await;
         // Redis may have lost the day's order-ID counter with the sale: never hand out an ID
@@ -271,4 +271,25 @@ where
         },
     }
     Ok(call().await?)
+}
+
+/// Puts every entrant of `voucher`'s log back into Redis's duplicate check (after Redis lost
+/// the sale, or at the draw when Redis counts fewer than the log). Returns how many were
+/// missing; each one is counted in `seckill_draw_entries_restored_total`.
+pub async fn restore_entries(core: &Core, voucher: VoucherId) -> Result<i64, Backend> {
+    let entrants = store::draw_log::entrants(&core.db, voucher).await?;
+    let key = core.keys.voucher(voucher).entries;
+    let mut redis = core.redis.clone();
+    let mut added = 0;
+    for chunk in entrants.chunks(5_000) {
+        let ids: Vec<i64> = chunk.iter().map(|(u, _)| u.get()).collect();
+        let n: i64 = redis.sadd(&key, ids).await?;
+        added += n;
+    }
+    if added > 0 {
+        metrics::counter!("seckill_draw_entries_restored_total")
+            .increment(u64::try_from(added).unwrap_or(0));
+        tracing::warn!(%voucher, missing = added, "Redis had lost draw entries: restored from the log");
+    }
+    Ok(added)
 }

@@ -24,7 +24,7 @@ pub use self::{
         AdmissionConfig, AuthConfig, MemoConfig, PaymentsConfig, RateLimits, SweepConfig,
         WorkerConfig,
     },
-    read::{millis, non_blank, positive, typed},
+    read::{millis, non_blank, positive, typed, ConfigError},
     services::public_origins,
 };
 pub use crate::secret::Secret;
@@ -44,14 +44,6 @@ pub const DEFAULT_REDIS_URL: &str = "redis://127.0.0.1:16379/";
 pub const DEFAULT_SITE_ADDR: &str = "127.0.0.1:3000";
 /// The phone that signs in as admin when `SECKILL_ADMIN_PHONES` is not set.
 pub const DEFAULT_ADMIN_PHONE: &str = "13800000000";
-
-/// A configuration variable that is present but unusable.
-#[derive(Debug, thiserror::Error)]
-#[error("{var}: {message}")]
-pub struct ConfigError {
-    pub var: &'static str,
-    pub message: String,
-}
 
 /// The whole configuration of one server instance.
 #[derive(Debug, Clone)]

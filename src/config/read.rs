@@ -3,7 +3,13 @@
 
 use std::{fmt, str::FromStr, time::Duration};
 
-use super::ConfigError;
+/// A configuration variable that is present but unusable.
+#[derive(Debug, thiserror::Error)]
+#[error("{var}: {message}")]
+pub struct ConfigError {
+    pub var: &'static str,
+    pub message: String,
+}
 
 /// `lookup`, with a blank value counted as unset (the server reads its own settings so too).
 pub fn non_blank(

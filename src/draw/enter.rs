@@ -1,21 +1,16 @@
 //! [`enter`]: a shopper's entry into a draw, decided by `lua/enter.lua` in a batch with the
 //! entries arriving meanwhile and logged in PostgreSQL before it is answered, with its signed
-//! [`Receipt`]; [`restore_entries`]: Redis's duplicate check rebuilt from the log.
+//! [`Receipt`].
 
 use std::net::IpAddr;
 
 use chrono::{DateTime, Utc};
-use redis::AsyncCommands;
 
 use crate::{
     auth::limits,
     catalog::{self, Staged},
     domain::{fair, UserId, VoucherId},
-    infra::{
-        backend::Backend,
-        scripts::EntryOutcome,
-        store::{self, draw_log::LoggedEntry},
-    },
+    infra::{backend::Backend, scripts::EntryOutcome, store::draw_log::LoggedEntry},
     sale::deciders::EntryDecision,
     Core,
 };
@@ -115,25 +110,4 @@ pub async fn enter(
     };
     metrics::counter!("seckill_draw_entries_total", "outcome" => label).increment(1);
     result
-}
-
-/// Puts every entrant of `voucher`'s log back into Redis's duplicate check (after Redis lost
-/// the sale, or at the draw when Redis counts fewer than the log). Returns how many were
-/// missing; each one is counted in `seckill_draw_entries_restored_total`.
-pub async fn restore_entries(core: &Core, voucher: VoucherId) -> Result<i64, Backend> {
-    let entrants = store::draw_log::entrants(&core.db, voucher).await?;
-    let key = core.keys.voucher(voucher).entries;
-    let mut redis = core.redis.clone();
-    let mut added = 0;
-    for chunk in entrants.chunks(5_000) {
-        let ids: Vec<i64> = chunk.iter().map(|(u, _)| u.get()).collect();
-        let n: i64 = redis.sadd(&key, ids).await?;
-        added += n;
-    }
-    if added > 0 {
-        metrics::counter!("seckill_draw_entries_restored_total")
-            .increment(u64::try_from(added).unwrap_or(0));
-        tracing::warn!(%voucher, missing = added, "Redis had lost draw entries: restored from the log");
-    }
-    Ok(added)
 }

@@ -17,26 +17,30 @@
 //! | `enter.rs` | [`enter`]: an entry, batched like the buys and logged; its signed receipt |
 //! | `standing.rs` | [`standing`]: where a shopper stands, with their receipt and proof |
 //! | `transcript.rs` | [`transcript`]: what anyone may check |
+//! | `memory.rs` | what an instance keeps of a drawn sale |
 //! | `run.rs` | [`run`]: the draw at the start |
 //! | `advance.rs` | [`advance`]: units back go down the ranking, each a chained move |
 
 mod advance;
-mod beacon;
+pub mod beacon;
 mod enter;
+pub mod memory;
 mod run;
-mod seed;
+pub mod seed;
 pub mod settings;
 mod standing;
 mod transcript;
 
+pub use crate::catalog::restore_entries;
 pub use advance::advance;
 pub use beacon::{Beacon, BeaconError, ChainTiming};
-pub use enter::{enter, restore_entries, Entered, Receipt};
+pub use enter::{enter, Entered, Receipt};
+pub use memory::Revealed;
 pub use run::{run, DrawReport};
 pub use seed::Seed;
 pub use settings::DrawSettings;
 pub use standing::{standing, Standing};
-pub use transcript::{transcript, transcript_json, Move, RankedLeaf, Revealed, Transcript};
+pub use transcript::{transcript, transcript_json, Move, RankedLeaf, Transcript};
 
 use crate::{
     catalog::PreloadError,

@@ -5,7 +5,7 @@
 //! 1. Wait for the Redis clock to reach the start (`lua/enter.lua` refuses entries from then).
 //! 2. Close the entry log in PostgreSQL and commit its Merkle root (after the inserts in
 //!    flight; a log closed before answers as it closed). Redis's duplicate check gets back any
-//!    entrant it lost ([`super::restore_entries`]).
+//!    entrant it lost ([`catalog::restore_entries`]).
 //! 3. Open the draw in Redis with the log's count (`lua/draw_open.lua`: buys stay refused).
 //! 4. Wait for the beacon's round, verified (none configured: no randomness); derive the seed
 //!    and rank the log's leaves by their keys (`domain::fair`).
@@ -33,7 +33,7 @@ use crate::{
     Core,
 };
 
-use super::{draw_sale, restore_entries, BeaconError, DrawError};
+use super::{draw_sale, BeaconError, DrawError};
 
 /// Entrants sent per `draw_admit.lua` call: a call takes about a millisecond per hundred
 /// admissions, so other commands wait at most some milliseconds behind one.
@@ -78,7 +78,7 @@ pub async fn run(core: &Core, voucher: VoucherId) -> Result<Option<DrawReport>, 
     wait_for_start(core, voucher).await?;
     let closed = close(core, voucher).await?;
     let entrants = i64::try_from(closed.leaves.len()).unwrap_or(i64::MAX);
-    restore_entries(core, voucher).await?;
+    catalog::restore_entries(core, voucher).await?;
     let cursor = open(core, voucher, entrants).await?;
     let randomness = randomness(core, voucher, closed.round).await?;
     let seed = fair::draw_seed(voucher.get(), committed.expose(), &closed.root, &randomness);

@@ -19,16 +19,7 @@ use crate::{
     Core,
 };
 
-use super::{draw_sale, DrawError};
-
-/// A drawn transcript as this instance keeps it: without its moves (they still grow), and as
-/// JSON, so the 100,000 leaves and ranks of a large draw are read and serialized once, not once
-/// per request (anyone may ask, as often as they like).
-pub struct Revealed {
-    transcript: Transcript,
-    /// `transcript` as JSON without its closing brace: the moves are written after it.
-    head: bytes::Bytes,
-}
+use super::{draw_sale, memory::Revealed, DrawError};
 
 enum Fixed {
     Drawn(Arc<Revealed>),

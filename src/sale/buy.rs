@@ -137,7 +137,7 @@ async fn refused_from_memory(
         Known::Bought(order) => Some(order),
         Known::NotBought => None,
         Known::Unknown => {
-            core.sold_out.read_later(core, voucher);
+            core.sold_out.read_later((&core.redis, &core.keys), voucher);
             let mut redis = core.redis.clone();
             let hex: Option<String> = redis
                 .hget(core.keys.voucher(voucher).buyers, shopper.get())

@@ -20,8 +20,7 @@ use std::{
 
 use crate::{
     domain::{OrderId, UserId, VoucherId},
-    infra::backend::Backend,
-    Core,
+    infra::{backend::Backend, keys::Keys, redis_conn::Redis},
 };
 
 /// Buyers read per `HSCAN` call.
@@ -89,7 +88,7 @@ impl SoldOutBuyers {
 
     /// Starts reading `voucher`'s buyers in the background, unless a read is under way or a
     /// fresh one is in memory.
-    pub fn read_later(self: &Arc<Self>, core: &Core, voucher: VoucherId) {
+    pub fn read_later(self: &Arc<Self>, (redis, keys): (&Redis, &Keys), voucher: VoucherId) {
         {
             let mut sales = self.sales();
             match sales.get(&voucher) {
@@ -99,10 +98,14 @@ impl SoldOutBuyers {
             }
             sales.insert(voucher, Memory::Reading);
         }
-        let (this, core) = (Arc::clone(self), core.clone());
+        let (this, redis, key) = (
+            Arc::clone(self),
+            redis.clone(),
+            keys.voucher(voucher).buyers,
+        );
         let began = self.generation.load(Ordering::Acquire);
         self.tasks.spawn(async move {
-            let read = read_buyers(&core, voucher).await;
+            let read = read_buyers(redis, &key).await;
             let mut sales = this.sales();
             match read {
                 Ok(orders) if this.generation.load(Ordering::Acquire) == began => {
@@ -159,14 +162,12 @@ impl SoldOutBuyers {
 }
 
 /// `voucher`'s buyers hash, a page at a time.
-async fn read_buyers(core: &Core, voucher: VoucherId) -> Result<Orders, Backend> {
-    let key = core.keys.voucher(voucher).buyers;
-    let mut redis = core.redis.clone();
+async fn read_buyers(mut redis: Redis, key: &str) -> Result<Orders, Backend> {
     let mut orders = Vec::new();
     let mut cursor = 0_u64;
     loop {
         let (next, flat): (u64, Vec<String>) = redis::cmd("HSCAN")
-            .arg(&key)
+            .arg(key)
             .arg(cursor)
             .arg("COUNT")
             .arg(PAGE)

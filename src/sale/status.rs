@@ -86,7 +86,7 @@ pub async fn order_for(
         Known::Bought(order) => return order_status(core, shopper, order).await,
         Known::NotBought => return Ok(None),
         Known::Unknown if sold_out_here(core, voucher).await? => {
-            core.sold_out.read_later(core, voucher);
+            core.sold_out.read_later((&core.redis, &core.keys), voucher);
         }
         Known::Unknown => {}
     }
