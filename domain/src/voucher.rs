@@ -52,48 +52,9 @@ impl NewVoucher {
     /// future). Returns every field's problem at once.
     pub fn parse(draft: &VoucherDraft, now: DateTime<Utc>) -> Result<Self, FieldErrors> {
         let mut errors = FieldErrors::default();
-        let title = draft.title.trim();
-        if title.is_empty() {
-            errors.push("title", "is required");
-        } else if title.chars().count() > MAX_TITLE_CHARS {
-            errors.push(
-                "title",
-                format!("must be at most {MAX_TITLE_CHARS} characters"),
-            );
-        } else if title.chars().any(char::is_control) {
-            errors.push("title", "must not contain control characters");
-        }
-        let description = draft.description.trim();
-        if description.chars().count() > MAX_DESCRIPTION_CHARS {
-            errors.push(
-                "description",
-                format!("must be at most {MAX_DESCRIPTION_CHARS} characters"),
-            );
-        } else if description
-            .chars()
-            .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
-        {
-            // Line breaks and tabs are how people write a description; NUL and the rest are not
-            // text (PostgreSQL refuses NUL outright).
-            errors.push("description", "must not contain control characters");
-        }
-        let price = match whole_number(&draft.price_cents) {
-            Some(p) if (0..=MAX_PRICE_CENTS).contains(&p) => Some(p),
-            Some(_) => {
-                errors.push(
-                    "price_cents",
-                    format!(
-                        "must be between 0 and {} cents",
-                        crate::grouped(MAX_PRICE_CENTS)
-                    ),
-                );
-                None
-            }
-            None => {
-                errors.push("price_cents", "must be a whole number of cents");
-                None
-            }
-        };
+        let title = title(&draft.title, &mut errors);
+        let description = description(&draft.description, &mut errors);
+        let price = price(&draft.price_cents, &mut errors);
         let stock = match whole_number(&draft.stock).map(Stock::try_from) {
             Some(Ok(s)) => Some(s),
             Some(Err(message)) => {
@@ -109,25 +70,7 @@ impl NewVoucher {
         if begins.is_none() {
             errors.push("begins_at", instant_message(&draft.begins_at));
         }
-        let ends = instant(&draft.ends_at);
-        let window = match (begins, ends) {
-            (_, None) => {
-                errors.push("ends_at", instant_message(&draft.ends_at));
-                None
-            }
-            (_, Some(e)) if e <= now => {
-                errors.push("ends_at", "must be in the future");
-                None
-            }
-            (Some(b), Some(e)) => match SaleWindow::new(b, e) {
-                Ok(w) => Some(w),
-                Err(message) => {
-                    errors.push("ends_at", message);
-                    None
-                }
-            },
-            (None, Some(_)) => None,
-        };
+        let window = window(begins, &draft.ends_at, now, &mut errors);
         let opening = opening(draft, begins, now, &mut errors);
         match (price, stock, window, opening) {
             (Some(price_cents), Some(stock), Some(window), Some(opening)) if errors.is_empty() => {
@@ -142,6 +85,89 @@ impl NewVoucher {
             }
             _ => Err(errors),
         }
+    }
+}
+
+/// The title, trimmed: required, at most `MAX_TITLE_CHARS`, no control characters.
+fn title<'a>(raw: &'a str, errors: &mut FieldErrors) -> &'a str {
+    let title = raw.trim();
+    if title.is_empty() {
+        errors.push("title", "is required");
+    } else if title.chars().count() > MAX_TITLE_CHARS {
+        errors.push(
+            "title",
+            format!("must be at most {MAX_TITLE_CHARS} characters"),
+        );
+    } else if title.chars().any(char::is_control) {
+        errors.push("title", "must not contain control characters");
+    }
+    title
+}
+
+/// The description, trimmed: at most `MAX_DESCRIPTION_CHARS`; line breaks and tabs are how
+/// people write one, NUL and the other control characters are not text (PostgreSQL refuses NUL
+/// outright).
+fn description<'a>(raw: &'a str, errors: &mut FieldErrors) -> &'a str {
+    let description = raw.trim();
+    if description.chars().count() > MAX_DESCRIPTION_CHARS {
+        errors.push(
+            "description",
+            format!("must be at most {MAX_DESCRIPTION_CHARS} characters"),
+        );
+    } else if description
+        .chars()
+        .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+    {
+        errors.push("description", "must not contain control characters");
+    }
+    description
+}
+
+/// The price in cents: a whole number from 0 to `MAX_PRICE_CENTS`.
+fn price(raw: &str, errors: &mut FieldErrors) -> Option<i64> {
+    match whole_number(raw) {
+        Some(p) if (0..=MAX_PRICE_CENTS).contains(&p) => Some(p),
+        Some(_) => {
+            errors.push(
+                "price_cents",
+                format!(
+                    "must be between 0 and {} cents",
+                    crate::grouped(MAX_PRICE_CENTS)
+                ),
+            );
+            None
+        }
+        None => {
+            errors.push("price_cents", "must be a whole number of cents");
+            None
+        }
+    }
+}
+
+/// The sale's window: its end an instant in the future, after `begins` when that parsed.
+fn window(
+    begins: Option<DateTime<Utc>>,
+    ends_raw: &str,
+    now: DateTime<Utc>,
+    errors: &mut FieldErrors,
+) -> Option<SaleWindow> {
+    match (begins, instant(ends_raw)) {
+        (_, None) => {
+            errors.push("ends_at", instant_message(ends_raw));
+            None
+        }
+        (_, Some(e)) if e <= now => {
+            errors.push("ends_at", "must be in the future");
+            None
+        }
+        (Some(b), Some(e)) => match SaleWindow::new(b, e) {
+            Ok(w) => Some(w),
+            Err(message) => {
+                errors.push("ends_at", message);
+                None
+            }
+        },
+        (None, Some(_)) => None,
     }
 }
 
