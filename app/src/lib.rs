@@ -60,12 +60,9 @@ fn bundle_for_page(options: LeptosOptions) -> LeptosOptions {
         if let Some(page) = page {
             let name = bundle_name(&options.output_name, page);
             // A build that made only the whole bundle (`cargo leptos watch`): it serves every
-            // page, as it has every island.
-            let built = std::path::Path::new(&*options.site_root)
-                .join(&*options.site_pkg_dir)
-                .join(format!("{name}.wasm"))
-                .is_file();
-            if built {
+            // page, as it has every island. The site's files do not change while the server
+            // runs: each bundle's presence is looked up once, not on every render.
+            if bundle_built(&options, &name) {
                 let mut options = options;
                 options.output_name = name.into();
                 return options;
@@ -73,6 +70,26 @@ fn bundle_for_page(options: LeptosOptions) -> LeptosOptions {
         }
     }
     options
+}
+
+/// Whether the site holds bundle `name` (`.wasm`), looked up once per file.
+#[cfg(feature = "ssr")]
+fn bundle_built(options: &LeptosOptions, name: &str) -> bool {
+    use std::{
+        collections::HashMap,
+        sync::{Mutex, OnceLock, PoisonError},
+    };
+    static BUILT: OnceLock<Mutex<HashMap<String, bool>>> = OnceLock::new();
+    let mut built = BUILT
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    let path = std::path::Path::new(&*options.site_root)
+        .join(&*options.site_pkg_dir)
+        .join(format!("{name}.wasm"));
+    *built
+        .entry(path.to_string_lossy().into_owned())
+        .or_insert_with(|| path.is_file())
 }
 
 /// The suffix of the bundle made for the page at `path`, if one is.
