@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the site (four wasm bundles + CSS into target/site) and the server binary. The pages
 # are server components with islands (design.md decisions 35 and 38): `seckill-home` carries
-# the home page's islands (frontend's `home` feature), `seckill-sale` a sale page's (`sale`),
-# `seckill` every shopper's island (the other pages), `seckill-admin` (`admin`) those and the
+# the home page's islands (frontend's `bundle-home` feature), `seckill-sale` a sale page's (`bundle-sale`),
+# `seckill` every shopper's island (the other pages), `seckill-admin` (`bundle-admin`) those and the
 # admin pages' (console, create form), so a cold visit downloads its own page's islands and a
 # shopper never downloads the console.
 #   scripts/build.sh [--release | --for-tests]
@@ -29,8 +29,15 @@ case "${1:-}" in
   *) die "unknown option $1 (use --release or --for-tests)" ;;
 esac
 SITE="$ROOT/target/site"
-# The browser bundles, by output name (the pages that load each: app/src/lib.rs, bundle_for_page).
-BUNDLES=(seckill seckill-home seckill-sale seckill-admin)
+# The browser bundles and the feature that builds each, from app/bundles.txt (which also says
+# the pages that load each and the islands each carries).
+BUNDLES=() BUNDLE_FEATURES=()
+while read -r name feature _; do
+  case "$name" in ''|'#'*) continue ;; esac
+  BUNDLES+=("$name")
+  BUNDLE_FEATURES+=("$([ "$feature" = - ] || echo "$feature")")
+done < "$ROOT/app/bundles.txt"
+
 
 # Hashed names (release builds): the JS, the wasm and the CSS, and their compressed copies, also
 # under seckill.<16 hex of the SHA-256 of them all>.<ext> (and each page's bundle under
@@ -101,10 +108,9 @@ bundle() { # output name, cargo features
   fi
 }
 log "the bundles: ${BUNDLES[*]}"
-bundle seckill ""
-bundle seckill-home home
-bundle seckill-sale sale
-bundle seckill-admin admin
+for i in "${!BUNDLES[@]}"; do
+  bundle "${BUNDLES[$i]}" "${BUNDLE_FEATURES[$i]}"
+done
 cp style/main.css "$SITE/pkg/seckill.css"
 precompress
 hash_names

@@ -92,22 +92,23 @@ fn bundle_built(options: &LeptosOptions, name: &str) -> bool {
         .or_insert_with(|| path.is_file())
 }
 
-/// The suffix of the bundle made for the page at `path`, if one is.
+include!(concat!(env!("OUT_DIR"), "/page_bundles.rs"));
+
+/// The suffix of the bundle made for the page at `path`, if one is (`bundles.txt`: `/` that
+/// path alone, `/p/` every path under it, `/p` that path and every path under it).
 #[cfg(any(feature = "ssr", test))]
 fn page_bundle(path: &str) -> Option<&'static str> {
-    let under = |prefix: &str| {
-        path.strip_prefix(prefix)
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-    };
-    if path == "/" {
-        Some("home")
-    } else if path.starts_with("/vouchers/") {
-        Some("sale")
-    } else if under("/admin") {
-        Some("admin")
-    } else {
-        None
-    }
+    PAGE_BUNDLES.iter().find_map(|(pages, suffix)| {
+        let claims = if *pages == "/" {
+            path == "/"
+        } else if pages.ends_with('/') {
+            path.starts_with(pages)
+        } else {
+            path.strip_prefix(pages)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        };
+        claims.then_some(*suffix)
+    })
 }
 
 /// `seckill.<hash>` → `seckill-<page>.<hash>`; `seckill` → `seckill-<page>`.
@@ -118,17 +119,6 @@ fn bundle_name(output_name: &str, page: &str) -> String {
         None => format!("{output_name}-{page}"),
     }
 }
-
-#[cfg(any(
-    all(feature = "bundle-home", feature = "bundle-sale"),
-    all(
-        feature = "admin",
-        any(feature = "bundle-home", feature = "bundle-sale")
-    )
-))]
-compile_error!(
-    "one bundle at a time: at most one of the features admin, bundle-home and bundle-sale"
-);
 
 /// The routes.
 #[component]

@@ -21,8 +21,8 @@ pub fn NewVoucherPage() -> impl IntoView {
 }
 
 /// The form: the page's island (field errors in place, times in the admin's zone).
-#[cfg_attr(any(feature = "ssr", feature = "admin"), island)]
-#[cfg_attr(not(any(feature = "ssr", feature = "admin")), component)]
+#[cfg_attr(island_new_voucher, island)]
+#[cfg_attr(not(island_new_voucher), component)]
 fn NewVoucherForm() -> impl IntoView {
     let create = ServerAction::<CreateVoucher>::new();
     let begins_local = RwSignal::new(String::new());

@@ -144,8 +144,8 @@ const TICK: std::time::Duration = std::time::Duration::from_secs(1);
 /// The cards, one island: each card's phase follows the clock. One island rather than one per
 /// card: a phone hydrates 200 islands half a second slower than one holding 200 cards
 /// (`scripts/bench.sh phone`, BENCHMARKS.md).
-#[cfg_attr(not(feature = "bundle-sale"), island)]
-#[cfg_attr(feature = "bundle-sale", component)]
+#[cfg_attr(island_home_cards, island)]
+#[cfg_attr(not(island_home_cards), component)]
 fn VoucherCards(cards: Vec<Card>, signed_in: bool) -> impl IntoView {
     // The cards' clock: the server's at render, the browser's once live.
     let now = RwSignal::new(Utc::now());

@@ -53,8 +53,8 @@ pub fn LoginPage() -> impl IntoView {
 
 /// The two forms: the page's island. With JavaScript both answer in place, and a sign-in goes
 /// on to `next`.
-#[cfg_attr(not(any(feature = "bundle-home", feature = "bundle-sale")), island)]
-#[cfg_attr(any(feature = "bundle-home", feature = "bundle-sale"), component)]
+#[cfg_attr(island_sign_in, island)]
+#[cfg_attr(not(island_sign_in), component)]
 fn SignInForms(
     phone: String,
     plain_code: Option<String>,

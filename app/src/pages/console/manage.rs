@@ -19,8 +19,8 @@ use crate::{
 /// End a sale now, or add stock to it: each behind a disclosure that asks for confirmation
 /// (plain forms without JavaScript; the server sends them back here, `done` saying what was
 /// done). An island: with JavaScript the forms answer in place and the figures are read again.
-#[cfg_attr(any(feature = "ssr", feature = "admin"), island)]
-#[cfg_attr(not(any(feature = "ssr", feature = "admin")), component)]
+#[cfg_attr(island_manage, island)]
+#[cfg_attr(not(island_manage), component)]
 pub fn ManageSale(
     id: VoucherId,
     voucher: Result<VoucherDetail, AppError>,

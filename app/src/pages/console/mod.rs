@@ -82,8 +82,8 @@ fn Console() -> impl IntoView {
 
 /// The figures, refreshed every two seconds in the browser (the last ones stay on screen while
 /// a refresh runs or when one fails): the page's island.
-#[cfg_attr(any(feature = "ssr", feature = "admin"), island)]
-#[cfg_attr(not(any(feature = "ssr", feature = "admin")), component)]
+#[cfg_attr(island_console, island)]
+#[cfg_attr(not(island_console), component)]
 fn Figures(asked: ConsoleQuery, first: Result<ConsoleView, AppError>) -> impl IntoView {
     // Refreshes stay on the page first shown (which `created` or `manage` may have chosen).
     let page = first.as_ref().ok().map(|c| c.page);

@@ -179,8 +179,8 @@ pub fn OrderPage() -> impl IntoView {
 }
 
 /// The order, followed until final, with its pay and cancel panel: the page's island.
-#[cfg_attr(not(any(feature = "bundle-home", feature = "bundle-sale")), island)]
-#[cfg_attr(any(feature = "bundle-home", feature = "bundle-sale"), component)]
+#[cfg_attr(island_order_card, island)]
+#[cfg_attr(not(island_order_card), component)]
 fn OrderCard(detail: OrderDetail, returning: bool) -> impl IntoView {
     let OrderDetail {
         order: view,

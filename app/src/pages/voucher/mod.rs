@@ -78,8 +78,8 @@ pub fn VoucherPage() -> impl IntoView {
 
 /// A voucher's sale: its facts and live figures, the buy panel and the answer to a buy. The
 /// page's island: everything in it lives in the browser, from the props the server rendered.
-#[cfg_attr(not(feature = "bundle-home"), island)]
-#[cfg_attr(feature = "bundle-home", component)]
+#[cfg_attr(island_sale, island)]
+#[cfg_attr(not(island_sale), component)]
 fn Sale(
     detail: VoucherDetail,
     mine: Option<OrderView>,
