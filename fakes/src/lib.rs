@@ -10,3 +10,15 @@
 
 pub mod drand;
 pub mod stripe;
+
+/// Logs of a stand-in run as a process (`fake-stripe`, `fake-drand`): `RUST_LOG`, else `info`,
+/// to standard error (standard output is the process's answer to whoever started it).
+pub fn init_logs() {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+}

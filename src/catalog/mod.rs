@@ -15,7 +15,8 @@ pub use crate::sale::live::LiveSale;
 pub use self::{
     create::{create_voucher, CreateVoucherError},
     stage::{
-        preload, preload_live, reconcile, restore_entries, with_sale_staged, PreloadError, Staged,
+        preload, preload_live, put_entries, reconcile, restore_entries, with_sale_staged,
+        PreloadError, Staged,
     },
 };
 use crate::{

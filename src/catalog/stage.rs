@@ -278,6 +278,15 @@ where
 /// missing; each one is counted in `seckill_draw_entries_restored_total`.
 pub async fn restore_entries(core: &Core, voucher: VoucherId) -> Result<i64, Backend> {
     let entrants = store::draw_log::entrants(&core.db, voucher).await?;
+    put_entries(core, voucher, &entrants).await
+}
+
+/// [`restore_entries`] with the log already read (the draw reads it once for both).
+pub async fn put_entries(
+    core: &Core,
+    voucher: VoucherId,
+    entrants: &[(crate::domain::UserId, crate::domain::fair::Hash)],
+) -> Result<i64, Backend> {
     let key = core.keys.voucher(voucher).entries;
     let mut redis = core.redis.clone();
     let mut added = 0;

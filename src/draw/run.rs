@@ -5,7 +5,7 @@
 //! 1. Wait for the Redis clock to reach the start (`lua/enter.lua` refuses entries from then).
 //! 2. Close the entry log in PostgreSQL and commit its Merkle root (after the inserts in
 //!    flight; a log closed before answers as it closed). Redis's duplicate check gets back any
-//!    entrant it lost ([`catalog::restore_entries`]).
+//!    entrant it lost ([`catalog::put_entries`]).
 //! 3. Open the draw in Redis with the log's count (`lua/draw_open.lua`: buys stay refused).
 //! 4. Wait for the beacon's round, verified (none configured: no randomness); derive the seed
 //!    and rank the log's leaves by their keys (`domain::fair`).
@@ -78,15 +78,14 @@ pub async fn run(core: &Core, voucher: VoucherId) -> Result<Option<DrawReport>, 
     wait_for_start(core, voucher).await?;
     let closed = close(core, voucher).await?;
     let entrants = i64::try_from(closed.leaves.len()).unwrap_or(i64::MAX);
-    catalog::restore_entries(core, voucher).await?;
+    // The log, read once: Redis's duplicate check gets back whatever it lost, and each leaf
+    // finds its shopper.
+    let logged = store::draw_log::entrants(&core.db, voucher).await?;
+    catalog::put_entries(core, voucher, &logged).await?;
     let cursor = open(core, voucher, entrants).await?;
     let randomness = randomness(core, voucher, closed.round).await?;
     let seed = fair::draw_seed(voucher.get(), committed.expose(), &closed.root, &randomness);
-    let users: HashMap<fair::Hash, UserId> = store::draw_log::entrants(&core.db, voucher)
-        .await?
-        .into_iter()
-        .map(|(u, l)| (l, u))
-        .collect();
+    let users: HashMap<fair::Hash, UserId> = logged.into_iter().map(|(u, l)| (l, u)).collect();
     let ranking: Vec<(UserId, fair::Hash, fair::Hash)> = fair::rank(&seed, &closed.leaves)
         .into_iter()
         .filter_map(|(leaf, key)| users.get(&leaf).map(|u| (*u, leaf, key)))

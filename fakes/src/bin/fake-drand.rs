@@ -7,13 +7,7 @@ use fakes::drand::{FakeDrand, Scheme};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    fakes::init_logs();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [port] = args.as_slice() else {
         anyhow::bail!("usage: fake-drand <port>");

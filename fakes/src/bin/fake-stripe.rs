@@ -5,12 +5,7 @@ use anyhow::Context;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .init();
+    fakes::init_logs();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [port, webhook, secret] = args.as_slice() else {
         anyhow::bail!("usage: fake-stripe <port> <webhook url> <webhook secret>");
