@@ -27,11 +27,8 @@ async fn ask_code(app: &TestApp, c: &Client, phone: &str, from: Option<&str>) ->
 }
 
 async fn try_code(app: &TestApp, c: &Client, phone: &str, code: &str) -> reqwest::Response {
-    c.post(format!("{}/api/login", app.base))
-        .json(&json!({ "phone": phone, "code": code }))
-        .send()
+    app.post_login(c, &json!({ "phone": phone, "code": code }))
         .await
-        .expect("send")
 }
 
 fn retry_after(r: &reqwest::Response) -> u64 {
@@ -361,13 +358,5 @@ async fn a_client_that_does_not_read_its_answers_is_dropped(db: PgPool) {
         "every answer was written: nothing was dropped"
     );
     // The server itself is fine.
-    assert_eq!(
-        client()
-            .get(format!("{}/api/live", app.base))
-            .send()
-            .await
-            .expect("send")
-            .status(),
-        StatusCode::OK
-    );
+    assert_eq!(app.live(&client()).await.status(), StatusCode::OK);
 }

@@ -12,30 +12,19 @@ use sqlx::PgPool;
 async fn sign_in_errors(db: PgPool) {
     let app = spawn_app(db).await;
     let c = client();
-    let url = |p: &str| format!("{}{p}", app.base);
     expect_error(
-        c.post(url("/api/login/code"))
-            .json(&json!({ "phone": "12ab" }))
-            .send()
-            .await
-            .expect("send"),
+        app.request_code(&c, &json!({ "phone": "12ab" })).await,
         StatusCode::BAD_REQUEST,
         "invalid_phone",
     )
     .await;
-    let ok = c
-        .post(url("/api/login/code"))
-        .json(&json!({ "phone": "13900000001" }))
-        .send()
-        .await
-        .expect("send");
+    let ok = app
+        .request_code(&c, &json!({ "phone": "13900000001" }))
+        .await;
     assert_eq!(ok.status(), StatusCode::OK);
-    let again = c
-        .post(url("/api/login/code"))
-        .json(&json!({ "phone": "13900000001" }))
-        .send()
-        .await
-        .expect("send");
+    let again = app
+        .request_code(&c, &json!({ "phone": "13900000001" }))
+        .await;
     // The refusal says when to try again (the default resend window is 30 s).
     let wait: u64 = again.headers()["retry-after"]
         .to_str()
@@ -51,17 +40,14 @@ async fn sign_in_errors(db: PgPool) {
         "{body}"
     );
     expect_error(
-        c.post(url("/api/login"))
-            .json(&json!({ "phone": "13900000001", "code": "000000x" }))
-            .send()
-            .await
-            .expect("send"),
+        app.post_login(&c, &json!({ "phone": "13900000001", "code": "000000x" }))
+            .await,
         StatusCode::BAD_REQUEST,
         "invalid_code",
     )
     .await;
     expect_error(
-        c.post(url("/api/login"))
+        c.post(format!("{}/api/login", app.base))
             .body("{not json")
             .header("content-type", "application/json")
             .send()
@@ -72,33 +58,29 @@ async fn sign_in_errors(db: PgPool) {
     )
     .await;
     expect_error(
-        c.post(url("/api/login/code"))
-            .json(&json!({ "phone": 42 }))
-            .send()
-            .await
-            .expect("send"),
+        app.request_code(&c, &json!({ "phone": 42 })).await,
         StatusCode::BAD_REQUEST,
         "bad_request",
     )
     .await;
-    let health = c.get(url("/api/health")).send().await.expect("send");
+    let health = app.health(&c).await;
     assert_eq!(health.status(), StatusCode::OK);
 }
 
 #[sqlx::test]
 async fn admin_rules_and_validation(db: PgPool) {
     let app = spawn_app(db).await;
-    let url = format!("{}/api/admin/vouchers", app.base);
+
     let body = json!({ "title": "x", "price_cents": 1, "stock": 1, "begins_at": "2030-01-01T00:00:00Z", "ends_at": "2030-01-02T00:00:00Z" });
     expect_error(
-        client().post(&url).json(&body).send().await.expect("send"),
+        app.create_voucher(&client(), &body).await,
         StatusCode::UNAUTHORIZED,
         "unauthenticated",
     )
     .await;
     let shopper = app.sign_in("13900000002").await;
     expect_error(
-        shopper.post(&url).json(&body).send().await.expect("send"),
+        app.create_voucher(&shopper, &body).await,
         StatusCode::FORBIDDEN,
         "forbidden",
     )
@@ -106,7 +88,7 @@ async fn admin_rules_and_validation(db: PgPool) {
     let admin = app.sign_in("13800000000").await;
     let bad = json!({ "title": "", "price_cents": "lots", "stock": [1], "begins_at": "soon", "ends_at": "2020-01-01T00:00:00Z" });
     let err = expect_error(
-        admin.post(&url).json(&bad).send().await.expect("send"),
+        app.create_voucher(&admin, &bad).await,
         StatusCode::BAD_REQUEST,
         "invalid",
     )
@@ -138,7 +120,7 @@ async fn admin_rules_and_validation(db: PgPool) {
         let mut body = good.clone();
         body[field] = value;
         let err = expect_error(
-            admin.post(&url).json(&body).send().await.expect("send"),
+            app.create_voucher(&admin, &body).await,
             StatusCode::BAD_REQUEST,
             "invalid",
         )
@@ -150,14 +132,10 @@ async fn admin_rules_and_validation(db: PgPool) {
         .await
         .expect("count");
     assert_eq!(before, 0, "no refused voucher was stored");
-    let r = admin.post(&url).json(&good).send().await.expect("send");
+    let r = app.create_voucher(&admin, &good).await;
     assert_eq!(r.status(), StatusCode::CREATED, "line breaks are text");
     let id = app.create(&admin, -5, 3600, 10).await;
-    let r = client()
-        .get(format!("{}/api/vouchers/{id}", app.base))
-        .send()
-        .await
-        .expect("send");
+    let r = app.voucher(&client(), id).await;
     assert_eq!(r.status(), StatusCode::OK);
     let v: Value = r.json().await.expect("json");
     assert_eq!(
@@ -169,21 +147,13 @@ async fn admin_rules_and_validation(db: PgPool) {
         (Some(10), Some(10), Some("on_sale"))
     );
     expect_error(
-        client()
-            .get(format!("{}/api/vouchers/424242", app.base))
-            .send()
-            .await
-            .expect("send"),
+        app.voucher(&client(), 424242).await,
         StatusCode::NOT_FOUND,
         "not_found",
     )
     .await;
     expect_error(
-        client()
-            .get(format!("{}/api/vouchers/abc", app.base))
-            .send()
-            .await
-            .expect("send"),
+        app.voucher(&client(), "abc").await,
         StatusCode::NOT_FOUND,
         "not_found",
     )
@@ -197,17 +167,16 @@ async fn buying_over_http(db: PgPool) {
     let open = app.create(&admin, -5, 3600, 1).await;
     let later = app.create(&admin, 3600, 3600, 1).await;
     let closing = app.create(&admin, -5, 6, 1).await;
-    let buy = |id: i64| format!("{}/api/vouchers/{id}/orders", app.base);
 
     expect_error(
-        client().post(buy(open)).send().await.expect("send"),
+        app.buy(&client(), open).await,
         StatusCode::UNAUTHORIZED,
         "unauthenticated",
     )
     .await;
     let alice = app.sign_in("13900000003").await;
     let bob = app.sign_in("13900000004").await;
-    let r = alice.post(buy(open)).send().await.expect("send");
+    let r = app.buy(&alice, open).await;
     assert_eq!(r.status(), StatusCode::ACCEPTED);
     let first = r.json::<Value>().await.expect("json");
     let order_id = first["order_id"]
@@ -218,7 +187,7 @@ async fn buying_over_http(db: PgPool) {
     assert_eq!(first["already_bought"], false);
     // A repeated buy (a retry after a lost reply) answers the same order, says so, and takes
     // nothing.
-    let again = alice.post(buy(open)).send().await.expect("send");
+    let again = app.buy(&alice, open).await;
     assert_eq!(again.status(), StatusCode::ACCEPTED);
     let again = again.json::<Value>().await.expect("json");
     assert_eq!(again["order_id"], order_id.as_str());
@@ -233,29 +202,20 @@ async fn buying_over_http(db: PgPool) {
     assert!(figures["server_time"].is_string(), "{figures}");
     assert!(figures["ends_at"].is_string(), "{figures}");
     expect_error(
-        client()
-            .get(format!("{}/api/vouchers/abc/stock", app.base))
-            .send()
-            .await
-            .expect("send"),
+        app.stock(&client(), "abc").await,
         StatusCode::NOT_FOUND,
         "not_found",
     )
     .await;
+    expect_error(app.buy(&bob, open).await, StatusCode::CONFLICT, "sold_out").await;
     expect_error(
-        bob.post(buy(open)).send().await.expect("send"),
-        StatusCode::CONFLICT,
-        "sold_out",
-    )
-    .await;
-    expect_error(
-        bob.post(buy(later)).send().await.expect("send"),
+        app.buy(&bob, later).await,
         StatusCode::FORBIDDEN,
         "not_started",
     )
     .await;
     expect_error(
-        bob.post(buy(424_242)).send().await.expect("send"),
+        app.buy(&bob, 424_242).await,
         StatusCode::NOT_FOUND,
         "not_found",
     )
@@ -265,53 +225,40 @@ async fn buying_over_http(db: PgPool) {
     // Redis no script, and are not counted.)
     let mut codes = Vec::new();
     for _ in 0..6 {
-        codes.push(bob.post(buy(later)).send().await.expect("send").status());
+        codes.push(app.buy(&bob, later).await.status());
     }
     assert!(codes.contains(&StatusCode::TOO_MANY_REQUESTS), "{codes:?}");
 
     // The owner sees the order reach `created`; someone else gets the 404 of an unknown ID.
-    let status_url = format!("{}/api/orders/{order_id}", app.base);
     let last = written(&app, &alice, &order_id).await;
     assert_eq!(last["status"], "created", "{last}");
     assert_eq!(last["order_id"], order_id.as_str());
     expect_error(
-        bob.get(&status_url).send().await.expect("send"),
+        app.order(&bob, &order_id).await,
         StatusCode::NOT_FOUND,
         "not_found",
     )
     .await;
     expect_error(
-        alice
-            .get(format!("{}/api/orders/123", app.base))
-            .send()
-            .await
-            .expect("send"),
+        app.order(&alice, 123).await,
         StatusCode::NOT_FOUND,
         "not_found",
     )
     .await;
     expect_error(
-        alice
-            .get(format!("{}/api/orders/nope", app.base))
-            .send()
-            .await
-            .expect("send"),
+        app.order(&alice, "nope").await,
         StatusCode::NOT_FOUND,
         "not_found",
     )
     .await;
 
     tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
-    let ended = bob.post(buy(closing)).send().await.expect("send");
+    let ended = app.buy(&bob, closing).await;
     expect_error(ended, StatusCode::FORBIDDEN, "ended").await;
-    let logout = alice
-        .post(format!("{}/api/logout", app.base))
-        .send()
-        .await
-        .expect("send");
+    let logout = app.log_out(&alice).await;
     assert_eq!(logout.status(), StatusCode::NO_CONTENT);
     expect_error(
-        alice.get(&status_url).send().await.expect("send"),
+        app.order(&alice, &order_id).await,
         StatusCode::UNAUTHORIZED,
         "unauthenticated",
     )

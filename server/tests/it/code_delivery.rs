@@ -78,12 +78,9 @@ async fn the_code_reaches_the_gateway_signed_and_never_the_caller(db: PgPool) {
     let got = Received::default();
     let app = shop(db, &gateway(200, got.clone()).await).await;
     let c = client();
-    let r = c
-        .post(format!("{}/api/login/code", app.base))
-        .json(&json!({ "phone": "13900000010" }))
-        .send()
-        .await
-        .expect("send");
+    let r = app
+        .request_code(&c, &json!({ "phone": "13900000010" }))
+        .await;
     assert_eq!(r.status(), StatusCode::OK);
     let answer: Value = r.json().await.expect("json");
     assert!(
@@ -110,12 +107,9 @@ async fn the_code_reaches_the_gateway_signed_and_never_the_caller(db: PgPool) {
         code.len() == 6 && code.bytes().all(|b| b.is_ascii_digit()),
         "{code}"
     );
-    let r = c
-        .post(format!("{}/api/login", app.base))
-        .json(&json!({ "phone": "13900000010", "code": code }))
-        .send()
-        .await
-        .expect("send");
+    let r = app
+        .post_login(&c, &json!({ "phone": "13900000010", "code": code }))
+        .await;
     assert_eq!(r.status(), StatusCode::OK, "the delivered code signs in");
     assert!(r.headers().get("set-cookie").is_some());
 }

@@ -101,11 +101,9 @@ async fn an_admins_action_from_another_site_changes_nothing(db: PgPool) {
         .await
         .expect("send");
     expect_error(r, StatusCode::FORBIDDEN, "cross_site").await;
-    let sale: Value = crate::support::client()
-        .get(format!("{}/api/vouchers/{v}", app.base))
-        .send()
+    let sale: Value = app
+        .voucher(&crate::support::client(), v)
         .await
-        .expect("send")
         .json()
         .await
         .expect("json");
@@ -117,12 +115,9 @@ async fn an_admins_action_from_another_site_changes_nothing(db: PgPool) {
 async fn a_sign_in_form_from_another_site_sets_no_session(db: PgPool) {
     let app = spawn_app(db).await;
     let c = crate::support::client();
-    let code = c
-        .post(format!("{}/api/login/code", app.base))
-        .json(&json!({ "phone": "13900000003" }))
-        .send()
+    let code = app
+        .request_code(&c, &json!({ "phone": "13900000003" }))
         .await
-        .expect("send")
         .json::<Value>()
         .await
         .expect("json")["code"]

@@ -27,47 +27,32 @@ async fn create_draw(
     stock: i64,
 ) -> i64 {
     let now = chrono::Utc::now();
-    let r = admin
-        .post(format!("{}/api/admin/vouchers", app.base))
-        .json(&json!({
-            "title": "Draw voucher", "price_cents": 500, "stock": stock,
-            "begins_at": (now + chrono::Duration::seconds(begins_in)).to_rfc3339(),
-            "ends_at": (now + chrono::Duration::seconds(begins_in + 3600)).to_rfc3339(),
-            "opening": "draw",
-            "entries_open_at": (now + chrono::Duration::seconds(entries_in)).to_rfc3339(),
-        }))
-        .send()
-        .await
-        .expect("send");
+    let r = app
+        .create_voucher(
+            admin,
+            &json!({
+                "title": "Draw voucher", "price_cents": 500, "stock": stock,
+                "begins_at": (now + chrono::Duration::seconds(begins_in)).to_rfc3339(),
+                "ends_at": (now + chrono::Duration::seconds(begins_in + 3600)).to_rfc3339(),
+                "opening": "draw",
+                "entries_open_at": (now + chrono::Duration::seconds(entries_in)).to_rfc3339(),
+            }),
+        )
+        .await;
     assert_eq!(r.status(), StatusCode::CREATED);
     r.json::<Value>().await.expect("json")["id"]
         .as_i64()
         .expect("id")
 }
 
-async fn enter(app: &TestApp, c: &Client, v: i64) -> reqwest::Response {
-    c.post(format!("{}/api/vouchers/{v}/entries", app.base))
-        .send()
-        .await
-        .expect("send")
-}
-
 async fn standing(app: &TestApp, c: &Client, v: i64) -> Value {
-    let r = c
-        .get(format!("{}/api/vouchers/{v}/entries/me", app.base))
-        .send()
-        .await
-        .expect("send");
+    let r = app.my_entry(c, v).await;
     assert_eq!(r.status(), StatusCode::OK);
     r.json().await.expect("json")
 }
 
 async fn public_draw(app: &TestApp, v: i64) -> Value {
-    let r = client()
-        .get(format!("{}/api/vouchers/{v}/draw", app.base))
-        .send()
-        .await
-        .expect("send");
+    let r = app.draw(&client(), v).await;
     assert_eq!(r.status(), StatusCode::OK);
     r.json().await.expect("json")
 }
@@ -165,14 +150,7 @@ async fn the_draw_admits_entrants_by_their_keys_and_anyone_can_check_it(db: PgPo
     const STOCK: i64 = 3;
     let v = create_draw(a, &admin, -1, 4, STOCK).await;
 
-    let listed: Value = client()
-        .get(format!("{}/api/vouchers/{v}", b.base))
-        .send()
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json");
+    let listed: Value = b.voucher(&client(), v).await.json().await.expect("json");
     assert_eq!(listed["opening"], "draw");
     assert!(listed["entries_open_at"].is_string(), "{listed}");
     let before = public_draw(b, v).await;
@@ -209,7 +187,7 @@ async fn the_draw_admits_entrants_by_their_keys_and_anyone_can_check_it(db: PgPo
         let app = if i % 2 == 0 { a } else { b };
         let phone = format!("1390000000{i}");
         let c = app.sign_in(&phone).await;
-        let r = enter(app, &c, v).await;
+        let r = app.enter(&c, v).await;
         assert_eq!(r.status(), StatusCode::ACCEPTED);
         let body: Value = r.json().await.expect("json");
         let receipt = body["receipt"].clone();
@@ -234,7 +212,7 @@ async fn the_draw_admits_entrants_by_their_keys_and_anyone_can_check_it(db: PgPo
         );
         shoppers.push((c, user, leaf, receipt));
     }
-    let again = enter(b, &shoppers[0].0, v).await;
+    let again = b.enter(&shoppers[0].0, v).await;
     assert_eq!(again.status(), StatusCode::ACCEPTED);
     let again: Value = again.json().await.expect("json");
     assert_eq!(
@@ -244,23 +222,14 @@ async fn the_draw_admits_entrants_by_their_keys_and_anyone_can_check_it(db: PgPo
     assert_eq!(again["entrants"], 8);
     assert_eq!(standing(a, &shoppers[3].0, v).await["state"], "entered");
     expect_error(
-        client()
-            .post(format!("{}/api/vouchers/{v}/entries", a.base))
-            .send()
-            .await
-            .expect("send"),
+        a.enter(&client(), v).await,
         StatusCode::UNAUTHORIZED,
         "unauthenticated",
     )
     .await;
     // No buying before the draw, however fast.
     expect_error(
-        shoppers[1]
-            .0
-            .post(format!("{}/api/vouchers/{v}/orders", a.base))
-            .send()
-            .await
-            .expect("send"),
+        a.buy(&shoppers[1].0, v).await,
         StatusCode::CONFLICT,
         "draw_pending",
     )
@@ -369,22 +338,12 @@ async fn the_draw_admits_entrants_by_their_keys_and_anyone_can_check_it(db: PgPo
     let loser = in_line(STOCK as usize);
     let latecomer = b.sign_in("13900000099").await;
     expect_error(
-        enter(b, &latecomer, v).await,
+        b.enter(&latecomer, v).await,
         StatusCode::CONFLICT,
         "entries_closed",
     )
     .await;
-    expect_error(
-        loser
-            .0
-            .post(format!("{}/api/vouchers/{v}/orders", b.base))
-            .send()
-            .await
-            .expect("send"),
-        StatusCode::CONFLICT,
-        "sold_out",
-    )
-    .await;
+    expect_error(b.buy(&loser.0, v).await, StatusCode::CONFLICT, "sold_out").await;
 
     // A winner cancels: the unit goes to the first in line, not to whoever clicks, and the
     // transcript shows the move, chained from the seed.
@@ -393,12 +352,7 @@ async fn the_draw_admits_entrants_by_their_keys_and_anyone_can_check_it(db: PgPo
         .as_str()
         .expect("order")
         .to_owned();
-    let r = winner
-        .0
-        .post(format!("{}/api/orders/{order}/cancel", a.base))
-        .send()
-        .await
-        .expect("send");
+    let r = a.cancel(&winner.0, order).await;
     assert_eq!(r.status(), StatusCode::OK);
     let next = until_state(b, &loser.0, v, "won").await;
     let next_order = next["order_id"].as_str().expect("order").to_owned();
@@ -430,7 +384,7 @@ async fn units_beyond_the_entrants_sell_first_come_after_the_draw(db: PgPool) {
     let mut entrants = Vec::new();
     for i in 0..2 {
         let c = app.sign_in(&format!("1390000001{i}")).await;
-        assert_eq!(enter(&app, &c, v).await.status(), StatusCode::ACCEPTED);
+        assert_eq!(app.enter(&c, v).await.status(), StatusCode::ACCEPTED);
         entrants.push(c);
     }
     drawn(&app, v).await;
@@ -460,22 +414,22 @@ async fn entries_keep_to_their_window_and_to_the_per_client_limit(db: PgPool) {
     let later = create_draw(&app, &admin, 3600, 7200, 5).await;
     let c = app.sign_in("13900000030").await;
     expect_error(
-        enter(&app, &c, later).await,
+        app.enter(&c, later).await,
         StatusCode::CONFLICT,
         "entries_not_open",
     )
     .await;
     let first_come = app.create(&admin, 60, 3600, 5).await;
     expect_error(
-        enter(&app, &c, first_come).await,
+        app.enter(&c, first_come).await,
         StatusCode::CONFLICT,
         "not_a_draw",
     )
     .await;
     // Three entries a minute from one address (the two refusals above counted), then 429.
     let open = create_draw(&app, &admin, -1, 3600, 5).await;
-    assert_eq!(enter(&app, &c, open).await.status(), StatusCode::ACCEPTED);
-    let r = enter(&app, &c, open).await;
+    assert_eq!(app.enter(&c, open).await.status(), StatusCode::ACCEPTED);
+    let r = app.enter(&c, open).await;
     let retry = r
         .headers()
         .get("retry-after")
@@ -484,31 +438,20 @@ async fn entries_keep_to_their_window_and_to_the_per_client_limit(db: PgPool) {
     expect_error(r, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
     assert!(retry.is_some_and(|s| (1..=60).contains(&s)), "{retry:?}");
     expect_error(
-        c.get(format!("{}/api/vouchers/{first_come}/entries/me", app.base))
-            .send()
-            .await
-            .expect("send"),
+        app.my_entry(&c, first_come).await,
         StatusCode::CONFLICT,
         "not_a_draw",
     )
     .await;
     expect_error(
-        client()
-            .get(format!("{}/api/vouchers/999999/draw", app.base))
-            .send()
-            .await
-            .expect("send"),
+        app.draw(&client(), 999999).await,
         StatusCode::NOT_FOUND,
         "not_found",
     )
     .await;
 
     // A draw sale ended before its start never draws: its entrant learns they did not win.
-    let r = admin
-        .post(format!("{}/api/admin/vouchers/{open}/end", app.base))
-        .send()
-        .await
-        .expect("send");
+    let r = app.end_sale(&admin, open).await;
     assert_eq!(r.status(), StatusCode::OK);
     let s = standing(&app, &c, open).await;
     assert_eq!(s["state"], "lost", "{s}");
@@ -523,31 +466,31 @@ async fn entries_keep_to_their_window_and_to_the_per_client_limit(db: PgPool) {
 
     // The admin's mistakes are field messages.
     let now = chrono::Utc::now();
-    let r = admin
-        .post(format!("{}/api/admin/vouchers", app.base))
-        .json(&json!({
-            "title": "Bad draw", "price_cents": 1, "stock": 1,
-            "begins_at": (now + chrono::Duration::hours(1)).to_rfc3339(),
-            "ends_at": (now + chrono::Duration::hours(2)).to_rfc3339(),
-            "opening": "draw",
-            "entries_open_at": (now + chrono::Duration::hours(1)).to_rfc3339(),
-        }))
-        .send()
-        .await
-        .expect("send");
+    let r = app
+        .create_voucher(
+            &admin,
+            &json!({
+                "title": "Bad draw", "price_cents": 1, "stock": 1,
+                "begins_at": (now + chrono::Duration::hours(1)).to_rfc3339(),
+                "ends_at": (now + chrono::Duration::hours(2)).to_rfc3339(),
+                "opening": "draw",
+                "entries_open_at": (now + chrono::Duration::hours(1)).to_rfc3339(),
+            }),
+        )
+        .await;
     let body = expect_error(r, StatusCode::BAD_REQUEST, "invalid").await;
     assert!(body.to_string().contains("entries_open_at"), "{body}");
-    let r = admin
-        .post(format!("{}/api/admin/vouchers", app.base))
-        .json(&json!({
-            "title": "Bad opening", "price_cents": 1, "stock": 1,
-            "begins_at": (now + chrono::Duration::hours(1)).to_rfc3339(),
-            "ends_at": (now + chrono::Duration::hours(2)).to_rfc3339(),
-            "opening": "raffle",
-        }))
-        .send()
-        .await
-        .expect("send");
+    let r = app
+        .create_voucher(
+            &admin,
+            &json!({
+                "title": "Bad opening", "price_cents": 1, "stock": 1,
+                "begins_at": (now + chrono::Duration::hours(1)).to_rfc3339(),
+                "ends_at": (now + chrono::Duration::hours(2)).to_rfc3339(),
+                "opening": "raffle",
+            }),
+        )
+        .await;
     let body = expect_error(r, StatusCode::BAD_REQUEST, "invalid").await;
     assert!(body.to_string().contains("opening"), "{body}");
 }

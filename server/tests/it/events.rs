@@ -52,11 +52,7 @@ async fn a_sale_page_hears_a_buy_made_on_another_instance(db: PgPool) {
     let admin = a.sign_in("13800000000").await;
     let v = a.create(&admin, -5, 3600, 3).await;
 
-    let mut stream = crate::support::client()
-        .get(format!("{}/api/vouchers/{v}/events", a.base))
-        .send()
-        .await
-        .expect("send");
+    let mut stream = a.events(&crate::support::client(), v).await;
     assert_eq!(stream.status(), StatusCode::OK);
     assert_eq!(
         stream.headers()["content-type"].to_str().ok(),
@@ -88,11 +84,7 @@ async fn a_sale_page_hears_a_buy_made_on_another_instance(db: PgPool) {
 async fn an_unknown_sale_is_a_json_404_not_a_stream(db: PgPool) {
     let apps = spawn_instances(db, 1).await;
     for id in ["999999", "abc", "-1"] {
-        let r = crate::support::client()
-            .get(format!("{}/api/vouchers/{id}/events", apps[0].base))
-            .send()
-            .await
-            .expect("send");
+        let r = apps[0].events(&crate::support::client(), id).await;
         expect_error(r, StatusCode::NOT_FOUND, "not_found").await;
     }
 }
@@ -103,11 +95,7 @@ async fn a_graceful_shutdown_ends_open_streams_instead_of_waiting_on_them(db: Pg
     let app = apps.remove(0);
     let admin = app.sign_in("13800000000").await;
     let v = app.create(&admin, -5, 3600, 3).await;
-    let mut stream = crate::support::client()
-        .get(format!("{}/api/vouchers/{v}/events", app.base))
-        .send()
-        .await
-        .expect("send");
+    let mut stream = app.events(&crate::support::client(), v).await;
     let mut buffer = String::new();
     next_event(&mut stream, &mut buffer, |_| true).await;
 

@@ -159,11 +159,7 @@ async fn malformed_requests_get_a_4xx_in_json_and_never_a_5xx(db: PgPool) {
         }
     }
 
-    let health = c
-        .get(format!("{}/api/health", app.base))
-        .send()
-        .await
-        .expect("send");
+    let health = app.health(&c).await;
     assert_eq!(health.status(), StatusCode::OK, "still healthy afterwards");
 }
 

@@ -15,7 +15,6 @@ async fn paying_and_cancelling_over_http(db: PgPool) {
     let a = app.sign_in("13900000001").await;
     let b = app.sign_in("13900000002").await;
     let order = buy(&app, &a, v).await;
-    let url = |what: &str| format!("{}/api/orders/{order}/{what}", app.base);
 
     let body = written(&app, &a, &order).await;
     assert_eq!(body["status"], "created", "{body}");
@@ -27,32 +26,25 @@ async fn paying_and_cancelling_over_http(db: PgPool) {
 
     // Someone else's order answers like an unknown one.
     expect_error(
-        b.post(url("pay")).send().await.expect("send"),
+        app.pay(&b, &order).await,
         StatusCode::NOT_FOUND,
         "not_found",
     )
     .await;
     expect_error(
-        b.post(url("cancel")).send().await.expect("send"),
+        app.cancel(&b, &order).await,
         StatusCode::NOT_FOUND,
         "not_found",
     )
     .await;
     expect_error(
-        a.post(format!("{}/api/orders/12345/cancel", app.base))
-            .send()
-            .await
-            .expect("send"),
+        app.cancel(&a, 12345).await,
         StatusCode::NOT_FOUND,
         "not_found",
     )
     .await;
     expect_error(
-        crate::support::client()
-            .post(url("cancel"))
-            .send()
-            .await
-            .expect("send"),
+        app.cancel(&crate::support::client(), &order).await,
         StatusCode::UNAUTHORIZED,
         "unauthenticated",
     )
@@ -62,7 +54,7 @@ async fn paying_and_cancelling_over_http(db: PgPool) {
     // the order's page); asking again answers the same payment.
     let mut redirect = String::new();
     for _ in 0..2 {
-        let r = a.post(url("pay")).send().await.expect("send");
+        let r = app.pay(&a, &order).await;
         assert_eq!(r.status(), StatusCode::OK, "one payment per order");
         let body = r.json::<Value>().await.expect("json");
         assert_eq!(body["order_id"], order.as_str());
@@ -86,25 +78,18 @@ async fn paying_and_cancelling_over_http(db: PgPool) {
         .expect("send");
     assert_eq!(page.status(), StatusCode::OK);
     expect_error(
-        a.post(url("pay")).send().await.expect("send"),
+        app.pay(&a, &order).await,
         StatusCode::CONFLICT,
         "already_paid",
     )
     .await;
     expect_error(
-        a.post(url("cancel")).send().await.expect("send"),
+        app.cancel(&a, &order).await,
         StatusCode::CONFLICT,
         "already_paid",
     )
     .await;
-    let body: Value = a
-        .get(format!("{}/api/orders/{order}", app.base))
-        .send()
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json");
+    let body: Value = app.order(&a, &order).await.json().await.expect("json");
     assert_eq!(body["status"], "paid");
     assert!(body.get("pay_by").is_none(), "{body}");
 
@@ -113,11 +98,7 @@ async fn paying_and_cancelling_over_http(db: PgPool) {
     written(&app, &b, &theirs).await;
     assert_eq!(remaining(&app, v).await, 0);
     for _ in 0..2 {
-        let r = b
-            .post(format!("{}/api/orders/{theirs}/cancel", app.base))
-            .send()
-            .await
-            .expect("send");
+        let r = app.cancel(&b, &theirs).await;
         assert_eq!(r.status(), StatusCode::OK);
         assert_eq!(
             r.json::<Value>().await.expect("json"),
@@ -126,22 +107,12 @@ async fn paying_and_cancelling_over_http(db: PgPool) {
     }
     assert_eq!(remaining(&app, v).await, 1, "the unit is back");
     expect_error(
-        b.post(format!("{}/api/orders/{theirs}/pay", app.base))
-            .send()
-            .await
-            .expect("send"),
+        app.pay(&b, &theirs).await,
         StatusCode::CONFLICT,
         "order_cancelled",
     )
     .await;
-    let body: Value = b
-        .get(format!("{}/api/orders/{theirs}", app.base))
-        .send()
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json");
+    let body: Value = app.order(&b, &theirs).await.json().await.expect("json");
     assert_eq!(body["status"], "cancelled");
     assert_eq!(body["cancelled_by"], "shopper");
     let again = buy(&app, &b, v).await;
@@ -157,21 +128,15 @@ async fn admins_end_a_sale_and_add_stock_over_http(db: PgPool) {
     let admin = app.sign_in("13800000000").await;
     let shopper = app.sign_in("13900000003").await;
     let v = app.create(&admin, -5, 3600, 1).await;
-    let url = |what: &str| format!("{}/api/admin/vouchers/{v}/{what}", app.base);
 
     expect_error(
-        shopper.post(url("end")).send().await.expect("send"),
+        app.end_sale(&shopper, v).await,
         StatusCode::FORBIDDEN,
         "forbidden",
     )
     .await;
     expect_error(
-        shopper
-            .post(url("stock"))
-            .json(&json!({ "add": 1 }))
-            .send()
-            .await
-            .expect("send"),
+        app.move_stock(&shopper, v, &json!({ "add": 1 })).await,
         StatusCode::FORBIDDEN,
         "forbidden",
     )
@@ -182,12 +147,7 @@ async fn admins_end_a_sale_and_add_stock_over_http(db: PgPool) {
         json!({ "add": "2" }),
         json!({ "add": 1.5 }),
     ] {
-        let r = admin
-            .post(url("stock"))
-            .json(&bad)
-            .send()
-            .await
-            .expect("send");
+        let r = app.move_stock(&admin, v, &bad).await;
         assert_eq!(r.status(), StatusCode::BAD_REQUEST, "{bad}");
         let body: Value = r.json().await.expect("json");
         assert_eq!(body["error"], "invalid");
@@ -195,7 +155,7 @@ async fn admins_end_a_sale_and_add_stock_over_http(db: PgPool) {
     }
     for _ in 0..2 {
         let r = admin
-            .post(url("stock"))
+            .post(format!("{}/api/admin/vouchers/{v}/stock", app.base))
             .header("Idempotency-Key", "top-up-1")
             .json(&json!({ "add": 2 }))
             .send()
@@ -210,36 +170,18 @@ async fn admins_end_a_sale_and_add_stock_over_http(db: PgPool) {
         );
     }
 
-    let r = admin.post(url("end")).send().await.expect("send");
+    let r = app.end_sale(&admin, v).await;
     assert_eq!(r.status(), StatusCode::OK);
     assert_eq!(r.json::<Value>().await.expect("json")["status"], "ended");
+    expect_error(app.buy(&shopper, v).await, StatusCode::FORBIDDEN, "ended").await;
     expect_error(
-        shopper
-            .post(format!("{}/api/vouchers/{v}/orders", app.base))
-            .send()
-            .await
-            .expect("send"),
+        app.move_stock(&admin, v, &json!({ "add": 1 })).await,
         StatusCode::FORBIDDEN,
         "ended",
     )
     .await;
     expect_error(
-        admin
-            .post(url("stock"))
-            .json(&json!({ "add": 1 }))
-            .send()
-            .await
-            .expect("send"),
-        StatusCode::FORBIDDEN,
-        "ended",
-    )
-    .await;
-    expect_error(
-        admin
-            .post(format!("{}/api/admin/vouchers/999999/end", app.base))
-            .send()
-            .await
-            .expect("send"),
+        app.end_sale(&admin, 999999).await,
         StatusCode::NOT_FOUND,
         "not_found",
     )

@@ -15,11 +15,7 @@ async fn shoppers(app: &TestApp, n: usize) -> Vec<Client> {
     let mut clients = Vec::with_capacity(n);
     for i in 0..n {
         let c = app.sign_in(&format!("1390000{i:04}")).await;
-        let r = c
-            .get(format!("{}/api/orders/1", app.base))
-            .send()
-            .await
-            .expect("send");
+        let r = app.order(&c, 1).await;
         assert_eq!(r.status(), StatusCode::NOT_FOUND);
         clients.push(c);
     }
@@ -27,11 +23,7 @@ async fn shoppers(app: &TestApp, n: usize) -> Vec<Client> {
 }
 
 async fn buy(app: &TestApp, c: &Client, v: i64) {
-    let r = c
-        .post(format!("{}/api/vouchers/{v}/orders", app.base))
-        .send()
-        .await
-        .expect("send");
+    let r = app.buy(c, v).await;
     let retry_after = r.headers().get("retry-after").cloned();
     expect_error(r, StatusCode::SERVICE_UNAVAILABLE, "unavailable").await;
     assert!(retry_after.is_some(), "a 503 says when to retry");
@@ -48,7 +40,7 @@ async fn a_buy_while_redis_is_down_is_a_503_alone_or_in_a_batch(db: PgPool) {
     redis.kill().await.expect("kill -9 the test's Redis");
 
     // Alone: the lane's only buy.
-    buy(&app, &crowd[0], v).await;
+    app.buy(&crowd[0], v).await;
     // Together: the buys that queue while a call is out go as one batch, and its failure is
     // every shopper's.
     join_all(crowd[1..].iter().map(|c| buy(&app, c, v))).await;

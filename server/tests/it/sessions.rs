@@ -55,11 +55,7 @@ async fn signing_out_everywhere_ends_every_session_on_every_instance(db: PgPool)
     };
     assert_eq!(probe().await, StatusCode::NOT_FOUND, "signed in on B");
 
-    let r = laptop
-        .post(format!("{}/api/logout/everywhere", a.base))
-        .send()
-        .await
-        .expect("send");
+    let r = a.log_out_everywhere(&laptop).await;
     assert_eq!(r.status(), StatusCode::NO_CONTENT);
     let cleared = r
         .headers()

@@ -24,12 +24,9 @@ async fn sign_in_goes_to_a_path_of_this_site_or_home(db: PgPool) {
     for (i, (next, expected)) in cases.iter().enumerate() {
         let phone = format!("1390000{:04}", 100 + i);
         let c = client();
-        let code = c
-            .post(format!("{}/api/login/code", app.base))
-            .json(&json!({ "phone": phone }))
-            .send()
+        let code = app
+            .request_code(&c, &json!({ "phone": phone }))
             .await
-            .expect("send")
             .json::<Value>()
             .await
             .expect("json")["code"]

@@ -61,10 +61,7 @@ async fn a_shopper_pays_on_the_hosted_page_and_the_webhook_marks_the_order_paid(
     )
     .await;
     expect_error(
-        c.post(format!("{}/api/orders/{id}/cancel", app.base))
-            .send()
-            .await
-            .expect("send"),
+        app.cancel(&c, id).await,
         StatusCode::CONFLICT,
         "already_paid",
     )

@@ -76,10 +76,7 @@ async fn written_order(app: &TestApp, v: i64, phone: &str) -> (Client, String) {
 }
 
 async fn pay(app: &TestApp, c: &Client, order: &str) -> reqwest::Response {
-    c.post(format!("{}/api/orders/{order}/pay", app.base))
-        .send()
-        .await
-        .expect("send")
+    app.pay(c, order).await
 }
 
 /// Pay now, answered with the hosted page; the session's ID.

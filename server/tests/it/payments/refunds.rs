@@ -111,30 +111,26 @@ async fn an_admin_refunds_a_paid_order_and_lists_the_payments_that_need_one(db: 
     let (app, fake) = shop(db, &[]).await;
     let admin = app.sign_in("13800000000").await;
     let v = app.create_priced(&admin, -5, 3600, 2, 500).await;
-    let refund = |c: &Client, order: &str| {
-        c.post(format!("{}/api/admin/orders/{order}/refund", app.base))
-            .send()
-    };
     let (a, paid) = written_order(&app, v, "13900000129").await;
     let session = open_session(&app, &a, &paid, &fake).await;
     fake.pay(&session).await.expect("paid");
     until(&app, &a, &paid, |o| o["status"] == "paid").await;
     // Only admins; an order awaiting payment has nothing to refund; an unknown one is a 404.
     expect_error(
-        refund(&a, &paid).await.expect("send"),
+        app.refund(&a, &paid).await,
         StatusCode::FORBIDDEN,
         "forbidden",
     )
     .await;
     let (b, awaiting) = written_order(&app, v, "13900000130").await;
     expect_error(
-        refund(&admin, &awaiting).await.expect("send"),
+        app.refund(&admin, &awaiting).await,
         StatusCode::CONFLICT,
         "not_paid",
     )
     .await;
     expect_error(
-        refund(&admin, "4294967297").await.expect("send"),
+        app.refund(&admin, "4294967297").await,
         StatusCode::NOT_FOUND,
         "not_found",
     )
@@ -142,7 +138,7 @@ async fn an_admin_refunds_a_paid_order_and_lists_the_payments_that_need_one(db: 
 
     // The refund: the order is the shop's cancellation, its money back, its unit on sale.
     for _ in 0..2 {
-        let r = refund(&admin, &paid).await.expect("send");
+        let r = app.refund(&admin, &paid).await;
         assert_eq!(r.status(), StatusCode::ACCEPTED);
         let body: Value = r.json().await.expect("json");
         assert_eq!(body, json!({"order_id": paid, "state": "refunded"}));
@@ -171,7 +167,7 @@ async fn an_admin_refunds_a_paid_order_and_lists_the_payments_that_need_one(db: 
     fake.refuse_refunds_of(&other, "charge_disputed");
     fake.pay(&other).await.expect("paid");
     until(&app, &b, &awaiting, |o| o["status"] == "paid").await;
-    let r = refund(&admin, &awaiting).await.expect("send");
+    let r = app.refund(&admin, &awaiting).await;
     let body: Value = r.json().await.expect("json");
     assert_eq!(body["state"], "refund_pending", "{body}");
     let listed = |state: &str| {
@@ -190,17 +186,9 @@ async fn an_admin_refunds_a_paid_order_and_lists_the_payments_that_need_one(db: 
     assert!(refunded[0]["provider_ref"]
         .as_str()
         .is_some_and(|r| r.starts_with("pi_test_")));
-    let r = admin
-        .get(format!("{}/api/admin/payments?state=everything", app.base))
-        .send()
-        .await
-        .expect("send");
+    let r = app.payments(&admin, "?state=everything").await;
     expect_error(r, StatusCode::BAD_REQUEST, "bad_request").await;
-    let r = a
-        .get(format!("{}/api/admin/payments", app.base))
-        .send()
-        .await
-        .expect("send");
+    let r = app.payments(&a, "").await;
     expect_error(r, StatusCode::FORBIDDEN, "forbidden").await;
     money_holds(&app, &fake).await;
 }

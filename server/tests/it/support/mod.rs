@@ -1,5 +1,7 @@
 //! The HTTP tests' harness: the application on port 0, clients, sign-in.
 
+mod endpoints;
+
 use std::collections::HashMap;
 
 use reqwest::{Client, StatusCode};
