@@ -127,89 +127,8 @@ impl Core {
 
     /// Like [`Core::connect`], with a PostgreSQL pool made elsewhere (tests: one database each).
     pub async fn with_pool(config: Config, db: PgPool) -> Result<Self, ConnectError> {
-        let deployment =
-            Deployment::open(config.redis_url.expose()).map_err(ConnectError::Redis)?;
-        let redis = deployment
-            .shared(Timeouts {
-                response: Self::REDIS_RESPONSE_TIMEOUT,
-                connect: crate::infra::redis_conn::CONNECT_TIMEOUT,
-            })
-            .await
-            .map_err(ConnectError::Redis)?;
-        let keys = Keys::new(config.key_prefix.clone());
-        let session_keys = session_keys(&config, &redis, &keys).await?;
-        // Outgoing HTTP: the SMS relay (plain http on loopback or a private network), the
-        // payment provider and the randomness beacon (https, with Mozilla's roots built in).
-        let http = reqwest::Client::builder()
-            .connect_timeout(crate::infra::redis_conn::CONNECT_TIMEOUT)
-            .build()
-            .map_err(ConnectError::Http)?;
-        let replicated = replicated_admissions(&deployment, &config).await?;
-        let tasks = tokio_util::task::TaskTracker::new();
-        let stopping = tokio_util::sync::CancellationToken::new();
-        let owner = || (tasks.clone(), stopping.clone());
-        let core = Self(Arc::new(CoreParts {
-            db: db.clone(),
-            redis: redis.clone(),
-            locks: LockClient::single(
-                deployment.clone(),
-                keys.clone(),
-                LockOptions {
-                    lease: config.lock_lease,
-                    ..LockOptions::default()
-                },
-            ),
-            payments: crate::orders::payment::from_settings(
-                &config.payments.provider,
-                http.clone(),
-            ),
-            sessions: Arc::new(TtlMap::new(config.memo.session_ttl, MEMO_CAP)),
-            session_keys,
-            revocations: crate::auth::revocations::Revocations::default(),
-            refusals: Arc::new(TtlMap::new(config.memo.refusal_ttl, MEMO_CAP)),
-            known: crate::sale::known::KnownVouchers::default(),
-            sold_out: Arc::new(crate::sale::sold_out::SoldOutBuyers::new(
-                config.memo.sold_out_buyers_ttl,
-                tasks.clone(),
-            )),
-            catalog: crate::catalog::cache::CatalogCache::new(
-                config.memo.catalog_ttl,
-                config.memo.stock_read_ttl,
-            ),
-            admissions: Admissions::new(
-                redis.clone(),
-                replicated.clone(),
-                keys.clone(),
-                config.limits.buys_per_second,
-                config.admissions.clone(),
-                owner(),
-            ),
-            entries: Entries::new(
-                db.clone(),
-                redis,
-                replicated,
-                keys.clone(),
-                config.admissions.clone(),
-                owner(),
-            ),
-            draw_seeds: TtlMap::new(Duration::from_secs(3_600), MEMO_CAP),
-            draw_reveals: TtlMap::new(Duration::from_secs(3_600), 16),
-            draw_leaves: TtlMap::new(Duration::from_secs(3_600), 16),
-            beacon: config
-                .draw
-                .beacon
-                .clone()
-                .map(|b| Arc::new(crate::draw::beacon::Beacon::new(b, http.clone()))),
-            reconciling: tokio::sync::Mutex::new(()),
-            live: crate::sale::live::Live::new(),
-            http,
-            catalog_epoch: std::sync::atomic::AtomicU64::new(0),
-            tasks: tasks.clone(),
-            stopping: stopping.clone(),
-            keys,
-            config: Arc::new(config),
-            deployment,
-        }));
+        let links = Links::open(&config).await?;
+        let core = Self(Arc::new(CoreParts::assemble(config, db, links)));
         // Known before the first request; the subscription and the reload job keep it fresh.
         once_loaded(|| {
             core.revocations
@@ -291,6 +210,128 @@ impl Core {
     /// Where Redis is (one node or a cluster), to open pub/sub and dedicated connections.
     pub fn redis_deployment(&self) -> &Deployment {
         &self.deployment
+    }
+}
+
+/// What an instance reaches before any part is made: Redis (one node or a cluster), its key
+/// names, the session keys kept there, the outgoing HTTP client and the admissions' replication
+/// setting.
+struct Links {
+    deployment: Deployment,
+    redis: Redis,
+    keys: Keys,
+    session_keys: crate::auth::token::SessionKeys,
+    http: reqwest::Client,
+    replicated: Option<Arc<crate::sale::lanes::Replicated>>,
+}
+
+impl Links {
+    async fn open(config: &Config) -> Result<Self, ConnectError> {
+        let deployment =
+            Deployment::open(config.redis_url.expose()).map_err(ConnectError::Redis)?;
+        let redis = deployment
+            .shared(Timeouts {
+                response: Core::REDIS_RESPONSE_TIMEOUT,
+                connect: crate::infra::redis_conn::CONNECT_TIMEOUT,
+            })
+            .await
+            .map_err(ConnectError::Redis)?;
+        let keys = Keys::new(config.key_prefix.clone());
+        let session_keys = session_keys(config, &redis, &keys).await?;
+        // Outgoing HTTP: the SMS relay (plain http on loopback or a private network), the
+        // payment provider and the randomness beacon (https, with Mozilla's roots built in).
+        let http = reqwest::Client::builder()
+            .connect_timeout(crate::infra::redis_conn::CONNECT_TIMEOUT)
+            .build()
+            .map_err(ConnectError::Http)?;
+        let replicated = replicated_admissions(&deployment, config).await?;
+        Ok(Self {
+            deployment,
+            redis,
+            keys,
+            session_keys,
+            http,
+            replicated,
+        })
+    }
+}
+
+impl CoreParts {
+    /// Every part's state on the stores `links` reached.
+    fn assemble(config: Config, db: PgPool, links: Links) -> Self {
+        let Links {
+            deployment,
+            redis,
+            keys,
+            session_keys,
+            http,
+            replicated,
+        } = links;
+        let tasks = tokio_util::task::TaskTracker::new();
+        let stopping = tokio_util::sync::CancellationToken::new();
+        let owner = || (tasks.clone(), stopping.clone());
+        Self {
+            db: db.clone(),
+            redis: redis.clone(),
+            locks: LockClient::single(
+                deployment.clone(),
+                keys.clone(),
+                LockOptions {
+                    lease: config.lock_lease,
+                    ..LockOptions::default()
+                },
+            ),
+            payments: crate::orders::payment::from_settings(
+                &config.payments.provider,
+                http.clone(),
+            ),
+            sessions: Arc::new(TtlMap::new(config.memo.session_ttl, MEMO_CAP)),
+            session_keys,
+            revocations: crate::auth::revocations::Revocations::default(),
+            refusals: Arc::new(TtlMap::new(config.memo.refusal_ttl, MEMO_CAP)),
+            known: crate::sale::known::KnownVouchers::default(),
+            sold_out: Arc::new(crate::sale::sold_out::SoldOutBuyers::new(
+                config.memo.sold_out_buyers_ttl,
+                tasks.clone(),
+            )),
+            catalog: crate::catalog::cache::CatalogCache::new(
+                config.memo.catalog_ttl,
+                config.memo.stock_read_ttl,
+            ),
+            admissions: Admissions::new(
+                redis.clone(),
+                replicated.clone(),
+                keys.clone(),
+                config.limits.buys_per_second,
+                config.admissions.clone(),
+                owner(),
+            ),
+            entries: Entries::new(
+                db.clone(),
+                redis,
+                replicated,
+                keys.clone(),
+                config.admissions.clone(),
+                owner(),
+            ),
+            draw_seeds: TtlMap::new(Duration::from_secs(3_600), MEMO_CAP),
+            draw_reveals: TtlMap::new(Duration::from_secs(3_600), 16),
+            draw_leaves: TtlMap::new(Duration::from_secs(3_600), 16),
+            beacon: config
+                .draw
+                .beacon
+                .clone()
+                .map(|b| Arc::new(crate::draw::beacon::Beacon::new(b, http.clone()))),
+            reconciling: tokio::sync::Mutex::new(()),
+            live: crate::sale::live::Live::new(),
+            http,
+            catalog_epoch: std::sync::atomic::AtomicU64::new(0),
+            tasks: tasks.clone(),
+            stopping: stopping.clone(),
+            keys,
+            config: Arc::new(config),
+            deployment,
+        }
     }
 }
 

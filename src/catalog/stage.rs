@@ -151,15 +151,7 @@ async fn load(
     } else {
         store::vouchers::restore_snapshot(&core.db, voucher.id).await?
     };
-    // Ensure the queue exists before the first admission can write to it.
-    let created: Result<(), redis::RedisError> = redis
-        .xgroup_create_mkstream(&keys.orders, ORDER_GROUP, "0")
-        .await;
-    if let Err(e) = created {
-        if e.code() != Some("BUSYGROUP") {
-            return Err(e.into());
-        }
-    }
+    ensure_queue(&mut redis, &keys.orders).await?;
     let mut outcome = run_preload(&mut redis, &keys, voucher, mode, &snapshot).await?;
     if outcome == PreloadOutcome::MasterChanged {
         tracing::warn!(voucher = %voucher.id, "the sale's Redis master changed: reconciling it");
@@ -172,17 +164,36 @@ async fn load(
     guard.finish("preload").await;
     if let PreloadOutcome::Rebuilt { stock } = outcome {
         tracing::info!(voucher = %voucher.id, stock, ?mode, "sale state rebuilt in Redis");
-        if voucher.opening.is_draw() {
-            // Redis lost the draw's duplicate check with the sale: the log has every entry.
-            restore_entries(core, voucher.id).await?;
-        }
-        crate::sale::announce_stock_back(core, voucher.id).await;
-        // Redis may have lost the day's order-ID counter with the sale: never hand out an ID
-        // PostgreSQL already holds.
-        crate::sale::order_id::raise_past_stored(core, Shard::of_voucher(voucher.id), Utc::now())
-            .await?;
+        after_rebuild(core, voucher).await?;
     }
     Ok(outcome)
+}
+
+/// Creates the sale's order queue and its consumer group before the first admission can write
+/// to it (already there: nothing to do).
+async fn ensure_queue(
+    redis: &mut crate::infra::redis_conn::Redis,
+    queue: &str,
+) -> Result<(), PreloadError> {
+    let created: Result<(), redis::RedisError> =
+        redis.xgroup_create_mkstream(queue, ORDER_GROUP, "0").await;
+    match created {
+        Err(e) if e.code() != Some("BUSYGROUP") => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
+/// What Redis lost with a sale it rebuilt: a draw's duplicate check (the log has every entry),
+/// the pages' word that units are back, and the day's order-ID counter (never hand out an ID
+/// PostgreSQL already holds).
+async fn after_rebuild(core: &Core, voucher: &Voucher) -> Result<(), PreloadError> {
+    if voucher.opening.is_draw() {
+        restore_entries(core, voucher.id).await?;
+    }
+    crate::sale::announce_stock_back(core, voucher.id).await;
+    crate::sale::order_id::raise_past_stored(core, Shard::of_voucher(voucher.id), Utc::now())
+        .await?;
+    Ok(())
 }
 
 /// One `preload.lua` call for `voucher` with PostgreSQL's `snapshot`.

@@ -116,20 +116,41 @@ pub async fn standing(
         };
         return Ok(standing);
     }
+    let (state, order) = outcome(
+        core,
+        voucher,
+        shopper,
+        held,
+        (rank0, cursor),
+        recorded.is_some(),
+    )
+    .await?;
+    standing.state = state;
+    standing.order_id = order;
+    Ok(standing)
+}
+
+/// A drawn sale's outcome for an entrant ranked `rank0` (from 0) while the draw's cursor is at
+/// `cursor`: won (with the order it holds, once written), lost, or still being recorded.
+async fn outcome(
+    core: &Core,
+    voucher: VoucherId,
+    shopper: UserId,
+    held: Option<String>,
+    (rank0, cursor): (Option<i64>, Option<i64>),
+    recorded: bool,
+) -> Result<(EntryState, Option<OrderId>), DrawError> {
     let order = match held.and_then(|hex| OrderId::from_redis_hex(&hex).ok()) {
         Some(order) => Some(order),
         None => store::draws::latest_order(&core.db, voucher, shopper).await?,
     };
     let reached = matches!((rank0, cursor), (Some(r), Some(c)) if r < c);
-    standing.state = match (order, recorded) {
-        (Some(order), _) => {
-            standing.order_id = Some(order);
-            EntryState::Won
-        }
+    let state = match (order, recorded) {
+        (Some(_), _) => EntryState::Won,
         (None, _) if reached => EntryState::Won,
-        (None, Some(_)) => EntryState::Lost,
+        (None, true) => EntryState::Lost,
         // Drawn, being recorded: winners already hold their order; the rest learn in a moment.
-        (None, None) => EntryState::Entered,
+        (None, false) => EntryState::Entered,
     };
-    Ok(standing)
+    Ok((state, order))
 }

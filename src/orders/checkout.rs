@@ -17,10 +17,14 @@ use crate::{
     domain::{Canceller, OrderId, OrderStatus, UserId},
     infra::{
         backend::{backend_error, Backend, Unavailable},
-        store::{self, orders::lifecycle::Current, payments::NewPayment},
+        store::{
+            self,
+            orders::lifecycle::Current,
+            payments::{ForCheckout, NewPayment},
+        },
     },
     orders::{
-        payment::{CheckoutRequest, PaymentError, SessionStatus, SESSION_LIFETIME},
+        payment::{CheckoutRequest, Opened, PaymentError, SessionStatus, SESSION_LIFETIME},
         payment_word::{self, PaymentApplied},
         restock,
     },
@@ -131,7 +135,20 @@ pub async fn pay(
     if let Some(redirect_url) = o.open_url {
         return Ok(PaymentStart { redirect_url });
     }
-    let currency = &core.config.payments.currency;
+    let opened = open_session(core, order, &o, price_cents).await?;
+    let redirect_url = record(core, shopper, order, &o, price_cents, &opened).await?;
+    tracing::info!(%order, session = %opened.session, "payment opened");
+    Ok(PaymentStart { redirect_url })
+}
+
+/// Asks the provider for a hosted payment of `order` under its next attempt's key; a create
+/// that fails moves the attempt on.
+async fn open_session(
+    core: &Core,
+    order: OrderId,
+    o: &ForCheckout,
+    price_cents: i64,
+) -> Result<Opened, CheckoutError> {
     let opened = core
         .payments
         .open(CheckoutRequest {
@@ -139,7 +156,7 @@ pub async fn pay(
             attempt: o.next_attempt,
             title: &o.title,
             amount_cents: price_cents,
-            currency,
+            currency: &core.config.payments.currency,
             success_url: order_url(core, order, true),
             cancel_url: order_url(core, order, false),
             expires_at: chrono::Utc::now() + SESSION_LIFETIME,
@@ -161,6 +178,19 @@ pub async fn pay(
             opened.redirect_url
         )));
     }
+    Ok(opened)
+}
+
+/// Records `opened` under the order's lock if the order can still be paid (else expires it);
+/// where the shopper goes: this session, or one recorded first by a racing Pay now.
+async fn record(
+    core: &Core,
+    shopper: UserId,
+    order: OrderId,
+    o: &ForCheckout,
+    price_cents: i64,
+    opened: &Opened,
+) -> Result<String, CheckoutError> {
     let mut tx = core.db.begin().await?;
     let refused = match store::orders::lifecycle::lock_for_update(&mut tx, order, shopper).await? {
         Some(Current::Created { overdue: false, .. }) => None,
@@ -184,13 +214,13 @@ pub async fn pay(
             attempt: o.next_attempt,
             redirect_url: &opened.redirect_url,
             amount_cents: price_cents,
-            currency: currency.as_str(),
+            currency: core.config.payments.currency.as_str(),
             expires_at: opened.expires_at,
         },
     )
     .await?;
     tx.commit().await?;
-    let redirect_url = match recorded {
+    Ok(match recorded {
         Some(url) if url != opened.redirect_url => {
             // Another attempt's session was recorded first (two Pay now raced across a failed
             // create): the shopper goes there, and this one, shown to nobody, is closed.
@@ -200,10 +230,8 @@ pub async fn pay(
             url
         }
         Some(url) => url,
-        None => opened.redirect_url,
-    };
-    tracing::info!(%order, session = %opened.session, "payment opened");
-    Ok(PaymentStart { redirect_url })
+        None => opened.redirect_url.clone(),
+    })
 }
 
 /// Why an order that is not awaiting payment in time cannot be paid.

@@ -10,7 +10,10 @@
 //! | a dispute opened, won or lost | any | its `dispute` says so; an open or lost one counts among the console's flagged payments |
 
 use crate::{
-    infra::{backend::Backend, store},
+    infra::{
+        backend::Backend,
+        store::{self, payments::PaymentState},
+    },
     orders::payment::{DisputeStatus, MoneyEvent, Notification, RefundOutcome},
     Core,
 };
@@ -52,47 +55,22 @@ pub async fn apply(
         tx.commit().await?;
         return Ok(Applied::Unknown);
     };
-    use store::payments::PaymentState as S;
+    let event_id = notification.event_id.as_str();
     let applied = match *event {
         MoneyEvent::Refund {
             outcome: RefundOutcome::Succeeded,
             ..
-        } => match state {
-            S::RefundDue | S::RefundFailed => {
-                store::payments::mark_refunded(&mut *tx, &session).await?;
-                Applied::Refunded
-            }
-            S::Paid | S::Flagged => {
-                tracing::warn!(target: "audit", %session, event = %notification.event_id,
-                    "the provider refunded a payment the shop did not ask to; an admin should look");
-                Applied::Unchanged
-            }
-            S::Open | S::Closed | S::Refunded => Applied::Unchanged,
-        },
+        } => refund_succeeded(&mut tx, &session, state, event_id).await?,
         MoneyEvent::Refund {
             outcome: RefundOutcome::Failed,
             ..
-        } => match state {
-            S::RefundDue | S::Refunded => {
-                tracing::warn!(target: "audit", %session, event = %notification.event_id,
-                    "a refund failed at the provider; the money is still owed, an admin must act");
-                metrics::counter!("seckill_payments_refunds_refused_total").increment(1);
-                store::payments::refund_refused(
-                    &mut *tx,
-                    &session,
-                    "the refund failed at the provider",
-                )
-                .await?;
-                Applied::RefundFailed
-            }
-            _ => Applied::Unchanged,
-        },
+        } => refund_failed(&mut tx, &session, state, event_id).await?,
         MoneyEvent::Refund {
             outcome: RefundOutcome::Pending,
             ..
         } => Applied::Unchanged,
         MoneyEvent::Dispute { status, .. } => {
-            tracing::warn!(target: "audit", %session, event = %notification.event_id,
+            tracing::warn!(target: "audit", %session, event = event_id,
                 dispute = status.as_str(), "a payment is disputed");
             if status == DisputeStatus::Open {
                 metrics::counter!("seckill_payments_disputed_total").increment(1);
@@ -103,4 +81,53 @@ pub async fn apply(
     };
     tx.commit().await?;
     Ok(applied)
+}
+
+type Tx<'a> = sqlx::Transaction<'a, sqlx::Postgres>;
+
+/// The provider refunded `session`'s payment: what the shop owed, or refunded by hand after a
+/// refusal, is now refunded; a refund the shop never asked for is only reported.
+async fn refund_succeeded(
+    tx: &mut Tx<'_>,
+    session: &str,
+    state: PaymentState,
+    event_id: &str,
+) -> Result<Applied, Backend> {
+    Ok(match state {
+        PaymentState::RefundDue | PaymentState::RefundFailed => {
+            store::payments::mark_refunded(&mut **tx, session).await?;
+            Applied::Refunded
+        }
+        PaymentState::Paid | PaymentState::Flagged => {
+            tracing::warn!(target: "audit", %session, event = event_id,
+                "the provider refunded a payment the shop did not ask to; an admin should look");
+            Applied::Unchanged
+        }
+        PaymentState::Open | PaymentState::Closed | PaymentState::Refunded => Applied::Unchanged,
+    })
+}
+
+/// The provider could not refund `session`'s payment: the money is still owed, and an admin
+/// must act.
+async fn refund_failed(
+    tx: &mut Tx<'_>,
+    session: &str,
+    state: PaymentState,
+    event_id: &str,
+) -> Result<Applied, Backend> {
+    match state {
+        PaymentState::RefundDue | PaymentState::Refunded => {
+            tracing::warn!(target: "audit", %session, event = event_id,
+                "a refund failed at the provider; the money is still owed, an admin must act");
+            metrics::counter!("seckill_payments_refunds_refused_total").increment(1);
+            store::payments::refund_refused(
+                &mut **tx,
+                session,
+                "the refund failed at the provider",
+            )
+            .await?;
+            Ok(Applied::RefundFailed)
+        }
+        _ => Ok(Applied::Unchanged),
+    }
 }

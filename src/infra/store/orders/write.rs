@@ -19,6 +19,28 @@ pub async fn write_batch(
     pay_within: std::time::Duration,
 ) -> Result<Vec<Decision>, sqlx::Error> {
     let mut tx = db.begin().await?;
+    let existing = read_existing(&mut tx, batch).await?;
+    let decisions = decide(batch, &existing);
+
+    let mut rows = NewRows::default();
+    for (q, d) in batch.iter().zip(&decisions) {
+        match d {
+            Decision::Write => rows.write(q),
+            Decision::Reject(reason) => rows.reject(q, *reason),
+            Decision::AlreadyWritten | Decision::AlreadyFailed(_) => {}
+        }
+    }
+    rows.insert(&mut tx, pay_within).await?;
+    tx.commit().await?;
+    Ok(decisions)
+}
+
+/// What PostgreSQL already holds about `batch`, read under the batch's vouchers' row locks
+/// (taken in id order: concurrent writers of one voucher serialise there, in one order).
+async fn read_existing(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    batch: &[QueuedOrder],
+) -> Result<Existing, sqlx::Error> {
     let mut vouchers: Vec<i64> = batch.iter().map(|q| q.voucher.get()).collect();
     vouchers.sort_unstable();
     vouchers.dedup();
@@ -26,21 +48,20 @@ pub async fn write_batch(
     let users: Vec<i64> = batch.iter().map(|q| q.user.get()).collect();
     let batch_vouchers: Vec<i64> = batch.iter().map(|q| q.voucher.get()).collect();
 
-    // Row locks in id order: concurrent writers of one voucher serialise here, in one order.
     let stock: Vec<(i64, i64)> =
         sqlx::query_as("SELECT id, stock FROM vouchers WHERE id = ANY($1) ORDER BY id FOR UPDATE")
             .bind(&vouchers)
-            .fetch_all(&mut *tx)
+            .fetch_all(&mut **tx)
             .await?;
     let written: Vec<(i64, i64, i64)> =
         sqlx::query_as("SELECT id, voucher_id, user_id FROM orders WHERE id = ANY($1)")
             .bind(&order_ids)
-            .fetch_all(&mut *tx)
+            .fetch_all(&mut **tx)
             .await?;
     let failed: Vec<(i64, i64, String)> =
         sqlx::query_as("SELECT id, user_id, reason FROM order_failures WHERE id = ANY($1)")
             .bind(&order_ids)
-            .fetch_all(&mut *tx)
+            .fetch_all(&mut **tx)
             .await?;
     let holders: Vec<(i64, i64)> = sqlx::query_as(
         "SELECT o.voucher_id, o.user_id FROM orders o
@@ -50,10 +71,10 @@ pub async fn write_batch(
     )
     .bind(&batch_vouchers)
     .bind(&users)
-    .fetch_all(&mut *tx)
+    .fetch_all(&mut **tx)
     .await?;
 
-    let existing = Existing {
+    Ok(Existing {
         stock: stock
             .into_iter()
             .map(|(v, s)| (VoucherId::from_db(v), s))
@@ -76,20 +97,7 @@ pub async fn write_batch(
             .into_iter()
             .map(|(v, u)| (VoucherId::from_db(v), UserId::from_db(u)))
             .collect(),
-    };
-    let decisions = decide(batch, &existing);
-
-    let mut rows = NewRows::default();
-    for (q, d) in batch.iter().zip(&decisions) {
-        match d {
-            Decision::Write => rows.write(q),
-            Decision::Reject(reason) => rows.reject(q, *reason),
-            Decision::AlreadyWritten | Decision::AlreadyFailed(_) => {}
-        }
-    }
-    rows.insert(&mut tx, pay_within).await?;
-    tx.commit().await?;
-    Ok(decisions)
+    })
 }
 
 #[derive(Default)]
