@@ -70,13 +70,31 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
     let client = load_client(conns)?;
     sell_out(&client, &server.base, sold_out, &token, &late).await?;
     let page = format!("/vouchers/{voucher}");
+    let targets = targets(voucher, sold_out, &token, &late);
+    let mut measured = Vec::new();
+    for t in &targets {
+        measured.push(hammer(&client, &server.base, t, conns, window).await?);
+    }
+    let weight = cold_weight(&client, &server.base, &page).await?;
+    server.stop();
+    for (t, m) in targets.iter().zip(&measured) {
+        anyhow::ensure!(m.errors == 0, "{}: {} requests failed", t.label, m.errors);
+    }
+
+    report(options, conns, window, &targets, &measured, &weight).publish(options)
+}
+
+/// What is measured, one after the other: the ceiling, the JSON API, the pages anonymous and
+/// signed in (as `token`; `late` holds no order on the sold-out sale), a static file.
+fn targets(voucher: VoucherId, sold_out: VoucherId, token: &str, late: &str) -> Vec<Target> {
+    let page = format!("/vouchers/{voucher}");
     let target = |label, path: &str, session: bool, encoding| Target {
         label,
         path: path.to_owned(),
-        session: session.then(|| token.clone()),
+        session: session.then(|| token.to_owned()),
         encoding,
     };
-    let targets = [
+    vec![
         // The ceiling: the server's most trivial answer, through the same stack.
         target("GET /api/live (the ceiling)", "/api/live", false, None),
         target(
@@ -99,7 +117,7 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
         Target {
             label: "voucher page, signed in, sold out",
             path: format!("/vouchers/{sold_out}"),
-            session: Some(late.clone()),
+            session: Some(late.to_owned()),
             encoding: None,
         },
         target(
@@ -108,17 +126,17 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
             false,
             Some("br"),
         ),
-    ];
-    let mut measured = Vec::new();
-    for t in &targets {
-        measured.push(hammer(&client, &server.base, t, conns, window).await?);
-    }
-    let weight = cold_weight(&client, &server.base, &page).await?;
-    server.stop();
-    for (t, m) in targets.iter().zip(&measured) {
-        anyhow::ensure!(m.errors == 0, "{}: {} requests failed", t.label, m.errors);
-    }
+    ]
+}
 
+fn report(
+    options: &Options,
+    conns: usize,
+    window: Duration,
+    targets: &[Target],
+    measured: &[Measured],
+    weight: &[(String, usize)],
+) -> Report {
     let ceiling = measured[0].rate;
     let mut rows = vec![(
         "scenario".to_owned(),
@@ -128,7 +146,7 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
         ),
     )];
     let mut json = Vec::new();
-    for (t, m) in targets.iter().zip(&measured) {
+    for (t, m) in targets.iter().zip(measured) {
         rows.push((
             t.label.to_owned(),
             format!(
@@ -194,7 +212,6 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
             "cold_weight_bytes": total,
         }),
     }
-    .publish(options)
 }
 
 /// `conns` connections asking for `t` back to back for `window` (after a second's warm-up).

@@ -57,129 +57,242 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
         "SECKILL_STREAMS_PER_CLIENT".into(),
         (pages + 100).to_string(),
     ));
-    let mut server = Server::start(&env).await?;
-    let base = server.base.clone();
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(pages)
-        .build()?;
-
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    let idle_cpu = cpu_over(&server, window).await;
-    let rss_before = server.rss_mb();
-
-    // Push: every page opens its stream and waits for its first event.
-    let events = Arc::new(AtomicU64::new(0));
-    let open = Arc::new(AtomicUsize::new(0));
-    let mut streams = JoinSet::new();
-    let url = format!("{base}/api/vouchers/{voucher}/events");
-    let opening = Instant::now();
-    for i in 0..pages {
-        let (client, url, events, open) = (
-            client.clone(),
-            url.clone(),
-            Arc::clone(&events),
-            Arc::clone(&open),
-        );
-        streams.spawn(async move { watch(&client, &url, &events, &open).await });
-        if i % 500 == 499 {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while open.load(Ordering::Relaxed) < pages {
-        anyhow::ensure!(
-            Instant::now() < deadline,
-            "only {} of {pages} streams opened",
-            open.load(Ordering::Relaxed)
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let opened_in = opening.elapsed().as_secs_f64();
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    let rss_push = server.rss_mb();
-    let per_stream_kb = (rss_push - rss_before) * 1024.0 / pages as f64;
-    let quiet_before = events.load(Ordering::Relaxed);
-    let push_quiet_cpu = cpu_over(&server, window).await;
-    let quiet_events = events.load(Ordering::Relaxed) - quiet_before;
-
-    // The stock moves every push period: each page hears each change.
-    let stock_key = scratch.core.keys.voucher(voucher).stock;
-    let mover = {
-        let mut redis = scratch.core.redis.clone();
-        tokio::spawn(async move {
-            loop {
-                let _: Result<i64, _> = redis::cmd("DECR")
-                    .arg(&stock_key)
-                    .query_async(&mut redis)
-                    .await;
-                tokio::time::sleep(PUSH_EVERY).await;
-            }
-        })
+    let server = Server::start(&env).await?;
+    let run = Run {
+        scratch,
+        server,
+        voucher,
+        pages,
+        window,
     };
-    tokio::time::sleep(PUSH_EVERY * 2).await;
-    let moving_before = events.load(Ordering::Relaxed);
-    let push_moving_cpu = cpu_over(&server, window).await;
-    let moving_events = events.load(Ordering::Relaxed) - moving_before;
-    mover.abort();
-    streams.shutdown().await;
-    let watchers_left = wait_watchers_gone(&client, &server.metrics).await?;
-    anyhow::ensure!(
-        watchers_left == 0,
-        "{watchers_left} watchers still counted after every stream closed"
-    );
-
-    // Polling: every page asks on its own schedule, spread over the period.
-    let asked = Arc::new(AtomicU64::new(0));
-    let failed = Arc::new(AtomicU64::new(0));
-    let mut pollers = JoinSet::new();
-    for i in 0..pages {
-        let offset = POLL_EVERY.mul_f64(i as f64 / pages as f64);
-        // A client per page: each page keeps its own connection, as each browser does.
-        let (client, base, asked, failed) = (
-            reqwest::Client::builder()
-                .pool_max_idle_per_host(1)
-                .build()?,
-            base.clone(),
-            Arc::clone(&asked),
-            Arc::clone(&failed),
-        );
-        pollers.spawn(async move {
-            tokio::time::sleep(offset).await;
-            let mut ticks = tokio::time::interval(POLL_EVERY);
-            loop {
-                ticks.tick().await;
-                let ok = client
-                    .get(format!("{base}/api/vouchers/{voucher}/stock"))
-                    .send()
-                    .await
-                    .is_ok_and(|r| r.status().is_success());
-                let counter = if ok { &asked } else { &failed };
-                counter.fetch_add(1, Ordering::Relaxed);
-            }
-        });
-    }
-    tokio::time::sleep(POLL_EVERY * 2).await;
-    let rss_poll = server.rss_mb();
-    let asked_before = asked.load(Ordering::Relaxed);
-    let poll_cpu = cpu_over(&server, window).await;
-    let poll_rate = (asked.load(Ordering::Relaxed) - asked_before) as f64 / window.as_secs_f64();
-    pollers.shutdown().await;
-    let per_poller_kb = (rss_poll - rss_before) * 1024.0 / pages as f64;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let idle_cpu = cpu_over(&run.server, window).await;
+    let rss_before = run.server.rss_mb();
+    let push = run.push().await?;
+    let poll = run.poll().await;
+    let mut server = run.server;
     server.stop();
-    anyhow::ensure!(
-        failed.load(Ordering::Relaxed) == 0,
-        "{} polls failed",
-        failed.load(Ordering::Relaxed)
-    );
+    let poll = poll?;
+    Figures {
+        pages,
+        window,
+        idle_cpu,
+        rss_before,
+        push,
+        poll,
+    }
+    .report(options)
+    .publish(options)
+}
 
-    let verdict = |ok: bool| if ok { "met" } else { "missed" };
-    let targets = format!(
-        "push (quiet) ≤ 5 % of one core: {}; ≤ 20 KB per open stream: {}",
-        verdict(push_quiet_cpu - idle_cpu <= 5.0),
-        verdict(per_stream_kb <= 20.0),
-    );
-    let window_s = window.as_secs_f64();
-    Report {
+/// One sale watched by `pages` pages of the server under test.
+struct Run<'a> {
+    scratch: &'a Scratch,
+    server: Server,
+    voucher: seckill::domain::VoucherId,
+    pages: usize,
+    window: Duration,
+}
+
+/// What push cost.
+struct Push {
+    opened_in: f64,
+    rss_push: f64,
+    push_quiet_cpu: f64,
+    quiet_events: u64,
+    push_moving_cpu: f64,
+    moving_events: u64,
+    watchers_left: u64,
+}
+
+/// What polling cost.
+struct Poll {
+    rss_poll: f64,
+    poll_cpu: f64,
+    poll_rate: f64,
+}
+
+impl Run<'_> {
+    /// Every page opens its stream and waits for its first event; the server's CPU while the
+    /// sale is quiet, then while its stock moves every push period (each page hears each
+    /// change); then every stream closes and no watcher may stay counted.
+    async fn push(&self) -> anyhow::Result<Push> {
+        let (server, pages, window, voucher) =
+            (&self.server, self.pages, self.window, self.voucher);
+        let base = server.base.clone();
+        let client = reqwest::Client::builder()
+            .pool_max_idle_per_host(pages)
+            .build()?;
+        let events = Arc::new(AtomicU64::new(0));
+        let open = Arc::new(AtomicUsize::new(0));
+        let mut streams = JoinSet::new();
+        let url = format!("{base}/api/vouchers/{voucher}/events");
+        let opening = Instant::now();
+        for i in 0..pages {
+            let (client, url, events, open) = (
+                client.clone(),
+                url.clone(),
+                Arc::clone(&events),
+                Arc::clone(&open),
+            );
+            streams.spawn(async move { watch(&client, &url, &events, &open).await });
+            if i % 500 == 499 {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while open.load(Ordering::Relaxed) < pages {
+            anyhow::ensure!(
+                Instant::now() < deadline,
+                "only {} of {pages} streams opened",
+                open.load(Ordering::Relaxed)
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let opened_in = opening.elapsed().as_secs_f64();
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let rss_push = server.rss_mb();
+        let quiet_before = events.load(Ordering::Relaxed);
+        let push_quiet_cpu = cpu_over(server, window).await;
+        let quiet_events = events.load(Ordering::Relaxed) - quiet_before;
+
+        // The stock moves every push period: each page hears each change.
+        let stock_key = self.scratch.core.keys.voucher(voucher).stock;
+        let mover = {
+            let mut redis = self.scratch.core.redis.clone();
+            tokio::spawn(async move {
+                loop {
+                    let _: Result<i64, _> = redis::cmd("DECR")
+                        .arg(&stock_key)
+                        .query_async(&mut redis)
+                        .await;
+                    tokio::time::sleep(PUSH_EVERY).await;
+                }
+            })
+        };
+        tokio::time::sleep(PUSH_EVERY * 2).await;
+        let moving_before = events.load(Ordering::Relaxed);
+        let push_moving_cpu = cpu_over(server, window).await;
+        let moving_events = events.load(Ordering::Relaxed) - moving_before;
+        mover.abort();
+        streams.shutdown().await;
+        let watchers_left = wait_watchers_gone(&client, &server.metrics).await?;
+        anyhow::ensure!(
+            watchers_left == 0,
+            "{watchers_left} watchers still counted after every stream closed"
+        );
+
+        Ok(Push {
+            opened_in,
+            rss_push,
+            push_quiet_cpu,
+            quiet_events,
+            push_moving_cpu,
+            moving_events,
+            watchers_left,
+        })
+    }
+
+    /// Every page asks on its own schedule, spread over the period; the server's CPU and the
+    /// requests answered.
+    async fn poll(&self) -> anyhow::Result<Poll> {
+        let (server, pages, window, voucher) =
+            (&self.server, self.pages, self.window, self.voucher);
+        let base = server.base.clone();
+        let asked = Arc::new(AtomicU64::new(0));
+        let failed = Arc::new(AtomicU64::new(0));
+        let mut pollers = JoinSet::new();
+        for i in 0..pages {
+            let offset = POLL_EVERY.mul_f64(i as f64 / pages as f64);
+            // A client per page: each page keeps its own connection, as each browser does.
+            let (client, base, asked, failed) = (
+                reqwest::Client::builder()
+                    .pool_max_idle_per_host(1)
+                    .build()?,
+                base.clone(),
+                Arc::clone(&asked),
+                Arc::clone(&failed),
+            );
+            pollers.spawn(async move {
+                tokio::time::sleep(offset).await;
+                let mut ticks = tokio::time::interval(POLL_EVERY);
+                loop {
+                    ticks.tick().await;
+                    let ok = client
+                        .get(format!("{base}/api/vouchers/{voucher}/stock"))
+                        .send()
+                        .await
+                        .is_ok_and(|r| r.status().is_success());
+                    let counter = if ok { &asked } else { &failed };
+                    counter.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+        tokio::time::sleep(POLL_EVERY * 2).await;
+        let rss_poll = server.rss_mb();
+        let asked_before = asked.load(Ordering::Relaxed);
+        let poll_cpu = cpu_over(server, window).await;
+        let poll_rate =
+            (asked.load(Ordering::Relaxed) - asked_before) as f64 / window.as_secs_f64();
+        pollers.shutdown().await;
+        anyhow::ensure!(
+            failed.load(Ordering::Relaxed) == 0,
+            "{} polls failed",
+            failed.load(Ordering::Relaxed)
+        );
+
+        Ok(Poll {
+            rss_poll,
+            poll_cpu,
+            poll_rate,
+        })
+    }
+}
+
+/// The run's figures.
+struct Figures {
+    pages: usize,
+    window: Duration,
+    idle_cpu: f64,
+    rss_before: f64,
+    push: Push,
+    poll: Poll,
+}
+
+impl Figures {
+    fn report(self, options: &Options) -> Report {
+        let Self {
+            pages,
+            window,
+            idle_cpu,
+            rss_before,
+            push,
+            poll,
+        } = self;
+        let Push {
+            opened_in,
+            rss_push,
+            push_quiet_cpu,
+            quiet_events,
+            push_moving_cpu,
+            moving_events,
+            watchers_left,
+        } = push;
+        let Poll {
+            rss_poll,
+            poll_cpu,
+            poll_rate,
+        } = poll;
+        let per_stream_kb = (rss_push - rss_before) * 1024.0 / pages as f64;
+        let per_poller_kb = (rss_poll - rss_before) * 1024.0 / pages as f64;
+        let verdict = |ok: bool| if ok { "met" } else { "missed" };
+        let targets = format!(
+            "push (quiet) ≤ 5 % of one core: {}; ≤ 20 KB per open stream: {}",
+            verdict(push_quiet_cpu - idle_cpu <= 5.0),
+            verdict(per_stream_kb <= 20.0),
+        );
+        let window_s = window.as_secs_f64();
+        Report {
         name: if options.quick { "watchers-quick" } else { "watchers" },
         title: format!(
             "Open sale pages{}",
@@ -226,7 +339,7 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
             "streams_opened_in_s": opened_in,
         }),
     }
-    .publish(options)
+    }
 }
 
 /// One page's stream: counts its events (one `data:` line each) until the task is stopped.

@@ -12,20 +12,21 @@ use chrono::Utc;
 use futures::StreamExt;
 use rand::Rng;
 use redis::AsyncCommands;
-use seckill::domain::VoucherId;
+use seckill::domain::{Phone, UserId, VoucherId};
 use tokio::time::Instant;
 
 mod crash;
 mod crowd;
+mod figures;
 mod stats;
 
 use self::{
     crash::crash_mid_draw,
     crowd::{act, settle, winners},
-    stats::{rank_correlation, refusals, verdict, Shares},
+    figures::Figures,
+    stats::verdict,
 };
 use crate::{
-    report::Report,
     rush::{fire::live_ceiling, process::Server, setup::load_client},
     scratch::Scratch,
     Options,
@@ -87,8 +88,44 @@ async fn bench(
     let users = scratch.users(crowd * 2).await?;
     let tokens = scratch.sessions(&users).await?;
     let (first_tokens, draw_tokens) = tokens.split_at(crowd);
+    let c = Crowd {
+        scratch,
+        members: members(crowd, window),
+        humans: load_client(conns)?,
+        bots: load_client(conns)?,
+        conns,
+        base: server.base.clone(),
+    };
+    let first = c.first_come(first_tokens, stock).await?;
+    let (draw, flushed) = c
+        .by_draw(draw_tokens, &users[crowd..], stock, window)
+        .await?;
+    let entries_per_s = c.entry_rate(first_tokens, stock).await?;
+    let live = live_ceiling(&c.humans, &c.base, &Arc::new(first_tokens.to_vec()), conns).await?;
+    let crash = crash_mid_draw(scratch, &mut server, options.quick).await;
+    server.stop();
+    let figures = Figures {
+        members: &c.members,
+        first: &first,
+        draw: &draw,
+        entries_per_s,
+        live,
+        flushed,
+        crash: crash?,
+    };
+    let verdict = verdict(&c.members, &draw, stock);
+    figures.report(options, verdict.clone()).publish(options)?;
+    if verdict.starts_with("MISSED") {
+        anyhow::bail!("{verdict}");
+    }
+    Ok(())
+}
+
+/// The crowd: a tenth bots firing at the opening, the rest humans at random moments in
+/// `window` with a human's latency.
+fn members(crowd: usize, window: Duration) -> Vec<Member> {
     let mut rng = rand::rng();
-    let members: Vec<Member> = (0..crowd)
+    (0..crowd)
         .map(|i| {
             let bot = i % 10 == 0;
             let offset = if bot {
@@ -99,177 +136,132 @@ async fn bench(
             };
             Member { bot, offset }
         })
-        .collect();
-    let humans = load_client(conns)?;
-    let bots = load_client(conns)?;
-    let base = server.base.clone();
+        .collect()
+}
 
-    // First come: the sale opens, everyone buys at their moment.
-    let v = scratch
-        .voucher(stock, chrono::Duration::milliseconds(1_500))
-        .await?;
-    let opens = seckill::testing::store::vouchers::get(&scratch.core.db, v)
-        .await?
-        .context("voucher")?
-        .window
-        .begins_at();
-    tokio::time::sleep((opens - Utc::now()).to_std().unwrap_or_default()).await;
-    let opening = Instant::now();
-    // Timed while the crowd still arrives: the units may be gone long before the last human.
-    let (arrivals, first) = tokio::join!(
-        act(&humans, &bots, &members, first_tokens, conns, |_| {
-            format!("{base}/api/vouchers/{v}/orders")
-        }),
-        settle(scratch, v, stock, Vec::new(), opening)
-    );
-    // Everyone clicked; who won is who was answered 202.
-    let arrivals = arrivals?
-        .into_iter()
-        .map(|a| Arrival {
-            took_part: true,
-            won: a.status == Some(202),
-            ..a
-        })
-        .collect();
-    let first = Outcome { arrivals, ..first? };
+/// The same crowd, on its own connections, meeting each opening.
+struct Crowd<'a> {
+    scratch: &'a Scratch,
+    members: Vec<Member>,
+    humans: reqwest::Client,
+    bots: reqwest::Client,
+    conns: usize,
+    base: String,
+}
 
-    // A draw: entries open now, the draw when the window has passed.
-    let draw_in = window + Duration::from_millis(1_500);
-    let d = scratch
-        .draw_voucher(stock, chrono::Duration::from_std(draw_in)?)
-        .await?;
-    let entries_opened = Instant::now();
-    let entered = act(&humans, &bots, &members, draw_tokens, conns, |_| {
-        format!("{base}/api/vouchers/{d}/entries")
-    })
-    .await?;
-    let draw_at = entries_opened + draw_in;
-    // Redis loses the sale between the entries and the draw (every key of it, the entries
-    // included): the draw must still rank every entrant answered 202, from the log.
-    let keys = scratch.core.keys.voucher(d);
-    let mut redis = scratch.core.redis.clone();
-    let _: i64 = redis
-        .del(&[
-            &keys.sale,
-            &keys.stock,
-            &keys.entries,
-            &keys.buyers,
-            &keys.moves,
-        ])
-        .await?;
-    tokio::time::sleep_until(draw_at).await;
-    // Entered is who was answered 202 (a human whose request lands after the draw's start is
-    // refused `entries_closed`, as a shopper would be); who won is who holds an order.
-    let answered = entered.iter().filter(|a| a.status == Some(202)).count();
-    let mut draw = settle(scratch, d, stock, entered, draw_at).await?;
-    let flushed = flushed_draw(scratch, d, answered).await?;
-    let winners = winners(scratch, d, &users[crowd..]).await?;
-    for (a, won) in draw.arrivals.iter_mut().zip(winners) {
-        a.took_part = a.status == Some(202);
-        a.won = won;
-    }
-
-    // Entries per second, every member at once, against GET /api/live on the same connections.
-    let burst = scratch
-        .draw_voucher(stock, chrono::Duration::hours(1))
-        .await?;
-    let started = Instant::now();
-    let url = format!("{base}/api/vouchers/{burst}/entries");
-    let sent = futures::stream::iter(first_tokens.iter())
-        .map(|t| {
-            humans
-                .post(&url)
-                .header(reqwest::header::COOKIE, format!("seckill_session={t}"))
-                .send()
-        })
-        .buffer_unordered(conns)
-        .filter(|r| futures::future::ready(r.as_ref().is_ok_and(|r| r.status().as_u16() == 202)))
-        .count()
-        .await;
-    let entries_per_s = sent as f64 / started.elapsed().as_secs_f64();
-    let live = live_ceiling(&humans, &base, &Arc::new(first_tokens.to_vec()), conns).await?;
-    let crash = crash_mid_draw(scratch, &mut server, options.quick).await;
-    server.stop();
-    let crash = crash?;
-
-    let mut rows = Vec::new();
-    let mut json = serde_json::Map::new();
-    for (name, o) in [("first come", &first), ("draw", &draw)] {
-        let s = Shares::of(&members, &o.arrivals);
-        let r = rank_correlation(&o.arrivals);
-        rows.push((
-            format!("{name}: bots' share of those taking part / of the winners"),
-            format!(
-                "{:.1} % of {} / {:.1} % (± {:.1} % at 2σ)",
-                s.bots_taking_part * 100.0,
-                s.taking_part,
-                s.bots_winning * 100.0,
-                2.0 * s.sigma * 100.0
+impl Crowd<'_> {
+    /// First come: the sale opens, everyone buys at their moment; who won is who was answered
+    /// 202.
+    async fn first_come(&self, tokens: &[String], stock: usize) -> anyhow::Result<Outcome> {
+        let (scratch, base) = (self.scratch, &self.base);
+        let v = scratch
+            .voucher(stock, chrono::Duration::milliseconds(1_500))
+            .await?;
+        let opens = seckill::testing::store::vouchers::get(&scratch.core.db, v)
+            .await?
+            .context("voucher")?
+            .window
+            .begins_at();
+        tokio::time::sleep((opens - Utc::now()).to_std().unwrap_or_default()).await;
+        let opening = Instant::now();
+        // Timed while the crowd still arrives: the units may be gone long before the last human.
+        let (arrivals, first) = tokio::join!(
+            act(
+                &self.humans,
+                &self.bots,
+                &self.members,
+                tokens,
+                self.conns,
+                |_| { format!("{base}/api/vouchers/{v}/orders") }
             ),
-        ));
-        rows.push((
-            format!("{name}: rank correlation, arrival order × winning"),
-            format!("{r:+.3}"),
-        ));
-        rows.push((
-            format!("{name}: winners admitted / written after the opening"),
-            format!(
-                "{} / {} ({winners} winners)",
-                fmt(o.admitted_after),
-                fmt(o.written_after),
-                winners = s.winners
-            ),
-        ));
-        json.insert(
-            name.replace(' ', "_"),
-            serde_json::json!({
-                "taking_part": s.taking_part, "bots_share_taking_part": s.bots_taking_part,
-                "bots_share_winners": s.bots_winning, "winners": s.winners,
-                "rank_correlation": r, "admitted_after_ms": o.admitted_after.as_millis(),
-                "written_after_ms": o.written_after.as_millis(), "two_sigma": 2.0 * s.sigma,
-            }),
+            settle(scratch, v, stock, Vec::new(), opening)
         );
+        let arrivals = arrivals?
+            .into_iter()
+            .map(|a| Arrival {
+                took_part: true,
+                won: a.status == Some(202),
+                ..a
+            })
+            .collect();
+        Ok(Outcome { arrivals, ..first? })
     }
-    let (closed, failed) = refusals(&draw.arrivals);
-    rows.push((
-        "draw: entered / too late (entries_closed) / failed".into(),
-        format!(
-            "{} / {closed} / {failed} of {crowd}",
-            draw.arrivals.iter().filter(|a| a.took_part).count()
-        ),
-    ));
-    rows.push((
-        "entries/s (all at once) / GET /api/live req/s".into(),
-        format!(
-            "{entries_per_s:.0} / {live:.0} ({:.2}x)",
-            entries_per_s / live
-        ),
-    ));
-    rows.push((
-        "draw: Redis flushed between the entries and the draw".into(),
-        flushed.clone(),
-    ));
-    rows.push(("kill -9 mid-draw".into(), crash.clone()));
-    json.insert("flushed".into(), flushed.into());
-    json.insert("entries_per_s".into(), entries_per_s.into());
-    json.insert("crash".into(), crash.into());
-    json.insert("live_per_s".into(), live.into());
-    let verdict = verdict(&members, &draw, stock);
-    Report {
-        name: if options.quick { "draw-quick" } else { "draw" },
-        title: format!(
-            "Draw vs first come{}",
-            if options.quick { " (quick)" } else { "" }
-        ),
-        rows,
-        notes: vec![verdict.clone()],
-        json: serde_json::Value::Object(json),
+
+    /// A draw: entries open now, the draw when the window has passed. Redis loses the sale
+    /// between the entries and the draw (every key of it, the entries included): the draw must
+    /// still rank every entrant answered 202, from the log. The outcome, and what the flush
+    /// left.
+    async fn by_draw(
+        &self,
+        tokens: &[String],
+        users: &[(UserId, Phone)],
+        stock: usize,
+        window: Duration,
+    ) -> anyhow::Result<(Outcome, String)> {
+        let (scratch, base) = (self.scratch, &self.base);
+        let draw_in = window + Duration::from_millis(1_500);
+        let d = scratch
+            .draw_voucher(stock, chrono::Duration::from_std(draw_in)?)
+            .await?;
+        let entries_opened = Instant::now();
+        let entered = act(
+            &self.humans,
+            &self.bots,
+            &self.members,
+            tokens,
+            self.conns,
+            |_| format!("{base}/api/vouchers/{d}/entries"),
+        )
+        .await?;
+        let draw_at = entries_opened + draw_in;
+        let keys = scratch.core.keys.voucher(d);
+        let mut redis = scratch.core.redis.clone();
+        let _: i64 = redis
+            .del(&[
+                &keys.sale,
+                &keys.stock,
+                &keys.entries,
+                &keys.buyers,
+                &keys.moves,
+            ])
+            .await?;
+        tokio::time::sleep_until(draw_at).await;
+        // Entered is who was answered 202 (a human whose request lands after the draw's start
+        // is refused `entries_closed`, as a shopper would be); who won is who holds an order.
+        let answered = entered.iter().filter(|a| a.status == Some(202)).count();
+        let mut draw = settle(scratch, d, stock, entered, draw_at).await?;
+        let flushed = flushed_draw(scratch, d, answered).await?;
+        let winners = winners(scratch, d, users).await?;
+        for (a, won) in draw.arrivals.iter_mut().zip(winners) {
+            a.took_part = a.status == Some(202);
+            a.won = won;
+        }
+        Ok((draw, flushed))
     }
-    .publish(options)?;
-    if verdict.starts_with("MISSED") {
-        anyhow::bail!("{verdict}");
+
+    /// Entries per second, every member at once.
+    async fn entry_rate(&self, tokens: &[String], stock: usize) -> anyhow::Result<f64> {
+        let burst = self
+            .scratch
+            .draw_voucher(stock, chrono::Duration::hours(1))
+            .await?;
+        let started = Instant::now();
+        let url = format!("{}/api/vouchers/{burst}/entries", self.base);
+        let sent = futures::stream::iter(tokens.iter())
+            .map(|t| {
+                self.humans
+                    .post(&url)
+                    .header(reqwest::header::COOKIE, format!("seckill_session={t}"))
+                    .send()
+            })
+            .buffer_unordered(self.conns)
+            .filter(|r| {
+                futures::future::ready(r.as_ref().is_ok_and(|r| r.status().as_u16() == 202))
+            })
+            .count()
+            .await;
+        Ok(sent as f64 / started.elapsed().as_secs_f64())
     }
-    Ok(())
 }
 
 /// After a draw whose Redis state was deleted between its entries and its start: every entrant
@@ -298,8 +290,4 @@ async fn flushed_draw(scratch: &Scratch, d: VoucherId, answered: usize) -> anyho
         "{answered} answered 202, {} ranked; the transcript recomputes ({} winners)",
         checked.entrants, checked.winners
     ))
-}
-
-fn fmt(d: Duration) -> String {
-    format!("{} ms", d.as_millis())
 }

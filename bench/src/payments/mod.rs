@@ -10,9 +10,10 @@
 //! deadline.
 //!
 //! The run here; what a shopper does in `shopper.rs`; the checks at quiescence in
-//! `checks.rs`.
+//! `checks.rs`; the figures and their report in `figures.rs`.
 
 mod checks;
+mod figures;
 mod shopper;
 
 use std::{collections::BTreeMap, sync::Arc, time::Duration};
@@ -24,11 +25,11 @@ use tokio::time::Instant;
 
 use self::{
     checks::{money_holds, quiescent, units_hold},
+    figures::Figures,
     shopper::Shopper,
 };
 use crate::{
     drill::shoppers::{self, Arrival},
-    report::{self, Report},
     rush::{measure, process::Server},
     scratch::Scratch,
     Options,
@@ -109,28 +110,8 @@ async fn run_on(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
         late_every: 5,
         late_by: Duration::from_millis(1_500),
     });
-    let base = fake.base();
     let pay_within = pay_within_ms(options.quick);
-    let mut env: Vec<(String, String)> = scratch
-        .env
-        .iter()
-        .filter(|(k, _)| k != "SECKILL_DEV_PAYMENTS")
-        .cloned()
-        .collect();
-    for (k, v) in [
-        ("SECKILL_STRIPE_SECRET_KEY", "sk_test_bench"),
-        ("SECKILL_STRIPE_WEBHOOK_SECRET", WHSEC),
-        ("SECKILL_STRIPE_API_BASE", base.as_str()),
-        ("SECKILL_STRIPE_TIMEOUT_MS", "2000"),
-        ("SECKILL_STRIPE_EXPIRE_GRACE_MS", "1"),
-        ("SECKILL_PUBLIC_ORIGIN", "http://shop.bench"),
-        ("SECKILL_PAY_WITHIN_MS", &pay_within.to_string()),
-        ("SECKILL_SWEEP_MS", "300"),
-    ] {
-        env.push((k.to_owned(), v.to_owned()));
-    }
-    let mut server = Server::start(&env).await?;
-    fake.set_webhook(&format!("{}/api/payments/stripe/webhook", server.base));
+    let mut server = start_shop(scratch, &fake, pay_within).await?;
     let users = scratch.users(shoppers).await?;
     let tokens = Arc::new(scratch.sessions(&users).await?);
     let voucher = scratch
@@ -181,26 +162,13 @@ async fn run_on(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
             fake.outage(Duration::from_millis(2_500));
         })
     };
-    let outcomes: BTreeMap<String, (Intent, Outcome)> =
-        futures::stream::iter(answers.admitted.clone())
-            .map(|(i, order)| {
-                let shopper = Shopper {
-                    client: client.clone(),
-                    base: server.base.clone(),
-                    token: tokens[i].clone(),
-                    order: order.clone(),
-                    fake: fake.clone(),
-                    stripe: base.clone(),
-                };
-                let refuse = refused_for.as_deref() == Some(order.as_str());
-                async move {
-                    let intent = Intent::of(i);
-                    (order, (intent, shopper.act(intent, refuse).await))
-                }
-            })
-            .buffer_unordered(ACTING)
-            .collect()
-            .await;
+    let shop = Shop {
+        client,
+        base: server.base.clone(),
+        tokens,
+        fake: fake.clone(),
+    };
+    let outcomes = act_all(&shop, &answers.admitted, refused_for.as_deref()).await;
     outage.await?;
     let settled = quiescent(scratch, voucher, Instant::now() + Duration::from_secs(60)).await;
     let settled_after = acted.elapsed().as_secs_f64();
@@ -222,85 +190,89 @@ async fn run_on(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
     violations.extend(money_holds(scratch, &fake).await?);
     violations.extend(answers.internal_errors());
 
-    let mut paid = report::histogram()?;
-    for (_, o) in outcomes.values() {
-        if let Some(us) = o.paid_after_us {
-            paid.record(us.max(1))?;
-        }
-    }
-    let late_paid = outcomes.values().filter(|(_, o)| o.paid_late).count();
-    let (refunded, refund_failed): (i64, i64) = sqlx::query_as(
-        "SELECT count(*) FILTER (WHERE state = 'refunded'),
-                count(*) FILTER (WHERE state = 'refund_failed') FROM payments",
-    )
-    .fetch_one(&scratch.core.db)
-    .await?;
-    let held_ms: Option<f64> = sqlx::query_scalar(
-        "SELECT (extract(epoch FROM max(cancelled_at - pay_by)) * 1000)::float8
-         FROM orders WHERE voucher_id = $1 AND cancelled_by = 'deadline'",
-    )
-    .bind(voucher.get())
-    .fetch_one(&scratch.core.db)
-    .await?;
-    let calls = fake.calls().len();
-    let r = Report {
-        name: "payments",
-        title: format!(
-            "Payments under Stripe's misbehaviour: {shoppers} shoppers, stock {stock}, {} orders",
-            answers.admitted.len()
-        ),
-        rows: vec![
-            (
-                "payment on the hosted page → order paid".into(),
-                report::latency_row(&paid),
-            ),
-            ("orders paid".into(), paid.len().to_string()),
-            (
-                "paid after the cancellation (money Stripe took late)".into(),
-                late_paid.to_string(),
-            ),
-            (
-                "refunds made / refused for good".into(),
-                format!("{refunded} / {refund_failed}"),
-            ),
-            (
-                "longest a unit was held past its deadline".into(),
-                held_ms.map_or("none cancelled".into(), |ms| format!("{ms:.0} ms")),
-            ),
-            (
-                "Stripe API calls (every 10th answered 500)".into(),
-                calls.to_string(),
-            ),
-            (
-                "from the shoppers' first act to quiescence".into(),
-                format!("{settled_after:.1} s"),
-            ),
-            (
-                "invariants (I1–I4, M1–M3)".into(),
-                if violations.is_empty() {
-                    "hold".into()
-                } else {
-                    format!("{} broken", violations.len())
-                },
-            ),
-        ],
-        notes: violations.iter().map(|v| format!("- {v}")).collect(),
-        json: serde_json::json!({
-            "paid": report::latency_json(&paid),
-            "late_paid": late_paid,
-            "refunded": refunded,
-            "refund_failed": refund_failed,
-            "held_past_deadline_ms": held_ms,
-            "stripe_calls": calls,
-            "violations": violations,
-        }),
-    };
-    r.publish(options)?;
+    let figures = Figures::read(scratch, voucher, &outcomes, fake.calls().len()).await?;
+    figures
+        .report(
+            shoppers,
+            stock,
+            answers.admitted.len(),
+            settled_after,
+            &violations,
+        )?
+        .publish(options)?;
     if !violations.is_empty() {
         bail!("payments: {}", violations.join("; "));
     }
-    if refund_failed != i64::from(refused_for.is_some() && late_paid > 0) {
-        bail!("payments: {refund_failed} refunds refused for good, one expected");
+    let refused = figures.refund_failed;
+    if refused != i64::from(refused_for.is_some() && figures.late_paid > 0) {
+        bail!("payments: {refused} refunds refused for good, one expected");
     }
     Ok(())
+}
+
+/// The shop under test, its Stripe pointed at `fake` and its orders waiting `pay_within` ms
+/// for payment.
+async fn start_shop(
+    scratch: &Scratch,
+    fake: &FakeStripe,
+    pay_within: u64,
+) -> anyhow::Result<Server> {
+    let base = fake.base();
+    let mut env: Vec<(String, String)> = scratch
+        .env
+        .iter()
+        .filter(|(k, _)| k != "SECKILL_DEV_PAYMENTS")
+        .cloned()
+        .collect();
+    for (k, v) in [
+        ("SECKILL_STRIPE_SECRET_KEY", "sk_test_bench"),
+        ("SECKILL_STRIPE_WEBHOOK_SECRET", WHSEC),
+        ("SECKILL_STRIPE_API_BASE", base.as_str()),
+        ("SECKILL_STRIPE_TIMEOUT_MS", "2000"),
+        ("SECKILL_STRIPE_EXPIRE_GRACE_MS", "1"),
+        ("SECKILL_PUBLIC_ORIGIN", "http://shop.bench"),
+        ("SECKILL_PAY_WITHIN_MS", &pay_within.to_string()),
+        ("SECKILL_SWEEP_MS", "300"),
+    ] {
+        env.push((k.to_owned(), v.to_owned()));
+    }
+    let server = Server::start(&env).await?;
+    fake.set_webhook(&format!("{}/api/payments/stripe/webhook", server.base));
+    Ok(server)
+}
+
+/// The shop and its Stripe as every shopper reaches them.
+struct Shop {
+    client: reqwest::Client,
+    base: String,
+    tokens: Arc<Vec<String>>,
+    fake: Arc<FakeStripe>,
+}
+
+/// Every admitted shopper acts on their order by their [`Intent`], [`ACTING`] at a time; the
+/// late payer of `refused_for` has their refund refused for good.
+async fn act_all(
+    shop: &Shop,
+    admitted: &[(usize, String)],
+    refused_for: Option<&str>,
+) -> BTreeMap<String, (Intent, Outcome)> {
+    futures::stream::iter(admitted.iter().cloned())
+        .map(|(i, order)| {
+            let shopper = Shopper {
+                client: shop.client.clone(),
+                base: shop.base.clone(),
+                token: shop.tokens[i].clone(),
+                order: order.clone(),
+                fake: shop.fake.clone(),
+                stripe: shop.fake.base(),
+            };
+            let refuse = refused_for == Some(order.as_str());
+            async move {
+                let intent = Intent::of(i);
+                (order, (intent, shopper.act(intent, refuse).await))
+            }
+        })
+        .buffer_unordered(ACTING)
+        .collect()
+        .await
 }

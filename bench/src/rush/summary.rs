@@ -38,11 +38,55 @@ pub struct Figures<'a> {
 impl Figures<'_> {
     /// Prints, records (full runs) and writes the JSON.
     pub fn publish(self, options: &Options) -> anyhow::Result<()> {
+        let targets = self.targets();
+        let mut rows = self.rows();
+        rows.push((
+            "targets".into(),
+            targets
+                .iter()
+                .map(|(t, ok)| format!("{t}: {}", if *ok { "met" } else { "missed" }))
+                .collect::<Vec<_>>()
+                .join("; "),
+        ));
+        let json = self.json(&targets);
         let f = self;
-        let ratio_buys = f.buys_per_sec / f.evalsha;
-        let ratio_drain = f.drain.rate / f.insert;
-        let p99_ms = report::ms(f.latency.value_at_quantile(0.99));
-        let mut rows = vec![
+        Report {
+            name: match (options.quick, f.sc.rate.is_some()) {
+                (true, _) => "rush-quick",
+                (false, false) => "rush",
+                (false, true) => "rush-open-loop",
+            },
+            title: format!(
+                "Rush{}{}",
+                if f.sc.rate.is_some() { ", open loop" } else { "" },
+                if options.quick { " (quick)" } else { "" }
+            ),
+            rows,
+            notes: if f.profile.is_empty() {
+                Vec::new()
+            } else {
+                vec![format!(
+                    "Top of `perf report --no-children --sort dso,symbol` for the server during the rush:\n\n```text\n{}\n```",
+                    f.profile.join("\n")
+                )]
+            },
+            json,
+        }
+        .publish(options)
+    }
+
+    /// The ratios of the throughputs to their ceilings: buys to EVALSHA, drain to inserts.
+    fn ratios(&self) -> (f64, f64) {
+        (
+            self.buys_per_sec / self.evalsha,
+            self.drain.rate / self.insert,
+        )
+    }
+
+    fn rows(&self) -> Vec<(String, String)> {
+        let f = self;
+        let (ratio_buys, ratio_drain) = f.ratios();
+        vec![
             (
                 "scenario".into(),
                 match f.sc.rate {
@@ -117,8 +161,15 @@ impl Figures<'_> {
                     format!("BROKEN: {}", f.violations.join("; "))
                 },
             ),
-        ];
-        let targets = [
+        ]
+    }
+
+    /// Each target, met or not.
+    fn targets(&self) -> [(&'static str, bool); 6] {
+        let f = self;
+        let (ratio_buys, _) = f.ratios();
+        let p99_ms = report::ms(f.latency.value_at_quantile(0.99));
+        [
             ("buys/s ≥ 1.0× EVALSHA ceiling", ratio_buys >= 1.0),
             (
                 "buys/s ≥ 0.8× GET /api/live (closed loop)",
@@ -138,16 +189,13 @@ impl Figures<'_> {
                 f.written_after_last_admission.is_some_and(|s| s <= 2.0),
             ),
             ("server RSS ≤ 150 MB", f.peak_rss_mb <= 150.0),
-        ];
-        rows.push((
-            "targets".into(),
-            targets
-                .iter()
-                .map(|(t, ok)| format!("{t}: {}", if *ok { "met" } else { "missed" }))
-                .collect::<Vec<_>>()
-                .join("; "),
-        ));
-        let json = serde_json::json!({
+        ]
+    }
+
+    fn json(&self, targets: &[(&'static str, bool)]) -> serde_json::Value {
+        let f = self;
+        let (ratio_buys, ratio_drain) = f.ratios();
+        serde_json::json!({
             "scenario": {"shoppers": f.sc.shoppers, "stock": f.sc.stock, "conns": f.sc.conns, "open_loop_rate": f.sc.rate},
             "open_loop_send_lag_ms": f.send_lag.as_secs_f64() * 1e3,
             "buys_per_sec": f.buys_per_sec,
@@ -167,29 +215,6 @@ impl Figures<'_> {
             "ratio_drain_to_insert": ratio_drain,
             "invariant_violations": f.violations,
             "targets": targets.iter().map(|(t, ok)| (t.to_string(), *ok)).collect::<BTreeMap<_, _>>(),
-        });
-        Report {
-            name: match (options.quick, f.sc.rate.is_some()) {
-                (true, _) => "rush-quick",
-                (false, false) => "rush",
-                (false, true) => "rush-open-loop",
-            },
-            title: format!(
-                "Rush{}{}",
-                if f.sc.rate.is_some() { ", open loop" } else { "" },
-                if options.quick { " (quick)" } else { "" }
-            ),
-            rows,
-            notes: if f.profile.is_empty() {
-                Vec::new()
-            } else {
-                vec![format!(
-                    "Top of `perf report --no-children --sort dso,symbol` for the server during the rush:\n\n```text\n{}\n```",
-                    f.profile.join("\n")
-                )]
-            },
-            json,
-        }
-        .publish(options)
+        })
     }
 }
