@@ -78,18 +78,19 @@ fn plain_form_error(to: &str) -> Option<AppError> {
 /// An error in words, with the way out when there is one.
 #[component]
 pub fn ErrorNote(error: AppError) -> impl IntoView {
+    let t = crate::words::t();
     let action = match &error {
         AppError::Unauthenticated => Some(Either::Left(view! {
-            " " <a href=sign_in_path(&current_path()) data-testid="sign-in-link">"Sign in"</a>
+            " " <a href=sign_in_path(&current_path()) data-testid="sign-in-link">{t.sign_in_link()}</a>
         })),
         AppError::AlreadyBought(order) => Some(Either::Right(view! {
-            " " <a href=format!("/orders/{order}") data-testid="your-order-link">"See your order"</a>
+            " " <a href=format!("/orders/{order}") data-testid="your-order-link">{t.see_your_order()}</a>
         })),
         _ => None,
     };
     view! {
         <p class="error" role="alert" data-testid="error" data-code=error.code()>
-            {error.to_string()} {action}
+            {error.message(crate::words::lang())} {action}
         </p>
     }
 }
@@ -165,7 +166,7 @@ pub fn Pager(
                 {(page > 1).then(|| view! {
                     <a class="button" rel="prev" href=newer data-testid="page-newer">{newer_text}</a>
                 })}
-                <span class="pager-at" data-testid="page-at">{format!("Page {page} of {pages}")}</span>
+                <span class="pager-at" data-testid="page-at">{crate::words::fill(crate::words::t().page_of(), &[&page, &pages])}</span>
                 {(page < pages).then(|| view! {
                     <a class="button" rel="next" href=older data-testid="page-older">{older_text}</a>
                 })}

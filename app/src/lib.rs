@@ -5,6 +5,8 @@
 //! core library (`seckill`), which only the `ssr` build links; both builds share the `domain`
 //! crate's types.
 
+#![recursion_limit = "256"]
+
 pub mod api;
 pub mod components;
 pub mod live;
@@ -15,6 +17,7 @@ pub mod session;
 pub mod ssr;
 pub mod time;
 pub mod url;
+pub mod words;
 
 /// The web API's shared types, under the names the UI uses.
 pub use webapi::{error, wire};
@@ -28,9 +31,12 @@ use leptos_router::{
 
 /// The HTML document around the app (server-rendered only).
 pub fn shell(options: LeptosOptions) -> impl IntoView {
+    let lang = words::lang();
+    // The shop's offset, for the islands' times (`time::shop_offset`).
+    let offset = time::shop_offset().local_minus_utc();
     view! {
         <!DOCTYPE html>
-        <html lang="en">
+        <html lang=lang.tag() data-utc-offset=offset>
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
@@ -126,21 +132,22 @@ pub fn App() -> impl IntoView {
     provide_meta_context();
     let session = session::Session::provide();
     let mode = session::Mode::provide();
+    let t = words::t();
     view! {
         // Every page names itself (`<Title text=…/>`); this puts the shop's name after it.
-        <Title formatter=|text: String| format!("{text} — Seckill") text="Flash sales"/>
+        <Title formatter=move |text: String| words::fill(t.title_suffix(), &[&text]) text=t.home_title()/>
         <Router>
             <Transition fallback=|| ()>
                 {move || Suspend::new(async move {
-                    mode.0.await.ok().and_then(|m| m.warning()).map(|words| view! {
+                    mode.0.await.ok().and_then(|m| words::dev_warning(t, m)).map(|words| view! {
                         <p class="dev-strip" role="note" data-testid="dev-mode">{words}</p>
                     })
                 })}
             </Transition>
             <header class="site-header" data-testid="site-header" data-hydrated="false">
-                <A href="/" attr:class="brand">"秒杀 Seckill"</A>
-                <nav aria-label="Main">
-                    <A href="/">"Vouchers"</A>
+                <A href="/" attr:class="brand">{t.brand()}</A>
+                <nav aria-label=t.nav_label()>
+                    <A href="/">{t.nav_vouchers()}</A>
                     <Transition fallback=|| ()>
                         {move || Suspend::new(async move {
                             let me = session.me.await.ok().flatten();
@@ -148,6 +155,7 @@ pub fn App() -> impl IntoView {
                         })}
                     </Transition>
                 </nav>
+                <LanguageSwitch/>
             </header>
             <main>
                 // Async: the server sends whole pages, so they work without JavaScript (the
@@ -165,6 +173,9 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/admin/payments") ssr=SsrMode::Async view=pages::payments::PaymentsPage/>
                 </Routes>
             </main>
+            <footer class="site-footer">
+                <time::ZoneNote/>
+            </footer>
             <HydrationMark/>
         </Router>
     }
@@ -189,20 +200,41 @@ fn HydrationMark() -> impl IntoView {
 /// sign out.
 #[component]
 fn UserNav(me: Option<wire::Me>) -> impl IntoView {
+    let t = words::t();
     let Some(me) = me else {
-        return view! { <A href="/login">"Sign in"</A> }.into_any();
+        return view! { <A href="/login">{t.nav_sign_in()}</A> }.into_any();
     };
     // A plain form: the server signs out and sends the visitor home.
     let sign_out = ServerAction::<api::auth::SignOut>::new();
     view! {
-        <A href="/orders">"My orders"</A>
-        {me.is_admin.then(|| view! { <A href="/admin">"Console"</A> })}
+        <A href="/orders">{t.nav_my_orders()}</A>
+        {me.is_admin.then(|| view! { <A href="/admin">{t.nav_console()}</A> })}
         <ActionForm action=sign_out attr:class="sign-out">
             <span class="who" data-testid="signed-in-as">{me.phone.to_string()}</span>
-            <button type="submit" class="link" data-testid="sign-out">"Sign out"</button>
+            <button type="submit" class="link" data-testid="sign-out">{t.nav_sign_out()}</button>
         </ActionForm>
     }
     .into_any()
+}
+
+/// Links to this page in the other language: a plain link to `/lang`, which remembers the
+/// choice in a cookie and comes back here (no JavaScript needed).
+#[component]
+fn LanguageSwitch() -> impl IntoView {
+    let here = words::lang();
+    let next = url::current_path_and_query();
+    view! {
+        <nav class="lang-switch" aria-label=words::t().lang_switch_label() data-testid="lang-switch">
+            {words::Lang::ALL
+                .into_iter()
+                .filter(|l| *l != here)
+                .map(|l| view! {
+                    <a href=url::language_switch(l, &next) hreflang=l.tag() lang=l.tag()
+                        rel="alternate" data-testid=format!("lang-{}", l.tag())>{l.own_name()}</a>
+                })
+                .collect_view()}
+        </nav>
+    }
 }
 
 #[cfg(test)]

@@ -61,19 +61,20 @@ pub fn AdminOnly(children: ChildrenFn) -> impl IntoView {
         Some(_) => view! { <Forbidden/> }.into_any(),
         None => view! { <Redirect path=sign_in_path(&here.get_untracked())/> }.into_any(),
     };
-    view! { <Loaded data=session.me loading="Checking your account…" ok/> }
+    view! { <Loaded data=session.me loading=crate::words::t().checking_account() ok/> }
 }
 
 /// Signed in, but not an admin.
 #[component]
 pub fn Forbidden() -> impl IntoView {
     set_page_status(403);
+    let t = crate::words::t();
     view! {
-        <leptos_meta::Title text="Admins only"/>
+        <leptos_meta::Title text=t.forbidden_title()/>
         <section class="panel" data-testid="forbidden">
-            <h1>"403: admins only"</h1>
-            <p>"This page is for the shop's admins. Your account can buy vouchers, not manage them."</p>
-            <p><a href="/">"Back to the vouchers"</a></p>
+            <h1>{t.forbidden_heading()}</h1>
+            <p>{t.forbidden_text()}</p>
+            <p><a href="/">{t.back_to_vouchers()}</a></p>
         </section>
     }
 }

@@ -6,19 +6,13 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 
-/// An instant, naming its zone: UTC in the server's HTML (and without JavaScript), the
-/// browser's local time and offset once the page is live ("2030-06-01 10:00:30 UTC+08:00").
-/// An island of its own in a server component; inside another island, a plain part of it.
-#[island]
+/// An instant as people in the shop read it: the shop's time zone, to the minute, in the page's
+/// language (`11月27日 02:29`, `27 Nov, 02:29`); the page says once which zone that is
+/// ([`ZoneNote`]). The same on the server and in an island, with JavaScript or without.
+#[component]
 pub fn When(#[prop(into)] at: Instant) -> impl IntoView {
     let Instant(at) = at;
-    let live = RwSignal::new(false);
-    Effect::new(move |_| live.set(true));
-    view! {
-        <time datetime=at.to_rfc3339()>
-            {move || if live.get() { local_time(at) } else { format!("{} UTC", wall_clock(&at.naive_utc())) }}
-        </time>
-    }
+    view! { <time datetime=at.to_rfc3339()>{shop_time(at)}</time> }
 }
 
 /// An instant as an island's prop: RFC 3339 in the page, read back by `domain::rfc3339`
@@ -32,59 +26,107 @@ impl From<DateTime<Utc>> for Instant {
     }
 }
 
-/// `at` in the browser's time zone, with it (UTC on the server).
-pub fn local_time(at: DateTime<Utc>) -> String {
-    #[cfg(feature = "hydrate")]
-    {
-        use chrono::Offset;
-        let local = at.with_timezone(&chrono::Local);
-        format!(
-            "{} {}",
-            wall_clock(&local.naive_local()),
-            zone_name(local.offset().fix())
-        )
-    }
-    #[cfg(not(feature = "hydrate"))]
-    {
-        format!("{} UTC", wall_clock(&at.naive_utc()))
-    }
+/// `at` in the shop's zone and the page's language, to the minute.
+pub fn shop_time(at: DateTime<Utc>) -> String {
+    let local = at.with_timezone(&shop_offset());
+    format_local(crate::words::t(), &local.naive_local())
 }
 
-/// `2030-06-01 10:00:30`. By hand rather than through chrono's `format`: its format-string
-/// machinery would weigh on every page's browser bundle for this one shape.
-pub fn wall_clock(t: &chrono::NaiveDateTime) -> String {
+/// `11月27日 02:29` / `27 Nov, 02:29`. By hand rather than through chrono's `format`: its
+/// format-string machinery would weigh on every page's browser bundle for this one shape.
+pub fn format_local(t: crate::words::Texts, local: &chrono::NaiveDateTime) -> String {
     use chrono::{Datelike, Timelike};
-    format!(
-        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
-        t.year(),
-        t.month(),
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second()
-    )
+    let month = t
+        .months()
+        .split(' ')
+        .nth(local.month0() as usize)
+        .unwrap_or_default();
+    let clock = format!("{:02}:{:02}", local.hour(), local.minute());
+    crate::words::fill(t.month_day_time(), &[&month, &local.day(), &clock])
 }
 
-/// A UTC offset as people read it: `UTC`, `UTC+08:00`, `UTC-05:30`.
-pub fn zone_name(offset: chrono::FixedOffset) -> String {
-    if offset.local_minus_utc() == 0 {
-        "UTC".to_owned()
-    } else {
-        format!("UTC{offset}")
+/// The shop's offset from UTC as the page shows its times: on the server the zone's
+/// ([`set_shop_zone`], `SECKILL_TIME_ZONE`) now; in the browser the one the server wrote on
+/// `<html data-utc-offset>`, so an island renders what the server did. (A zone that changes its
+/// offset shows the page's times at the offset of the page's render, and says which.)
+pub fn shop_offset() -> chrono::FixedOffset {
+    #[cfg(feature = "ssr")]
+    {
+        use chrono::Offset;
+        Utc::now().with_timezone(&shop_zone()).offset().fix()
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        page_offset()
     }
 }
 
-/// The browser's current UTC offset (`None` on the server, which cannot know it).
-pub fn browser_zone() -> Option<String> {
+#[cfg(not(feature = "ssr"))]
+fn page_offset() -> chrono::FixedOffset {
+    use chrono::Offset;
+    let utc = Utc.fix();
     #[cfg(feature = "hydrate")]
     {
-        use chrono::Offset;
-        Some(zone_name(chrono::Local::now().offset().fix()))
+        thread_local! {
+            static OFFSET: Option<chrono::FixedOffset> = leptos::prelude::document()
+                .document_element()
+                .and_then(|html| html.get_attribute("data-utc-offset"))
+                .and_then(|secs| secs.parse::<i32>().ok())
+                .and_then(chrono::FixedOffset::east_opt);
+        }
+        OFFSET.with(|o| o.unwrap_or(utc))
     }
     #[cfg(not(feature = "hydrate"))]
     {
-        None
+        utc
     }
+}
+
+/// The shop's time zone (`SECKILL_TIME_ZONE`), set once at the server's start.
+#[cfg(feature = "ssr")]
+static SHOP_ZONE: std::sync::OnceLock<chrono_tz::Tz> = std::sync::OnceLock::new();
+
+/// The zone every page shows its times in; Asia/Shanghai until the server sets its own.
+#[cfg(feature = "ssr")]
+pub fn shop_zone() -> chrono_tz::Tz {
+    SHOP_ZONE
+        .get()
+        .copied()
+        .unwrap_or(chrono_tz::Asia::Shanghai)
+}
+
+/// Sets the shop's zone (the first call wins: one zone per process).
+#[cfg(feature = "ssr")]
+pub fn set_shop_zone(zone: chrono_tz::Tz) {
+    if SHOP_ZONE.set(zone).is_err() && shop_zone() != zone {
+        tracing::warn!(
+            zone = %zone,
+            kept = %shop_zone(),
+            "the shop's time zone is set once per process; keeping the first"
+        );
+    }
+}
+
+/// The zone's name as people read it: "Beijing time (UTC+8)" for Asia/Shanghai, else its
+/// IANA name and offset ("Europe/Berlin (UTC+01:00)").
+pub fn zone_name(t: crate::words::Texts) -> String {
+    let named = crate::words::fill(t.zone_offset(), &[&shop_offset()]);
+    #[cfg(feature = "ssr")]
+    {
+        if shop_zone() == chrono_tz::Asia::Shanghai {
+            return t.zone_beijing().to_owned();
+        }
+        format!("{} ({named})", shop_zone().name())
+    }
+    #[cfg(not(feature = "ssr"))]
+    named
+}
+
+/// "Times are Beijing time (UTC+8)." once on every page (server-rendered).
+#[component]
+pub fn ZoneNote() -> impl IntoView {
+    let t = crate::words::t();
+    view! { <p class="zone-note" data-testid="zone-note">{crate::words::fill(t.times_in_zone(), &[&zone_name(t)])}</p> }
 }
 
 /// Calls `tick` every `period` while the calling component lives (browser only; nothing
@@ -148,12 +190,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn wall_clock_times_read_like_chrono_formats_them() {
-        let t = DateTime::parse_from_rfc3339("2030-06-01T09:05:03.999Z")
+    fn times_read_as_people_write_them_in_each_language() {
+        let t = DateTime::parse_from_rfc3339("2026-11-27T02:29:55+08:00")
+            .expect("a time")
+            .naive_local();
+        assert_eq!(format_local(i18n::Lang::ZhCn.texts(), &t), "11月27日 02:29");
+        assert_eq!(format_local(i18n::Lang::En.texts(), &t), "27 Nov, 02:29");
+        let t = DateTime::parse_from_rfc3339("2027-01-05T23:05:00Z")
             .expect("a time")
             .naive_utc();
-        assert_eq!(wall_clock(&t), t.format("%Y-%m-%d %H:%M:%S").to_string());
-        assert_eq!(wall_clock(&t), "2030-06-01 09:05:03");
+        assert_eq!(format_local(i18n::Lang::ZhCn.texts(), &t), "1月5日 23:05");
+        assert_eq!(format_local(i18n::Lang::En.texts(), &t), "5 Jan, 23:05");
     }
 
     #[test]

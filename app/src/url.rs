@@ -31,6 +31,23 @@ pub fn safe_next(next: Option<String>) -> String {
         .unwrap_or_else(|| "/".to_owned())
 }
 
+/// The switch to `lang` that comes back to `next` (a local path and query).
+pub fn language_switch(lang: i18n::Lang, next: &str) -> String {
+    format!("/lang?to={}&next={}", lang.tag(), encode_query(next))
+}
+
+/// The path and query of the page being rendered (server; the path alone in an island).
+pub fn current_path_and_query() -> String {
+    #[cfg(feature = "ssr")]
+    if let Some(parts) = leptos::prelude::use_context::<http::request::Parts>() {
+        return parts
+            .uri
+            .path_and_query()
+            .map_or_else(|| "/".to_owned(), |pq| pq.as_str().to_owned());
+    }
+    crate::components::current_path()
+}
+
 /// Percent-encodes what a path may hold that a query value may not.
 pub fn encode_query(s: &str) -> String {
     s.chars()

@@ -48,8 +48,11 @@ test("static files go out precompressed under hashed names, immutable, and a col
     [`/vouchers/${sale}`, "seckill-sale", 150_000],
     ["/login", "seckill", 185_000],
   ];
+  // In either language: the pages' words are in the HTML, and each bundle carries only the
+  // sentences its islands say, in both languages.
+  for (const locale of ["zh-CN", "en-US"])
   for (const [path, bundle, bound] of visits) {
-    const context = await browser.newContext();
+    const context = await browser.newContext({ locale });
     const cold = await context.newPage();
     let bytes = 0;
     let assets = 0;
@@ -67,7 +70,8 @@ test("static files go out precompressed under hashed names, immutable, and a col
     await expect(cold.getByTestId("site-header")).toHaveAttribute("data-hydrated", "true");
     await cold.waitForLoadState("networkidle");
     await cold.waitForTimeout(200);
-    console.log(`cold page weight of ${path} over the wire: ${bytes} bytes, of which static files ${assets}`);
+    console.log(`cold page weight of ${path} (${locale}) over the wire: ${bytes} bytes, of which static files ${assets}`);
+    await expect(cold.locator("html")).toHaveAttribute("lang", locale === "zh-CN" ? "zh-CN" : "en");
     const wasm = files.filter((f) => f.endsWith(".wasm"));
     expect(wasm, files.join(" ")).toHaveLength(1);
     expect(wasm[0]).toMatch(new RegExp(`^/pkg/${bundle}\\.[0-9a-f]{16}\\.wasm$`));

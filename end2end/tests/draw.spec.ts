@@ -97,7 +97,7 @@ test("an admin creates a draw sale with the form, and shoppers see it is one", a
   await hydrated(page);
   const name = title("Form draw");
   await page.getByTestId("title").fill(name);
-  await page.getByTestId("price").fill("990");
+  await page.getByTestId("price").fill("9.90");
   await page.getByTestId("stock").fill("5");
   await page.getByTestId("begins").fill("2031-06-01T10:00:00");
   await page.getByTestId("ends").fill("2031-06-01T12:00:00");

@@ -12,7 +12,7 @@ test("a shopper buys, sees the time left to pay counting down, pays, and my orde
   await expect(page.getByTestId("order-state")).toHaveAttribute("data-state", "created", { timeout: 10_000 });
   await expect(page.getByTestId("order-state")).toHaveText("Awaiting payment");
   const countdown = page.getByTestId("pay-countdown");
-  await expect(countdown).toHaveText(/^Pay within \d\d:\d\d$/);
+  await expect(countdown).toHaveText(/^Reserved for you: pay within \d\d:\d\d$/);
   const first = await countdown.textContent();
   await expect(countdown).not.toHaveText(first ?? "", { timeout: 3_000 });
   await page.screenshot({ path: "test-results/pay-before.png", fullPage: true });
@@ -43,7 +43,7 @@ test.describe("without JavaScript", () => {
     await page.goto(`/vouchers/${id}`);
     await page.getByTestId("buy").click();
     await expect(page.getByTestId("order-state")).toHaveAttribute("data-state", "created", { timeout: 10_000 });
-    await expect(page.getByTestId("pay-countdown")).toContainText("Pay within");
+    await expect(page.getByTestId("pay-countdown")).toContainText("Reserved for you: pay within");
     await page.getByTestId("pay").click();
     await expect(page).toHaveURL(/\/orders\/\d+\?payment=return$/);
     await expect(page.getByTestId("order-state")).toHaveAttribute("data-state", "paid");

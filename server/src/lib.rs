@@ -4,6 +4,7 @@
 
 mod body;
 mod client;
+mod localize;
 mod origin;
 mod page_cache;
 mod refusals;

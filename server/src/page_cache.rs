@@ -112,8 +112,17 @@ pub async fn pages(State(cache): State<PageCache>, req: Request, next: Next) -> 
     let shared = same_for_all && !has_session(req.headers());
     let if_none_match = req.headers().get(header::IF_NONE_MATCH).cloned();
     let gzip_ok = accepts_gzip(req.headers());
-    // A voucher changed here (created, ended, topped up) makes every rendering before it old.
-    let key = shared.then(|| format!("{}:{}", cache.core.catalog_epoch(), req.uri().path()));
+    // A voucher changed here (created, ended, topped up) makes every rendering before it old;
+    // each language has its own rendering.
+    let lang = app::words::of_request(req.headers());
+    let key = shared.then(|| {
+        format!(
+            "{}:{}:{}",
+            cache.core.catalog_epoch(),
+            lang.tag(),
+            req.uri().path()
+        )
+    });
     if let Some(page) = key.as_ref().and_then(|k| cache.pages.get(k)) {
         metrics::counter!("seckill_page_cache_total", "outcome" => "hit").increment(1);
         return answer(&page, if_none_match.as_ref(), true, gzip_ok);
@@ -186,9 +195,11 @@ async fn signed_in_page(
     next: Next,
 ) -> Response {
     let if_none_match = req.headers().get(header::IF_NONE_MATCH).cloned();
+    let lang = app::words::of_request(req.headers());
     let key = format!(
-        "{}:{}:signed-in",
+        "{}:{}:{}:signed-in",
         cache.core.catalog_epoch(),
+        lang.tag(),
         req.uri().path()
     );
     let template = match cache.pages.get(&key) {
@@ -201,9 +212,17 @@ async fn signed_in_page(
             let (parts, _) = req.into_parts();
             let mut for_stand_in = Request::from_parts(parts.clone(), Body::empty());
             if let Some(stand_in) = &cache.stand_in {
-                for_stand_in
-                    .headers_mut()
-                    .insert(header::COOKIE, stand_in.cookie().clone());
+                // The stand-in's session, in the shopper's language (its cookie is replaced,
+                // the language cookie with it: it is said again).
+                let cookie = format!(
+                    "{}; {}={}",
+                    stand_in.cookie().to_str().unwrap_or_default(),
+                    app::words::Lang::COOKIE,
+                    lang.tag()
+                );
+                let cookie =
+                    HeaderValue::from_str(&cookie).unwrap_or_else(|_| stand_in.cookie().clone());
+                for_stand_in.headers_mut().insert(header::COOKIE, cookie);
             }
             match template_of(next.clone().run(for_stand_in).await).await {
                 Some(t) => {
@@ -292,7 +311,7 @@ fn answer(
     );
     headers.insert(
         header::VARY,
-        HeaderValue::from_static("Cookie, Accept-Encoding"),
+        HeaderValue::from_static("Cookie, Accept-Encoding, Accept-Language"),
     );
     response
 }

@@ -38,6 +38,10 @@ pub struct Settings {
     /// Dev login on an address other than loopback is meant (`SECKILL_DEV_LOGIN_PUBLIC`): a
     /// shared staging machine, never a shop.
     pub dev_login_public: bool,
+    /// The zone every page shows its times in, and the admin's form reads them in
+    /// (`SECKILL_TIME_ZONE`, an IANA name; default `Asia/Shanghai`). The REST API's times stay
+    /// RFC 3339 in UTC.
+    pub time_zone: chrono_tz::Tz,
 }
 
 /// What one HTTP connection or request may take.
@@ -85,8 +89,18 @@ impl Settings {
                 _ => Some(typed(&get, "SECKILL_METRICS_ADDR", DEFAULT_METRICS_ADDR)?),
             },
             dev_login_public: typed(&get, "SECKILL_DEV_LOGIN_PUBLIC", "false")?,
+            time_zone: time_zone(get("SECKILL_TIME_ZONE").as_deref())?,
         })
     }
+}
+
+/// An IANA time zone name (`Asia/Shanghai`, `Europe/Berlin`, `UTC`).
+fn time_zone(raw: Option<&str>) -> Result<chrono_tz::Tz, ConfigError> {
+    let name = raw.map_or("Asia/Shanghai", str::trim);
+    name.parse().map_err(|_| ConfigError {
+        var: "SECKILL_TIME_ZONE",
+        message: format!("{name:?} is not an IANA time zone name (such as Asia/Shanghai)"),
+    })
 }
 
 /// Comma-separated IP addresses.

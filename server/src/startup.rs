@@ -52,6 +52,7 @@ impl Application {
     pub async fn build_with(core: Core, settings: Settings) -> anyhow::Result<Self> {
         let addr = settings.site_addr;
         safety::check(&core.config, &settings)?;
+        app::time::set_shop_zone(settings.time_zone);
         prepare_stores(&core).await?;
         let listener = TcpListener::bind(addr)
             .await
@@ -219,6 +220,7 @@ fn router(
             static_files::router(assets),
         )
         .route("/draw-check.js", get(draw_check_script))
+        .route("/lang", get(crate::localize::switch))
         .route("/api", any(rest::not_found))
         .route("/api/", any(rest::not_found))
         .nest("/api", rest::router())
@@ -286,6 +288,8 @@ fn layers(
         origins,
         origin::same_site_only,
     ))
+    // Errors in the request's language, the refusals above included.
+    .layer(middleware::from_fn(crate::localize::errors))
     .layer(middleware::from_fn_with_state(
         BodyLimit(http.max_body_bytes),
         screen::screen,

@@ -63,18 +63,19 @@ pub fn receipt(r: seckill::draw::Receipt) -> crate::wire::ReceiptView {
     }
 }
 
-/// The instant a form sent: the browser's RFC 3339 value when it has one, else the
-/// `datetime-local` text read as UTC. Unparsable text goes through as typed, so the core's
-/// validation names the field.
-pub fn instant(rfc3339: &str, local: &str) -> String {
-    if !rfc3339.trim().is_empty() {
-        return rfc3339.trim().to_owned();
-    }
+/// The instant a form's `datetime-local` field means, read in the shop's `zone` (the zone every
+/// page shows its times in), as RFC 3339. Unparsable text goes through as typed, so the core's
+/// validation names the field; a wall-clock time the zone skips (a DST gap) too.
+pub fn instant<Tz: chrono::TimeZone>(local: &str, zone: &Tz) -> String
+where
+    Tz::Offset: std::fmt::Display,
+{
     let local = local.trim();
     ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S"]
         .iter()
         .find_map(|f| chrono::NaiveDateTime::parse_from_str(local, f).ok())
-        .map_or_else(|| local.to_owned(), |t| t.and_utc().to_rfc3339())
+        .and_then(|t| zone.from_local_datetime(&t).earliest())
+        .map_or_else(|| local.to_owned(), |t| t.to_rfc3339())
 }
 
 pub fn console_row(c: console::VoucherCounts) -> ConsoleRow {

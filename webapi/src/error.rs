@@ -145,6 +145,51 @@ impl AppError {
         }
     }
 
+    /// The sentence for people in `lang` (the REST `message`, the pages' notes). `Display`
+    /// is the English one, for logs.
+    pub fn message(&self, lang: i18n::Lang) -> String {
+        let t = lang.texts();
+        let fill = |template: &str, value: &dyn std::fmt::Display| i18n::fill(template, &[value]);
+        match self {
+            Self::Unauthenticated => t.err_unauthenticated().to_owned(),
+            Self::Forbidden => t.err_forbidden().to_owned(),
+            Self::CrossSite => t.err_cross_site().to_owned(),
+            Self::NotFound => t.err_not_found().to_owned(),
+            Self::SoldOut => t.err_sold_out().to_owned(),
+            Self::AlreadyBought(_) => t.err_already_bought().to_owned(),
+            Self::NotStarted => t.err_not_started().to_owned(),
+            Self::Ended => t.err_ended().to_owned(),
+            Self::RateLimited => t.err_rate_limited().to_owned(),
+            Self::DrawPending => t.err_draw_pending().to_owned(),
+            Self::EntriesNotOpen => t.err_entries_not_open().to_owned(),
+            Self::EntriesClosed => t.err_entries_closed().to_owned(),
+            Self::NotADraw => t.err_not_a_draw().to_owned(),
+            Self::CodeResendWait(secs) => fill(t.err_code_resend_wait(), secs),
+            Self::TryAgainIn(secs) => fill(t.err_try_again_in(), secs),
+            Self::TooManyStreams => t.err_too_many_streams().to_owned(),
+            Self::OrderQueued => t.err_order_queued().to_owned(),
+            Self::OrderFailed => t.err_order_failed().to_owned(),
+            Self::OrderCancelled => t.err_order_cancelled().to_owned(),
+            Self::PaymentExpired => t.err_payment_expired().to_owned(),
+            Self::AlreadyPaid => t.err_already_paid().to_owned(),
+            Self::OrderConfirmed => t.err_order_confirmed().to_owned(),
+            Self::NotPaid => t.err_not_paid().to_owned(),
+            Self::PaymentUnavailable => t.err_payment_unavailable().to_owned(),
+            Self::BadSignature(why) => fill(t.err_bad_signature(), why),
+            Self::InvalidPhone => t.err_invalid_phone().to_owned(),
+            Self::InvalidCode => t.err_invalid_code().to_owned(),
+            Self::CodeNotSent => t.err_code_not_sent().to_owned(),
+            Self::Invalid(_) => t.err_invalid().to_owned(),
+            Self::BadRequest(why) => fill(t.err_bad_request(), why),
+            Self::MethodNotAllowed => t.err_method_not_allowed().to_owned(),
+            Self::TooLarge => t.err_too_large().to_owned(),
+            Self::Timeout => t.err_timeout().to_owned(),
+            Self::Unavailable => t.err_unavailable().to_owned(),
+            Self::Internal(reference) => fill(t.err_internal(), reference),
+            Self::Transport(why) => fill(t.err_transport(), why),
+        }
+    }
+
     /// The HTTP status (design.md §5).
     pub fn status(&self) -> u16 {
         match self {
@@ -245,9 +290,12 @@ impl AppError {
             return e;
         }
         let secs = retry_after.unwrap_or(0);
+        // The server wrote its sentence in the request's language: either of the shop's.
         let said = |template: Self| {
-            let text = template.to_string();
-            message.strip_prefix(text.as_str()).map(str::to_owned)
+            i18n::Lang::ALL.into_iter().find_map(|lang| {
+                let text = template.message(lang);
+                message.strip_prefix(text.as_str()).map(str::to_owned)
+            })
         };
         match code {
             "rate_limited" => [
@@ -256,7 +304,7 @@ impl AppError {
                 Self::TooManyStreams,
             ]
             .into_iter()
-            .find(|e| e.to_string() == message)
+            .find(|e| i18n::Lang::ALL.iter().any(|l| e.message(*l) == message))
             .unwrap_or(Self::RateLimited),
             "invalid" => Self::Invalid(fields),
             "bad_request" => Self::BadRequest(
@@ -266,9 +314,12 @@ impl AppError {
                 said(Self::BadSignature(String::new())).unwrap_or_else(|| message.to_owned()),
             ),
             "internal" => Self::Internal(
-                message
-                    .strip_prefix("Something went wrong on our side (reference ")
-                    .and_then(|r| r.strip_suffix(")."))
+                i18n::Lang::ALL
+                    .into_iter()
+                    .find_map(|lang| {
+                        let (before, after) = lang.texts().err_internal().split_once("{0}")?;
+                        message.strip_prefix(before)?.strip_suffix(after)
+                    })
                     .unwrap_or(message)
                     .to_owned(),
             ),
@@ -345,8 +396,24 @@ mod tests {
             AppError::Internal("5f0c2a".into()),
         ];
         for e in sent {
-            let back = AppError::from_wire(e.code(), &e.to_string(), e.fields(), e.retry_after());
-            assert_eq!(back, e, "{} ({})", e.code(), e);
+            assert_eq!(e.message(i18n::Lang::En), e.to_string(), "{}", e.code());
+            for lang in i18n::Lang::ALL {
+                let said = e.message(lang);
+                let back = AppError::from_wire(e.code(), &said, e.fields(), e.retry_after());
+                assert_eq!(back, e, "{} ({said})", e.code());
+            }
+        }
+    }
+
+    #[test]
+    fn the_english_message_is_the_display() {
+        for e in [
+            AppError::SoldOut,
+            AppError::CodeResendWait(42),
+            AppError::Internal("5f0c2a".into()),
+            AppError::BadRequest("x".into()),
+        ] {
+            assert_eq!(e.message(i18n::Lang::En), e.to_string());
         }
     }
 

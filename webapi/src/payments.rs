@@ -32,24 +32,3 @@ pub struct PaymentsView {
     /// How many the filter selects in all.
     pub total: i64,
 }
-
-/// The filters an admin chooses from: `(query value, words)`.
-pub const FILTERS: [(&str, &str); 3] = [
-    ("attention", "Needs attention"),
-    ("paid", "Paid"),
-    ("refunded", "Refunded"),
-];
-
-/// Words for a listed state.
-pub fn state_words(state: &str) -> &'static str {
-    match state {
-        "open" => "Open",
-        "paid" => "Paid",
-        "flagged" => "Flagged: amount or currency did not match",
-        "refund_owed" => "Refund owed",
-        "refund_failed" => "Refund refused by the provider",
-        "refunded" => "Refunded",
-        "disputed" => "Disputed",
-        _ => "Closed",
-    }
-}

@@ -311,18 +311,6 @@ pub struct SiteMode {
     pub dev_payments: bool,
 }
 
-impl SiteMode {
-    /// The strip's words, when any convenience is on.
-    pub fn warning(self) -> Option<&'static str> {
-        match (self.dev_login, self.dev_payments) {
-            (true, true) => Some("Development mode: sign-in codes are shown on the page and payments are not charged."),
-            (true, false) => Some("Development mode: sign-in codes are shown on the page."),
-            (false, true) => Some("Development mode: payments are not charged."),
-            (false, false) => None,
-        }
-    }
-}
-
 /// Formats integer cents as money.
 pub fn format_price(cents: i64) -> String {
     format!("¥{}.{:02}", cents / 100, (cents % 100).abs())

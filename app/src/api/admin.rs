@@ -43,31 +43,34 @@ pub async fn console(
 /// Creates a voucher (admins only) and returns its ID. `begins_at`/`ends_at` are RFC 3339 from
 /// the browser (its local time zone, converted when hydrated); without JavaScript they are
 /// empty and the `*_local` inputs are read as UTC. The core validates every field.
+/// The form's price is in yuan (`9.90`) and its times are the shop's (`SECKILL_TIME_ZONE`); the
+/// core takes fen and instants, as the REST API does. A price that is not an amount in yuan
+/// goes through as typed, so the core refuses it beside every other field's message.
 #[server(prefix = "/sf", endpoint = "create_voucher")]
 pub async fn create_voucher(
     title: String,
     description: String,
-    price_cents: String,
+    price: String,
     stock: String,
     begins_local: String,
     ends_local: String,
-    #[server(default)] begins_at: String,
-    #[server(default)] ends_at: String,
     #[server(default)] opening: String,
     #[server(default)] entries_local: String,
-    #[server(default)] entries_at: String,
 ) -> Result<i64, AppError> {
     let core = crate::ssr::core()?;
     let admin = crate::ssr::signed_in_admin(&core).await?;
+    let price_cents =
+        domain::cents_from_yuan(&price).map_or_else(|| price.clone(), |fen| fen.to_string());
+    let zone = crate::time::shop_zone();
     let draft = seckill::domain::VoucherDraft {
         title,
         description,
         price_cents,
         stock,
-        begins_at: webapi::convert::instant(&begins_at, &begins_local),
-        ends_at: webapi::convert::instant(&ends_at, &ends_local),
+        begins_at: webapi::convert::instant(&begins_local, &zone),
+        ends_at: webapi::convert::instant(&ends_local, &zone),
         opening,
-        entries_open_at: webapi::convert::instant(&entries_at, &entries_local),
+        entries_open_at: webapi::convert::instant(&entries_local, &zone),
     };
     let id = seckill::catalog::create_voucher(&core, &admin, &draft, chrono::Utc::now()).await?;
     crate::ssr::redirect_plain_form(&ConsoleQuery::created(id).href());

@@ -16,15 +16,16 @@ use crate::{
     session::Session,
     time::{every, Instant, When},
     url::sign_in_path,
-    wire::{format_countdown, format_price, VoucherView},
+    wire::{format_price, VoucherView},
+    words::{self, fill, t, voucher_status, Texts},
 };
 
 /// The filters: everything, or one status; each with its `?status=` and its words.
-fn filters() -> impl Iterator<Item = (Option<VoucherStatus>, &'static str, &'static str)> {
-    std::iter::once((None, "all", "All")).chain(
+fn filters(t: Texts) -> impl Iterator<Item = (Option<VoucherStatus>, &'static str, &'static str)> {
+    std::iter::once((None, "all", t.home_filter_all())).chain(
         VoucherStatus::ALL
             .into_iter()
-            .map(|s| (Some(s), s.as_str(), s.label())),
+            .map(move |s| (Some(s), s.as_str(), voucher_status(t, s))),
     )
 }
 
@@ -42,17 +43,18 @@ pub fn HomePage() -> impl IntoView {
                 .map_or(1, domain::Page::parse_number),
         )
     });
+    let t = t();
     view! {
-        <leptos_meta::Title text="Flash sales"/>
-        <h1>"Flash sales"</h1>
+        <leptos_meta::Title text=t.home_title()/>
+        <h1>{t.home_title()}</h1>
         <Filters current=filter/>
-        <Suspense fallback=|| view! { <p class="loading">"Loading vouchers…"</p> }>
+        <Suspense fallback=move || view! { <p class="loading">{t.home_loading()}</p> }>
             {move || Suspend::new(async move {
                 let signed_in = matches!(session.me.await, Ok(Some(_)));
                 match vouchers.await {
                     Ok(list) => Either::Left(view! { <VoucherList list filter page signed_in/> }),
                     Err(_) => Either::Right(view! {
-                        <p class="error" role="alert">"The vouchers could not be loaded. Reload the page to try again."</p>
+                        <p class="error" role="alert">{t.home_load_failed()}</p>
                     }),
                 }
             })}
@@ -63,9 +65,10 @@ pub fn HomePage() -> impl IntoView {
 /// The filters, as links to the page with its `?status=`; the current one is marked.
 #[component]
 fn Filters(current: Option<VoucherStatus>) -> impl IntoView {
+    let t = t();
     view! {
-        <nav class="filters" aria-label="Show vouchers that are">
-            {filters()
+        <nav class="filters" aria-label=t.home_filters_label()>
+            {filters(t)
                 .map(|(key, name, label)| {
                     let here = key == current;
                     let href = key.map_or_else(|| "/".to_owned(), |s| format!("/?status={}", s.as_str()));
@@ -105,7 +108,7 @@ fn VoucherList(
         .collect();
     if matching.is_empty() {
         return Either::Left(
-            view! { <p class="empty" data-testid="no-vouchers">"No vouchers here yet."</p> },
+            view! { <p class="empty" data-testid="no-vouchers">{t().home_empty()}</p> },
         );
     }
     let page = domain::Page::of(matching.len(), PAGE_SIZE, page);
@@ -131,9 +134,9 @@ fn VoucherList(
             pages=page.pages
             newer=href(page.number.saturating_sub(1))
             older=href(page.number + 1)
-            label="Pages of vouchers"
-            newer_text="← Newer sales"
-            older_text="Older sales →"
+            label=t().home_pages_label()
+            newer_text=t().home_newer()
+            older_text=t().home_older()
         />
     })
 }
@@ -211,35 +214,35 @@ fn VoucherCard(
     } = card;
     let page = format!("/vouchers/{id}");
     let status = Memo::new(move |_| VoucherStatus::between(begins, ends, remaining, now.get()));
+    let t = t();
     view! {
         <li class="voucher-card" data-testid="voucher-card" data-status=move || status.get().as_str()>
             <a href=page.clone() class="voucher-title">{title}</a>
             {move || view! { <StatusBadge status=status.get()/> }}
-            {draw.then(|| view! { <span class="badge badge-draw" data-testid="draw-badge">"Draw"</span> })}
+            {draw.then(|| view! { <span class="badge badge-draw" data-testid="draw-badge">{t.card_draw()}</span> })}
             <p class="price">{price}</p>
             {move || match status.get() {
                 VoucherStatus::Ended => Either::Left(view! {
                     <p class="stock-text" data-testid="ended-summary">
-                        {format!("Sale ended · {} of {} sold", domain::grouped(stock - remaining), domain::grouped(stock))}
+                        {fill(t.card_ended_summary(), &[&domain::grouped(stock - remaining), &domain::grouped(stock)])}
                     </p>
                 }),
                 _ => Either::Right(view! { <StockBar remaining stock/> }),
             }}
-            // Both lines are always there, one shown: re-created each tick, their times would
-            // flash UTC before turning local again.
+            // Both lines are always there, one shown: only the countdowns change each tick.
             <p class="opens" data-testid="card-opens" hidden=move || status.get() != VoucherStatus::Upcoming>
-                {move || format!("Opens in {} · ", countdown(begins, now.get(), 1))}
+                {move || fill(t.card_opens_in(), &[&countdown(begins, now.get(), 1)])}
                 <When at=begins/>
             </p>
             <p class="opens" data-testid="card-ends" hidden=move || status.get() != VoucherStatus::OnSale>
-                {move || format!("Ends in {} · ", countdown(ends, now.get(), 0))}
+                {move || fill(t.card_ends_in(), &[&countdown(ends, now.get(), 0)])}
                 <When at=ends/>
             </p>
             {(!signed_in).then(|| view! {
                 <a class="button card-sign-in" data-testid="card-sign-in"
                     href=sign_in_path(&page)
                     hidden=move || !matches!(status.get(), VoucherStatus::Upcoming | VoucherStatus::OnSale)>
-                    "Sign in to buy"
+                    {t.sign_in_to_buy()}
                 </a>
             })}
         </li>
@@ -249,13 +252,13 @@ fn VoucherCard(
 /// The time from `now` to `to`, as a countdown, `round_up` seconds later (an opening counts
 /// its last second down to zero).
 fn countdown(to: DateTime<Utc>, now: DateTime<Utc>, round_up: i64) -> String {
-    format_countdown((to - now).num_seconds() + round_up)
+    words::countdown(t(), (to - now).num_seconds() + round_up)
 }
 
 /// A sale's status as a coloured badge.
 #[component]
 pub fn StatusBadge(status: VoucherStatus) -> impl IntoView {
-    view! { <span class=format!("badge badge-{}", status.as_str())>{status.label()}</span> }
+    view! { <span class=format!("badge badge-{}", status.as_str())>{voucher_status(t(), status)}</span> }
 }
 
 /// What is left of a stock, as a bar and in words.
@@ -267,14 +270,15 @@ pub fn StockBar(remaining: i64, stock: i64) -> impl IntoView {
         0
     };
     let sold = stock - remaining;
+    let t = t();
     view! {
         <div class="stock">
-            <div class="stock-bar" role="meter" aria-label="Stock left" aria-valuemin="0"
+            <div class="stock-bar" role="meter" aria-label=t.stock_left_label() aria-valuemin="0"
                 aria-valuemax=stock aria-valuenow=remaining>
                 <div class="stock-fill" style=format!("width: {percent_left}%")></div>
             </div>
             <p class="stock-text" data-testid="remaining" data-remaining=remaining>
-                {format!("{remaining} of {stock} left · {sold} sold")}
+                {fill(t.stock_left(), &[&remaining, &stock, &sold])}
             </p>
         </div>
     }

@@ -35,7 +35,7 @@ pub fn LoginPage() -> impl IntoView {
     let next = safe_next(from_query("next"));
     let mode = Mode::get();
     view! {
-        <leptos_meta::Title text="Sign in"/>
+        <leptos_meta::Title text=crate::words::t().login_title()/>
         <Suspense fallback=|| ()>
             {move || {
                 let (phone, plain_code, next) = (phone.clone(), plain_code.clone(), next.clone());
@@ -107,11 +107,12 @@ fn SignInForms(
             dev_login,
         )
     };
+    let t = crate::words::t();
     view! {
         <section class="panel narrow">
-            <h1>"Sign in"</h1>
+            <h1>{t.login_title()}</h1>
             <CallForm to={<RequestCode as ServerFn>::PATH} send=move || { send.dispatch(()); }>
-                <label for="phone">"Phone number"</label>
+                <label for="phone">{t.login_phone()}</label>
                 <div class="row">
                     <input id="phone" name="phone" type="tel" inputmode="tel" autocomplete="tel" required
                         data-testid="phone" value=phone.get_untracked() node_ref=phone_input
@@ -120,20 +121,20 @@ fn SignInForms(
                             send.value().set(None);
                         }/>
                     <input type="hidden" name="next" value=next_send.clone()/>
-                    <button type="submit" data-testid="send-code">"Send code"</button>
+                    <button type="submit" data-testid="send-code">{t.login_send_code()}</button>
                 </div>
             </CallForm>
             {sent_note}
             <CallForm to={<SignIn as ServerFn>::PATH} send=move || { sign_in.dispatch(()); }>
                 <input type="hidden" name="phone" value=phone.get_untracked() prop:value=move || phone.get()/>
                 <input type="hidden" name="next" value=next_sign.clone()/>
-                <label for="code">"Code"</label>
+                <label for="code">{t.login_code()}</label>
                 <input id="code" name="code" inputmode="numeric" autocomplete="one-time-code" required
                     data-testid="code" node_ref=code_input on:input=move |_| sign_in.value().set(None)/>
-                <button type="submit" class="primary" data-testid="sign-in">"Sign in"</button>
+                <button type="submit" class="primary" data-testid="sign-in">{t.login_sign_in()}</button>
             </CallForm>
             {move || sign_in.value().get().and_then(Result::err).map(|e| view! {
-                <p class="error" role="alert" data-testid="sign-in-error">{e.to_string()}</p>
+                <p class="error" role="alert" data-testid="sign-in-error">{e.message(crate::words::lang())}</p>
             })}
         </section>
     }
@@ -181,14 +182,15 @@ fn code_note(
             (_, false) => None,
         },
     };
+    let t = crate::words::t();
     note.map(|note| match note {
         // Dev mode (no SMS provider): the code, on the page.
         Ok(Some(code)) => EitherOf3::A(view! {
-            <p class="notice" data-testid="dev-code">"Development mode: your code is " <strong>{code}</strong></p>
+            <p class="notice" data-testid="dev-code">{t.login_dev_code()} <strong>{code}</strong></p>
         }),
-        Ok(None) => EitherOf3::B(view! { <p class="notice">"A code is on its way."</p> }),
+        Ok(None) => EitherOf3::B(view! { <p class="notice">{t.login_code_on_its_way()}</p> }),
         Err(e) => EitherOf3::C(view! {
-            <p class="error" role="alert" data-testid="code-error" data-code=e.code()>{e.to_string()}</p>
+            <p class="error" role="alert" data-testid="code-error" data-code=e.code()>{e.message(crate::words::lang())}</p>
         }),
     })
 }

@@ -15,11 +15,12 @@ use leptos::prelude::*;
 #[component]
 pub fn NotFound() -> impl IntoView {
     crate::components::set_page_status(404);
+    let t = crate::words::t();
     view! {
-        <leptos_meta::Title text="Page not found"/>
+        <leptos_meta::Title text=t.not_found_title()/>
         <section class="panel" data-testid="not-found">
-            <h1>"Page not found"</h1>
-            <p><a href="/">"Back to the vouchers"</a></p>
+            <h1>{t.not_found_title()}</h1>
+            <p><a href="/">{t.back_to_vouchers()}</a></p>
         </section>
     }
 }

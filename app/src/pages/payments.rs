@@ -5,7 +5,33 @@
 
 use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
-use webapi::payments::{state_words, PaymentRow, PaymentsView, FILTERS};
+use webapi::payments::{PaymentRow, PaymentsView};
+
+use crate::words::Texts;
+
+/// A filter's words in a catalogue.
+type Words = fn(Texts) -> &'static str;
+
+/// The listing's filters: each one's `?state=` and its words.
+const FILTERS: [(&str, Words); 3] = [
+    ("attention", |t| t.payments_filter_attention()),
+    ("paid", |t| t.payments_filter_paid()),
+    ("refunded", |t| t.payments_filter_refunded()),
+];
+
+/// Words for a listed payment's state.
+fn payment_state(t: Texts, state: &str) -> &'static str {
+    match state {
+        "open" => t.payment_open(),
+        "paid" => t.payment_paid(),
+        "flagged" => t.payment_flagged(),
+        "refund_owed" => t.payment_refund_owed(),
+        "refund_failed" => t.payment_refund_failed(),
+        "refunded" => t.payment_refunded(),
+        "disputed" => t.payment_disputed(),
+        _ => t.payment_closed(),
+    }
+}
 
 use crate::{
     api::admin::admin_payments,
@@ -22,6 +48,7 @@ pub fn PaymentsPage() -> impl IntoView {
 
 #[component]
 fn Payments() -> impl IntoView {
+    let t = crate::words::t();
     let query = use_query_map();
     let (state, page, refunded, outcome) = query.with_untracked(|q| {
         (
@@ -37,20 +64,20 @@ fn Payments() -> impl IntoView {
     );
     let notice = refunded.map(|order| {
         let words = if outcome.as_deref() == Some("refunded") {
-            format!("Order {order} refunded: its money went back and its unit is on sale again.")
+            crate::words::fill(t.payments_refunded_notice(), &[&order])
         } else {
-            format!("Order {order} is cancelled; its refund is owed and not made yet (see below).")
+            crate::words::fill(t.payments_owed_notice(), &[&order])
         };
         view! { <p class="notice" role="status" data-testid="refund-notice">{words}</p> }
     });
     view! {
-        <leptos_meta::Title text="Payments"/>
+        <leptos_meta::Title text=t.payments_title()/>
         <div class="console-head">
-            <h1>"Payments"</h1>
-            <a class="button" href="/admin">"Console"</a>
+            <h1>{t.payments_title()}</h1>
+            <a class="button" href="/admin">{t.console_title()}</a>
         </div>
         {notice}
-        <Suspense fallback=|| view! { <p class="loading">"Loading the payments…"</p> }>
+        <Suspense fallback=move || view! { <p class="loading">{t.payments_loading()}</p> }>
             {move || Suspend::new(async move {
                 match data.await {
                     Ok(view) => view! { <Listing view/> }.into_any(),
@@ -63,6 +90,7 @@ fn Payments() -> impl IntoView {
 
 #[component]
 fn Listing(view: PaymentsView) -> impl IntoView {
+    let t = crate::words::t();
     let PaymentsView {
         rows,
         filter,
@@ -77,12 +105,12 @@ fn Listing(view: PaymentsView) -> impl IntoView {
             let current = *name == filter;
             view! {
                 <a href=href(name, 1) class="button" class:primary=current
-                    aria-current=current.then_some("page") data-testid=format!("filter-{name}")>{*words}</a>
+                    aria-current=current.then_some("page") data-testid=format!("filter-{name}")>{words(t)}</a>
             }
         })
         .collect_view();
     let body = if rows.is_empty() {
-        view! { <p class="empty" data-testid="no-payments">"Nothing here."</p> }.into_any()
+        view! { <p class="empty" data-testid="no-payments">{t.payments_empty()}</p> }.into_any()
     } else {
         let filter = filter.clone();
         view! {
@@ -90,12 +118,12 @@ fn Listing(view: PaymentsView) -> impl IntoView {
             <table class="counts payments" data-testid="payments">
                 <thead>
                     <tr>
-                        <th scope="col">"Order"</th>
-                        <th scope="col" class="num">"Amount"</th>
-                        <th scope="col">"State"</th>
-                        <th scope="col">"Provider's reference"</th>
-                        <th scope="col">"Changed"</th>
-                        <th scope="col"><span class="visually-hidden">"Actions"</span></th>
+                        <th scope="col">{t.payments_col_order()}</th>
+                        <th scope="col" class="num">{t.payments_col_amount()}</th>
+                        <th scope="col">{t.payments_col_state()}</th>
+                        <th scope="col">{t.payments_col_ref()}</th>
+                        <th scope="col">{t.payments_col_changed()}</th>
+                        <th scope="col"><span class="visually-hidden">{t.col_actions()}</span></th>
                     </tr>
                 </thead>
                 <tbody>
@@ -107,16 +135,17 @@ fn Listing(view: PaymentsView) -> impl IntoView {
         .into_any()
     };
     view! {
-        <nav class="filters" aria-label="Which payments">{tabs}</nav>
-        <p data-testid="payments-total">{domain::count(total, "payment", "payments")}</p>
+        <nav class="filters" aria-label=t.payments_filters_label()>{tabs}</nav>
+        <p data-testid="payments-total">{crate::words::fill(t.payments_total(), &[&domain::grouped(total)])}</p>
         {body}
         <Pager page pages newer=href(&filter, page.saturating_sub(1).max(1)) older=href(&filter, page + 1)
-            label="Pages of payments" newer_text="← Newer" older_text="Older →"/>
+            label=t.payments_pages_label() newer_text=t.payments_newer() older_text=t.payments_older()/>
     }
 }
 
 #[component]
 fn Row(r: PaymentRow, filter: String) -> impl IntoView {
+    let t = crate::words::t();
     let refundable = r.state == "paid";
     let alert = matches!(
         r.state.as_str(),
@@ -124,20 +153,20 @@ fn Row(r: PaymentRow, filter: String) -> impl IntoView {
     );
     view! {
         <tr data-testid="payment-row" data-order=r.order_id.clone() data-state=r.state.clone()>
-            <th scope="row" data-label="Order">{r.order_id.clone()}</th>
-            <td class="num" data-label="Amount">{format_price(r.amount_cents)} " " {r.currency.to_uppercase()}</td>
-            <td data-label="State" class:alert=alert>{state_words(&r.state)}</td>
-            <td data-label="Provider's reference"><code>{r.provider_ref.clone().unwrap_or_default()}</code></td>
-            <td data-label="Changed"><When at=r.updated_at/></td>
+            <th scope="row" data-label=t.payments_col_order()>{r.order_id.clone()}</th>
+            <td class="num" data-label=t.payments_col_amount()>{format_price(r.amount_cents)} " " {r.currency.to_uppercase()}</td>
+            <td data-label=t.payments_col_state() class:alert=alert>{payment_state(t, &r.state)}</td>
+            <td data-label=t.payments_col_ref()><code>{r.provider_ref.clone().unwrap_or_default()}</code></td>
+            <td data-label=t.payments_col_changed()><When at=r.updated_at/></td>
             <td>
                 {refundable.then(|| view! {
                     <details data-testid="refund">
-                        <summary>"Refund"</summary>
-                        <p>"The order is cancelled, its money goes back and its unit goes back on sale."</p>
+                        <summary>{t.payments_refund()}</summary>
+                        <p>{t.payments_refund_text()}</p>
                         <form method="post" action="/sf/refund_order">
                             <input type="hidden" name="order_id" value=r.order_id.clone()/>
                             <input type="hidden" name="state" value=filter.clone()/>
-                            <button type="submit" class="danger" data-testid="confirm-refund">"Refund this order"</button>
+                            <button type="submit" class="danger" data-testid="confirm-refund">{t.payments_refund_now()}</button>
                         </form>
                     </details>
                 })}

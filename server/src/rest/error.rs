@@ -20,10 +20,25 @@ impl<E: Into<AppError>> From<E> for ApiError {
 }
 
 impl IntoResponse for ApiError {
+    /// In English; [`crate::localize::errors`] says it again in the request's language, from
+    /// the error this response carries.
     fn into_response(self) -> Response {
+        let mut res = self.respond(i18n::Lang::En);
+        res.extensions_mut().insert(Spoken(self.0));
+        res
+    }
+}
+
+/// The error a JSON error response was made from, for its words in another language.
+#[derive(Debug, Clone)]
+pub struct Spoken(pub AppError);
+
+impl ApiError {
+    /// The response, its `message` in `lang` (the `error` code is the same in every language).
+    pub fn respond(&self, lang: i18n::Lang) -> Response {
         let status =
             StatusCode::from_u16(self.0.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let mut body = json!({ "error": self.0.code(), "message": self.0.to_string() });
+        let mut body = json!({ "error": self.0.code(), "message": self.0.message(lang) });
         if let AppError::Invalid(fields) = &self.0 {
             body["fields"] = fields
                 .0

@@ -2,7 +2,7 @@
 //! ([`AppError`]) so both speak the same codes.
 
 mod draws;
-mod error;
+pub(crate) mod error;
 mod events;
 mod extract;
 mod payments_admin;

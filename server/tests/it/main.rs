@@ -9,6 +9,7 @@ mod cross_site;
 mod draw;
 mod events;
 mod hostile;
+mod language;
 mod lifecycle;
 mod my_orders;
 mod outage;

@@ -10,12 +10,13 @@ use crate::{
 
 #[component]
 pub fn SalesPanel(chart: ChartView) -> impl IntoView {
+    let t = crate::words::t();
     view! {
         <section class="panel chart-panel" data-testid="sales-chart" data-voucher=chart.voucher_id.get()>
-            <h2>"Sales over time: " {chart.title}</h2>
+            <h2>{t.chart_title()} {chart.title}</h2>
             {match chart.series {
                 Some(s) => view! { <SalesChart series=s/> }.into_any(),
-                None => view! { <p class="empty" data-testid="no-sales">"No orders written yet."</p> }.into_any(),
+                None => view! { <p class="empty" data-testid="no-sales">{t.chart_empty()}</p> }.into_any(),
             }}
         </section>
     }
@@ -89,27 +90,33 @@ pub fn geometry(counts: &[i64]) -> Geometry {
 }
 
 /// "1 s", "5 min", "1 h", "1 d".
-pub fn bucket_words(secs: i64) -> String {
+pub fn bucket_words(t: crate::words::Texts, secs: i64) -> String {
     match secs {
-        s if s % domain::SECS_PER_DAY == 0 => format!("{} d", s / domain::SECS_PER_DAY),
-        s if s % 3_600 == 0 => format!("{} h", s / 3_600),
-        s if s % 60 == 0 => format!("{} min", s / 60),
-        s => format!("{s} s"),
+        s if s % domain::SECS_PER_DAY == 0 => {
+            crate::words::fill(t.unit_days(), &[&(s / domain::SECS_PER_DAY)])
+        }
+        s if s % 3_600 == 0 => crate::words::fill(t.unit_hours(), &[&(s / 3_600)]),
+        s if s % 60 == 0 => crate::words::fill(t.unit_minutes(), &[&(s / 60)]),
+        s => crate::words::fill(t.unit_seconds(), &[&s]),
     }
 }
 
 #[component]
 fn SalesChart(series: SalesSeriesView) -> impl IntoView {
+    let t = crate::words::t();
     let g = geometry(&series.counts);
-    let per = bucket_words(series.bucket_secs);
+    let per = bucket_words(t, series.bucket_secs);
     let end =
         series.start + chrono::Duration::seconds(series.bucket_secs * series.counts.len() as i64);
     let bottom = HEIGHT - BOTTOM;
-    let summary = format!(
-        "{} written, at most {} per {per}, in {}",
-        domain::count(g.total, "order", "orders"),
-        domain::grouped(g.peak),
-        domain::count(series.counts.len() as i64, "interval", "intervals"),
+    let summary = crate::words::fill(
+        t.chart_summary(),
+        &[
+            &domain::grouped(g.total),
+            &domain::grouped(g.peak),
+            &per,
+            &domain::grouped(series.counts.len() as i64),
+        ],
     );
     view! {
         <p class="chart-summary" data-testid="chart-summary" data-total=g.total>{summary.clone()}</p>
@@ -124,15 +131,15 @@ fn SalesChart(series: SalesSeriesView) -> impl IntoView {
                 <rect class="bar" data-testid="chart-bar" data-count=b.count
                     x=format!("{:.1}", b.x) y=format!("{:.1}", b.y)
                     width=format!("{:.1}", b.width) height=format!("{:.1}", b.height)>
-                    <title>{domain::count(b.count, "order", "orders")}</title>
+                    <title>{crate::words::fill(t.chart_orders(), &[&domain::grouped(b.count)])}</title>
                 </rect>
             }).collect_view()}
             <polyline class="total-line" data-testid="chart-total" points=g.total_line fill="none"/>
         </svg>
         <div class="chart-legend">
             <span><When at=series.start/></span>
-            <span><span class="key key-bar"></span>" orders per " {per.clone()} " (left) "
-                <span class="key key-line"></span>" running total (right)"</span>
+            <span><span class="key key-bar"></span>{crate::words::fill(t.chart_legend_bars(), &[&per])}
+                <span class="key key-line"></span>{t.chart_legend_line()}</span>
             <span><When at=end/></span>
         </div>
     }
@@ -183,9 +190,11 @@ mod tests {
 
     #[test]
     fn bucket_widths_read_as_words() {
-        assert_eq!(bucket_words(1), "1 s");
-        assert_eq!(bucket_words(300), "5 min");
-        assert_eq!(bucket_words(7_200), "2 h");
-        assert_eq!(bucket_words(86_400), "1 d");
+        let t = i18n::Lang::En.texts();
+        assert_eq!(bucket_words(t, 1), "1 s");
+        assert_eq!(bucket_words(t, 300), "5 min");
+        assert_eq!(bucket_words(t, 7_200), "2 h");
+        assert_eq!(bucket_words(t, 86_400), "1 d");
+        assert_eq!(bucket_words(i18n::Lang::ZhCn.texts(), 300), "5 分钟");
     }
 }

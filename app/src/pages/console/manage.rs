@@ -26,6 +26,7 @@ pub fn ManageSale(
     voucher: Result<VoucherDetail, AppError>,
     done: Option<ManageDone>,
 ) -> impl IntoView {
+    let t = crate::words::t();
     let voucher = RwSignal::new(voucher);
     let end = ServerAction::<EndSale>::new();
     let add = ServerAction::<AddStock>::new();
@@ -42,9 +43,9 @@ pub fn ManageSale(
         let ended = matches!(end.value().get(), Some(Ok(()))) || done == Some(ManageDone::Ended);
         let added = matches!(add.value().get(), Some(Ok(_))) || done == Some(ManageDone::Added);
         if ended {
-            Some("The sale has ended: shoppers can no longer buy.")
+            Some(t.manage_ended())
         } else if added {
-            Some("Stock added: the new units are on sale now.")
+            Some(t.manage_added())
         } else {
             None
         }
@@ -70,14 +71,15 @@ pub fn ManageSale(
     }
 }
 
-/// What the panel offers for `voucher`: its figures, then (unless it has ended) "End sale" and
-/// "Add stock", each behind a disclosure that asks for confirmation.
+/// What the panel offers for `voucher`: its figures, then (unless it has ended) {t.manage_end()} and
+/// {t.manage_add()}, each behind a disclosure that asks for confirmation.
 #[component]
 fn SaleActions(
     voucher: VoucherView,
     end: ServerAction<EndSale>,
     add: ServerAction<AddStock>,
 ) -> impl IntoView {
+    let t = crate::words::t();
     let v = voucher;
     let id = v.id.get();
     let ended = v.status == domain::VoucherStatus::Ended;
@@ -85,32 +87,32 @@ fn SaleActions(
     // the total, and so the key, changes.
     let key = format!("console-{}-{}", v.id, v.stock);
     view! {
-        <h2>"Manage “" {v.title.clone()} "”"</h2>
+        <h2>{crate::words::fill(t.manage_title(), &[&v.title])}</h2>
         <p>
             <StatusBadge status=v.status/> " "
-            {domain::count(v.remaining, "unit", "units")} " left of "
-            {domain::grouped(v.stock)} "; ends " <When at=v.window.ends_at()/> "."
+            {crate::words::fill(t.manage_left(), &[&domain::grouped(v.remaining), &domain::grouped(v.stock)])}
+            <When at=v.window.ends_at()/>
         </p>
         {(!ended).then(|| view! {
             <details data-testid="end-sale">
-                <summary>"End sale"</summary>
-                <p>"Shoppers can no longer buy from the moment you confirm. Orders already taken stay."</p>
+                <summary>{t.manage_end()}</summary>
+                <p>{t.manage_end_text()}</p>
                 <ActionForm action=end>
                     <input type="hidden" name="voucher_id" value=id/>
                     <button type="submit" class="danger" data-testid="confirm-end" disabled=move || end.pending().get()>
-                        "End the sale now"
+                        {t.manage_end_now()}
                     </button>
                 </ActionForm>
             </details>
             <details data-testid="add-stock">
-                <summary>"Add stock"</summary>
+                <summary>{t.manage_add()}</summary>
                 <ActionForm action=add>
                     <input type="hidden" name="voucher_id" value=id/>
                     <input type="hidden" name="key" value=key/>
-                    <label for="add-units">"Units to add"</label>
+                    <label for="add-units">{t.manage_units()}</label>
                     <input id="add-units" name="add" type="number" min="1" step="1" required data-testid="add-units"/>
                     <button type="submit" class="primary" data-testid="confirm-add" disabled=move || add.pending().get()>
-                        "Add to the sale"
+                        {t.manage_add_now()}
                     </button>
                 </ActionForm>
             </details>

@@ -36,6 +36,7 @@ pub fn ConsolePage() -> impl IntoView {
 /// and the figures, both islands.
 #[component]
 fn Console() -> impl IntoView {
+    let t = crate::words::t();
     let query = use_query_map();
     let asked = ConsoleQuery::parse(|k| query.read_untracked().get(k));
     let data = Resource::new(
@@ -58,13 +59,13 @@ fn Console() -> impl IntoView {
         },
     );
     view! {
-        <leptos_meta::Title text="Console"/>
+        <leptos_meta::Title text=t.console_title()/>
         <div class="console-head">
-            <h1>"Console"</h1>
-            <a class="button" href="/admin/payments" data-testid="payments-link">"Payments"</a>
-            <a class="button primary" href="/admin/vouchers/new" data-testid="new-voucher">"New voucher"</a>
+            <h1>{t.console_title()}</h1>
+            <a class="button" href="/admin/payments" data-testid="payments-link">{t.console_payments()}</a>
+            <a class="button primary" href="/admin/vouchers/new" data-testid="new-voucher">{t.console_new()}</a>
         </div>
-        <Suspense fallback=|| view! { <p class="loading">"Loading the vouchers…"</p> }>
+        <Suspense fallback=move || view! { <p class="loading">{t.console_loading()}</p> }>
             {move || Suspend::new(async move {
                 // Outside the refreshing table, so a confirmation or a typed number stays put.
                 let manage = managed.await.zip(asked.manage).map(|(voucher, id)| {
@@ -85,6 +86,7 @@ fn Console() -> impl IntoView {
 #[cfg_attr(island_console, island)]
 #[cfg_attr(not(island_console), component)]
 fn Figures(asked: ConsoleQuery, first: Result<ConsoleView, AppError>) -> impl IntoView {
+    let t = crate::words::t();
     // Refreshes stay on the page first shown (which `created` or `manage` may have chosen).
     let page = first.as_ref().ok().map(|c| c.page);
     let data = RwSignal::new(first);
@@ -104,7 +106,7 @@ fn Figures(asked: ConsoleQuery, first: Result<ConsoleView, AppError>) -> impl In
     });
     move || match data.get() {
         Ok(c) if c.rows.is_empty() => view! {
-            <p class="empty" data-testid="no-vouchers">"No vouchers yet. Create the first one."</p>
+            <p class="empty" data-testid="no-vouchers">{t.console_empty()}</p>
         }
         .into_any(),
         Ok(c) => {
@@ -116,15 +118,14 @@ fn Figures(asked: ConsoleQuery, first: Result<ConsoleView, AppError>) -> impl In
             view! {
                 {confirmed.map(|v| view! {
                     <p class="notice" role="status" data-testid="created-notice">
-                        "Voucher “" {v.title.clone()} "” created: "
-                        {domain::count(v.stock, "unit", "units")} ", on sale from "
-                        <When at=v.window.begins_at()/> " to " <When at=v.window.ends_at()/> ". "
-                        <a href=format!("/vouchers/{}", v.id) data-testid="created-link">"See its page"</a>
+                        {crate::words::fill(t.console_created(), &[&v.title, &domain::grouped(v.stock)])}
+                        <When at=v.window.begins_at()/> {t.console_created_to()} <When at=v.window.ends_at()/> " "
+                        <a href=format!("/vouchers/{}", v.id) data-testid="created-link">{t.console_see_page()}</a>
                     </p>
                 })}
                 {c.stalled_secs.map(|secs| view! {
                     <p class="error" role="alert" data-testid="worker-stalled">
-                        {format!("Orders are not being written: the oldest queued order has waited {secs} s. Check PostgreSQL, Redis and the servers' logs.")}
+                        {crate::words::fill(t.console_stalled(), &[&secs])}
                     </p>
                 })}
                 <CountsTable rows=c.rows chosen fresh page=c.page/>
@@ -133,9 +134,9 @@ fn Figures(asked: ConsoleQuery, first: Result<ConsoleView, AppError>) -> impl In
                     pages=c.pages
                     newer=rows_page(asked.chart, c.page.saturating_sub(1)).href()
                     older=rows_page(asked.chart, c.page + 1).href()
-                    label="Pages of vouchers"
-                    newer_text="← Newer vouchers"
-                    older_text="Older vouchers →"
+                    label=t.console_pages_label()
+                    newer_text=t.console_newer()
+                    older_text=t.console_older()
                 />
                 {c.chart.map(|chart| view! { <SalesPanel chart/> })}
             }
@@ -162,26 +163,27 @@ fn CountsTable(
     /// The rows' page, kept by their chart links.
     page: usize,
 ) -> impl IntoView {
+    let t = crate::words::t();
     view! {
-        <div class="table-wrap" tabindex="0" role="region" aria-label="Vouchers and their counts">
+        <div class="table-wrap" tabindex="0" role="region" aria-label=t.console_table_label()>
             <table class="counts" data-testid="console-table">
                 <thead>
                     <tr>
-                        <th scope="col">"Voucher"</th>
-                        <th scope="col">"Sale"</th>
-                        <th scope="col" class="num">"Stock"</th>
-                        <th scope="col" class="num">"Left in Redis"</th>
-                        <th scope="col" class="num">"Queued"</th>
-                        <th scope="col" class="num">"Written"</th>
-                        <th scope="col" class="num">"Awaiting payment"</th>
-                        <th scope="col" class="num">"Paid"</th>
-                        <th scope="col" class="num">"Cancelled, returned"</th>
-                        <th scope="col" class="num">"Revenue"</th>
-                        <th scope="col" class="num">"Refunded"</th>
-                        <th scope="col" class="num">"Flagged payments"</th>
-                        <th scope="col" class="num">"Failed"</th>
-                        <th scope="col" class="num">"Dead letters"</th>
-                        <th scope="col"><span class="visually-hidden">"Actions"</span></th>
+                        <th scope="col">{t.col_voucher()}</th>
+                        <th scope="col">{t.col_sale()}</th>
+                        <th scope="col" class="num">{t.col_stock()}</th>
+                        <th scope="col" class="num">{t.col_redis()}</th>
+                        <th scope="col" class="num">{t.col_queued()}</th>
+                        <th scope="col" class="num">{t.col_written()}</th>
+                        <th scope="col" class="num">{t.col_awaiting()}</th>
+                        <th scope="col" class="num">{t.col_paid()}</th>
+                        <th scope="col" class="num">{t.col_cancelled()}</th>
+                        <th scope="col" class="num">{t.col_revenue()}</th>
+                        <th scope="col" class="num">{t.col_refunded()}</th>
+                        <th scope="col" class="num">{t.col_flagged()}</th>
+                        <th scope="col" class="num">{t.col_failed()}</th>
+                        <th scope="col" class="num">{t.col_dead()}</th>
+                        <th scope="col"><span class="visually-hidden">{t.col_actions()}</span></th>
                     </tr>
                 </thead>
                 <tbody>
@@ -192,25 +194,25 @@ fn CountsTable(
                             <tr data-testid="console-row" data-voucher=id.get() class:selected=selected
                                 class:created=fresh == Some(id) data-created=(fresh == Some(id)).then_some("true")>
                                 <th scope="row"><a href=format!("/vouchers/{id}")>{r.voucher.title.clone()}</a></th>
-                                <td data-label="Sale"><StatusBadge status=r.voucher.status/></td>
-                                <td class="num" data-label="Stock">{domain::grouped(r.voucher.stock)}</td>
-                                <td class="num" data-label="Left in Redis" data-testid="count-redis">{r.redis_stock.map_or_else(|| "–".to_owned(), |s| s.to_string())}</td>
-                                <td class="num" data-label="Queued" data-testid="count-queued">{r.queued}</td>
-                                <td class="num" data-label="Written" data-testid="count-written">{r.counts.written}</td>
-                                <td class="num" data-label="Awaiting payment" data-testid="count-awaiting">{r.counts.awaiting_payment}</td>
-                                <td class="num" data-label="Paid" data-testid="count-paid">{r.counts.paid}</td>
-                                <td class="num" data-label="Cancelled, returned" data-testid="count-cancelled">{r.counts.cancelled}</td>
-                                <td class="num" data-label="Revenue" data-testid="count-revenue">{format_price(r.counts.revenue_cents)}</td>
-                                <td class="num" data-label="Refunded" data-testid="count-refunded">{r.counts.refunded}</td>
-                                <td class="num" data-label="Flagged payments" data-testid="count-flagged"
+                                <td data-label=t.col_sale()><StatusBadge status=r.voucher.status/></td>
+                                <td class="num" data-label=t.col_stock()>{domain::grouped(r.voucher.stock)}</td>
+                                <td class="num" data-label=t.col_redis() data-testid="count-redis">{r.redis_stock.map_or_else(|| "–".to_owned(), |s| s.to_string())}</td>
+                                <td class="num" data-label=t.col_queued() data-testid="count-queued">{r.queued}</td>
+                                <td class="num" data-label=t.col_written() data-testid="count-written">{r.counts.written}</td>
+                                <td class="num" data-label=t.col_awaiting() data-testid="count-awaiting">{r.counts.awaiting_payment}</td>
+                                <td class="num" data-label=t.col_paid() data-testid="count-paid">{r.counts.paid}</td>
+                                <td class="num" data-label=t.col_cancelled() data-testid="count-cancelled">{r.counts.cancelled}</td>
+                                <td class="num" data-label=t.col_revenue() data-testid="count-revenue">{format_price(r.counts.revenue_cents)}</td>
+                                <td class="num" data-label=t.col_refunded() data-testid="count-refunded">{r.counts.refunded}</td>
+                                <td class="num" data-label=t.col_flagged() data-testid="count-flagged"
                                     class:alert={r.counts.flagged > 0}>{r.counts.flagged}</td>
-                                <td class="num" data-label="Failed" data-testid="count-failed">{r.counts.failed}</td>
-                                <td class="num" data-label="Dead letters" data-testid="count-dead">{r.dead_lettered}</td>
+                                <td class="num" data-label=t.col_failed() data-testid="count-failed">{r.counts.failed}</td>
+                                <td class="num" data-label=t.col_dead() data-testid="count-dead">{r.dead_lettered}</td>
                                 <td class="chart-cell">
                                     <a href=rows_page(Some(id), page).href() data-testid="show-chart"
-                                        aria-current=selected.then_some("true")>"Chart"</a>
+                                        aria-current=selected.then_some("true")>{t.console_chart()}</a>
                                     " "
-                                    <a href=format!("{}#manage", ConsoleQuery::manage(id, None).href()) data-testid="manage-sale">"End sale or add stock"</a>
+                                    <a href=format!("{}#manage", ConsoleQuery::manage(id, None).href()) data-testid="manage-sale">{t.console_manage()}</a>
                                 </td>
                             </tr>
                         }

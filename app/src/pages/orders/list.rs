@@ -1,17 +1,25 @@
-//! "My orders": the shopper's orders, newest first, and signing out on every device.
+//! "My orders": the shopper's orders, newest first (each awaiting payment with its Pay now and
+//! the time left), and signing out on every device.
 
 use leptos::prelude::*;
 
-use super::order_refusal;
-use crate::{api::orders::my_orders, components::Loaded, time::When, wire::OrderDetail};
+use super::{order_refusal, pay::PayRow};
+use crate::{
+    api::orders::my_orders,
+    components::Loaded,
+    time::When,
+    wire::OrderDetail,
+    words::{order_label, order_sentence, t},
+};
 
 #[component]
 pub fn MyOrdersPage() -> impl IntoView {
     let orders = Resource::new(|| (), |_| my_orders());
+    let t = t();
     view! {
-        <leptos_meta::Title text="My orders"/>
-        <h1>"My orders"</h1>
-        <Loaded data=orders loading="Loading your orders…" ok=order_list handle=order_refusal/>
+        <leptos_meta::Title text=t.orders_title()/>
+        <h1>{t.orders_title()}</h1>
+        <Loaded data=orders loading=t.orders_loading() ok=order_list handle=order_refusal/>
         <SignOutEverywhere/>
     }
 }
@@ -25,7 +33,7 @@ fn SignOutEverywhere() -> impl IntoView {
         <ActionForm action=sign_out attr:class="sign-out-everywhere">
             <input type="hidden" name="everywhere" value="true"/>
             <button type="submit" class="link" data-testid="sign-out-everywhere">
-                "Sign out on every device"
+                {t().orders_sign_out_everywhere()}
             </button>
         </ActionForm>
     }
@@ -35,11 +43,14 @@ fn SignOutEverywhere() -> impl IntoView {
 fn OrderRow(detail: OrderDetail) -> impl IntoView {
     let o = detail.order;
     let status = o.status.as_str();
+    let t = t();
     view! {
         <li class="order-row" data-testid="order-row" data-status=status>
             <a href=format!("/orders/{}", o.order_id) class="order-title">{detail.voucher_title}</a>
-            <span class=format!("state state-{status}") title=o.status.sentence()>{o.status.label()}</span>
+            <span class=format!("state state-{status}") title=order_sentence(t, o.status)>{order_label(t, o.status)}</span>
             <span class="order-meta"><code>{o.order_id.to_string()}</code> " · " <When at=o.created_at/></span>
+            // Type-erased: the list's view type is deep enough without the island's.
+            {o.status.pay_by().map(|pay_by| view! { <PayRow order_id=o.order_id pay_by=pay_by.into()/> }.into_any())}
         </li>
     }
 }
@@ -47,7 +58,7 @@ fn OrderRow(detail: OrderDetail) -> impl IntoView {
 fn order_list(list: Vec<OrderDetail>) -> AnyView {
     if list.is_empty() {
         return view! {
-            <p class="empty" data-testid="no-orders">"No orders yet. " <a href="/">"See what is on sale"</a></p>
+            <p class="empty" data-testid="no-orders">{t().orders_empty()} <a href="/">{t().orders_see_sales()}</a></p>
         }
         .into_any();
     }

@@ -2,8 +2,10 @@
 //! final (by polling with JavaScript, by refreshing itself without). The list is `list.rs`.
 
 mod list;
+mod pay;
 
 pub use list::MyOrdersPage;
+pub use pay::{seconds_left, use_pay, PayAction, PayNow};
 
 use std::time::Duration;
 
@@ -15,13 +17,14 @@ use leptos_router::{
 };
 
 use crate::{
-    api::orders::{get_order, CancelOrder, PayOrder},
+    api::orders::{get_order, CancelOrder},
     components::{form_call, CallForm, ErrorNote, Loaded},
     error::AppError,
     rest,
-    time::{every, When},
+    time::When,
     url::sign_in_path,
-    wire::{format_countdown, OrderDetail, OrderView},
+    wire::{OrderDetail, OrderView},
+    words::{fill, order_label, order_sentence, t},
 };
 
 /// An order queued for longer than this is taking longer than usual (the worker writes one
@@ -32,16 +35,8 @@ const SLOW_AFTER_SECS: i64 = 5;
 const POLL_FIRST: Duration = Duration::from_millis(500);
 const POLL_MAX: Duration = Duration::from_secs(4);
 
-/// Pay now on the order page: the provider's page to go to.
-type PayAction = Action<(), Result<String, AppError>>;
 /// Cancel on the order page: the order as it is after.
 type CancelAction = Action<(), Result<OrderView, AppError>>;
-
-/// Where to pay (`POST /api/orders/{id}/pay`).
-#[derive(serde::Deserialize)]
-struct PayStart {
-    redirect_url: String,
-}
 
 /// One of the shopper's orders as it is now (`GET /api/orders/{id}`).
 async fn order_now(order: OrderId) -> Result<OrderView, AppError> {
@@ -127,12 +122,8 @@ pub fn OrderProgress(order_id: OrderId, order: RwSignal<Option<OrderView>>) -> i
             .map_or(OrderStatus::Queued, |o| o.status)
             .as_str()
     };
-    let label = move || {
-        order
-            .get()
-            .map_or(OrderStatus::Queued, |o| o.status)
-            .label()
-    };
+    let t = t();
+    let label = move || order_label(t, order.get().map_or(OrderStatus::Queued, |o| o.status));
     // Re-read at each poll: an order queued for longer than usual says so.
     let slow = move || {
         order.get().is_some_and(|o| {
@@ -140,19 +131,18 @@ pub fn OrderProgress(order_id: OrderId, order: RwSignal<Option<OrderView>>) -> i
                 && chrono::Utc::now() - o.created_at > chrono::Duration::seconds(SLOW_AFTER_SECS)
         })
     };
-    let sentence = move || order.get().map(|o| o.status.sentence());
+    let sentence = move || order.get().map(|o| order_sentence(t, o.status));
     let href = format!("/orders/{order_id}");
     view! {
         <div class="order-progress" data-testid="order-progress" data-status=status>
             <p>
-                "Order " <a href=href data-testid="order-link"><code data-testid="order-id">{order_id.to_string()}</code></a>
+                {t.order_word()} <a href=href data-testid="order-link"><code data-testid="order-id">{order_id.to_string()}</code></a>
                 ": " <strong data-testid="order-state" data-state=status class=move || format!("state state-{}", status())>{label}</strong>
             </p>
             <p class="hint">{sentence}</p>
             {move || slow().then(|| view! {
                 <p class="hint slow" data-testid="order-slow">
-                    "This is taking longer than usual: orders are being written slowly right now. "
-                    "Your order keeps its place in the queue; this page updates by itself."
+                    {t.order_slow()}
                 </p>
             })}
         </div>
@@ -168,10 +158,11 @@ pub fn OrderPage() -> impl IntoView {
     let id = move || params.read().get("id").unwrap_or_default();
     let returning = move || query.read().get("payment").as_deref() == Some("return");
     let detail = Resource::new(move || (id(), returning()), |(id, r)| get_order(id, r));
+    let t = t();
     view! {
-        <Loaded data=detail loading="Loading your order…"
+        <Loaded data=detail loading=t.order_loading()
             ok=move |d: OrderDetail| view! {
-                <leptos_meta::Title text=format!("Order {}", d.order.order_id)/>
+                <leptos_meta::Title text=fill(t.order_title(), &[&d.order.order_id])/>
                 <OrderCard detail=d returning=returning()/>
             }.into_any()
             handle=order_refusal/>
@@ -204,10 +195,7 @@ fn OrderCard(detail: OrderDetail, returning: bool) -> impl IntoView {
     // Pay (`POST …/pay`) answers where to pay; Cancel (`POST …/cancel`) answers once the order
     // is cancelled, and the order is then read as it is (the deadline may have come first);
     // should that read fail, the shopper's cancellation is what the page shows.
-    let pay: PayAction = form_call(<PayOrder as ServerFn>::PATH, move || async move {
-        let path = format!("/api/orders/{order_id}/pay");
-        rest::post::<PayStart>(&path).await.map(|p| p.redirect_url)
-    });
+    let pay = use_pay(order_id);
     let cancel: CancelAction = form_call(<CancelOrder as ServerFn>::PATH, move || async move {
         let path = format!("/api/orders/{order_id}/cancel");
         rest::post::<serde::de::IgnoredAny>(&path).await?;
@@ -220,15 +208,6 @@ fn OrderCard(detail: OrderDetail, returning: bool) -> impl IntoView {
             ..before
         }))
     });
-    // Pay now answers where to pay: the provider's page (the dev provider's comes straight
-    // back here).
-    Effect::new(move |_| {
-        if let Some(Ok(url)) = pay.value().get() {
-            if window().location().set_href(&url).is_err() {
-                leptos::logging::warn!("could not open the payment page {url}");
-            }
-        }
-    });
     Effect::new(move |_| {
         if let Some(Ok(now)) = cancel.value().get() {
             order.set(Some(now));
@@ -239,6 +218,7 @@ fn OrderCard(detail: OrderDetail, returning: bool) -> impl IntoView {
         (Some(Err(e)), _) | (_, Some(Err(e))) => Some(e),
         _ => None,
     };
+    let t = t();
     view! {
         <section class="panel" data-testid="order">
             <h1>{voucher_title.clone()}</h1>
@@ -250,7 +230,7 @@ fn OrderCard(detail: OrderDetail, returning: bool) -> impl IntoView {
                 <OrderProgress order_id order/>
                 {move || (checking && status().pay_by().is_some()).then(|| view! {
                     <p class="hint" data-testid="payment-checking">
-                        "Checking your payment with the payment provider… This page updates by itself."
+                        {t.order_checking_payment()}
                     </p>
                 })}
             </div>
@@ -262,22 +242,21 @@ fn OrderCard(detail: OrderDetail, returning: bool) -> impl IntoView {
                 view! { <div data-testid="order-action-error" data-code=code><ErrorNote error=e/></div> }
             })}
             <dl class="facts">
-                <dt>"Voucher"</dt>
+                <dt>{t.order_voucher()}</dt>
                 <dd><a href=voucher_href>{voucher_title}</a></dd>
-                <dt>"Ordered at"</dt>
+                <dt>{t.order_ordered_at()}</dt>
                 <dd><When at=created_at/></dd>
                 {move || status().pay_by().map(|at| view! {
-                    <dt>"Pay by"</dt>
+                    <dt>{t.order_pay_by()}</dt>
                     <dd><When at/></dd>
                 })}
             </dl>
-            <p><a href="/orders">"All your orders"</a></p>
+            <p><a href="/orders">{t.order_all()}</a></p>
         </section>
     }
 }
 
-/// "Pay within mm:ss", counting down, with the Pay and Cancel forms (plain forms without
-/// JavaScript). Once the deadline passes, Pay turns off and the page follows the order until
+/// Pay now with the time left, and Cancel; past the deadline, the page follows the order until
 /// the sweep has cancelled it.
 #[component]
 fn PayOrCancel(
@@ -287,50 +266,27 @@ fn PayOrCancel(
     pay: PayAction,
     cancel: CancelAction,
 ) -> impl IntoView {
-    // The deadline is the server's; the browser's clock is close enough for a countdown in
-    // minutes (the server decides whether a payment is in time).
-    let now = RwSignal::new(chrono::Utc::now());
-    every(Duration::from_millis(500), move || {
-        now.set(chrono::Utc::now())
-    });
-    let left = move || (pay_by - now.get()).num_seconds();
-    let overdue = Memo::new(move |_| left() < 0);
+    let left = seconds_left(pay_by);
+    let overdue = Memo::new(move |_| left.get() < 0);
     Effect::new(move |_| {
         if overdue.get() {
             follow_until_settled(order_id, order, Ask::Status);
         }
     });
-    let busy = move || pay.pending().get() || cancel.pending().get();
+    let t = t();
     view! {
         <div class="pay-box" data-testid="pay-box">
-            <p class="countdown" data-testid="pay-countdown" aria-live="off">
-                {move || if overdue.get() {
-                    "The time to pay has passed; the order is being cancelled.".to_owned()
-                } else {
-                    format!("Pay within {}", format_countdown(left()))
-                }}
-            </p>
-            <div class="pay-actions">
-                // One payment per order: a second click (or a resent form) opens the same page.
-                <CallForm to={<PayOrder as ServerFn>::PATH} send=move || { pay.dispatch(()); }>
-                    <input type="hidden" name="order_id" value=order_id.to_string()/>
-                    <button type="submit" class="primary" data-testid="pay"
-                        disabled=move || overdue.get() || busy()>
-                        {move || if pay.pending().get() { "Opening the payment page…" } else { "Pay now" }}
-                    </button>
-                </CallForm>
-                <CallForm to={<CancelOrder as ServerFn>::PATH} send=move || { cancel.dispatch(()); }>
-                    <input type="hidden" name="order_id" value=order_id.to_string()/>
-                    <button type="submit" data-testid="cancel" disabled=busy>
-                        {move || if cancel.pending().get() { "Cancelling…" } else { "Cancel order" }}
-                    </button>
-                </CallForm>
-            </div>
+            <PayNow order_id left pay busy=Signal::derive(move || cancel.pending().get())/>
+            <CallForm to={<CancelOrder as ServerFn>::PATH} send=move || { cancel.dispatch(()); }>
+                <input type="hidden" name="order_id" value=order_id.to_string()/>
+                <button type="submit" data-testid="cancel" disabled=move || pay.pending().get() || cancel.pending().get()>
+                    {move || if cancel.pending().get() { t.order_cancelling() } else { t.order_cancel() }}
+                </button>
+            </CallForm>
         </div>
     }
 }
 
-/// The order page's own answers: sign in first; someone else's order answers exactly like an
 /// unknown one (I7), a 404 page.
 fn order_refusal(e: &AppError) -> Option<AnyView> {
     match e {
@@ -341,11 +297,11 @@ fn order_refusal(e: &AppError) -> Option<AnyView> {
         AppError::NotFound => Some(
             view! {
                 {crate::components::set_page_status(404)}
-                <leptos_meta::Title text="Order not found"/>
+                <leptos_meta::Title text=t().order_not_found_title()/>
                 <section class="panel" data-testid="order-not-found">
-                    <h1>"Order not found"</h1>
-                    <p>"There is no order with this number in your account."</p>
-                    <p><a href="/orders">"Your orders"</a></p>
+                    <h1>{t().order_not_found_title()}</h1>
+                    <p>{t().order_not_found_text()}</p>
+                    <p><a href="/orders">{t().order_yours()}</a></p>
                 </section>
             }
             .into_any(),
@@ -366,7 +322,7 @@ mod tests {
         let failed = OrderStatus::Failed {
             reason: FailureReason::DeadLetter { deliveries: 5 },
         };
-        assert!(!failed.sentence().contains("dead_letter"));
+        assert!(!order_sentence(i18n::Lang::En.texts(), failed).contains("dead_letter"));
         assert!(failed.is_final() && !OrderStatus::Queued.is_final());
     }
 }

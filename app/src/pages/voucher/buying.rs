@@ -13,10 +13,11 @@ use crate::{
     api::orders::Buy,
     components::{form_call, CallForm, ErrorNote},
     error::AppError,
-    pages::orders::{follow, OrderProgress},
+    pages::orders::{follow, seconds_left, use_pay, OrderProgress, PayNow},
     rest,
     url::sign_in_path,
     wire::OrderView,
+    words::{order_label, t, Texts},
 };
 
 /// The answer to a buy: the order, or the one the shopper already held on this sale.
@@ -46,6 +47,15 @@ pub struct Purchase {
     pub held: RwSignal<Option<(OrderId, OrderStatus)>>,
 }
 
+impl Purchase {
+    /// The shopper now holds `order_id` (bought, or won in a draw): its status is followed.
+    pub fn hold(self, order_id: OrderId) {
+        self.held.set(Some((order_id, OrderStatus::Queued)));
+        self.order.set(None);
+        follow(order_id, self.order);
+    }
+}
+
 /// The purchase of `sale`, starting from the order the server rendered (`mine`). An answer
 /// moves the button at once (to the order held, or the sale ended); the stock follows the
 /// sale's figures, which count this buy among everyone else's (`LiveSale::changed_here`).
@@ -59,11 +69,7 @@ pub fn use_purchase(sale: LiveSale, mine: Option<OrderView>) -> Purchase {
         order: RwSignal::new(None),
         held: RwSignal::new(mine.map(|o| (o.order_id, o.status))),
     };
-    let hold = move |order_id: OrderId| {
-        p.held.set(Some((order_id, OrderStatus::Queued)));
-        p.order.set(None);
-        follow(order_id, p.order);
-    };
+    let hold = move |order_id: OrderId| p.hold(order_id);
     Effect::new(move |_| match p.buy.value().get() {
         Some(Ok(order_id)) => {
             sale.changed_here();
@@ -90,12 +96,12 @@ pub fn use_purchase(sale: LiveSale, mine: Option<OrderView>) -> Purchase {
 }
 
 /// The button's words in each phase.
-pub(super) fn button_label(phase: VoucherStatus) -> &'static str {
+pub(super) fn button_label(t: Texts, phase: VoucherStatus) -> &'static str {
     match phase {
-        VoucherStatus::Upcoming => "Not open yet",
-        VoucherStatus::OnSale => "Buy now",
-        VoucherStatus::SoldOut => "Sold out",
-        VoucherStatus::Ended => "Sale ended",
+        VoucherStatus::Upcoming => t.buy_not_open(),
+        VoucherStatus::OnSale => t.buy_now(),
+        VoucherStatus::SoldOut => t.buy_sold_out(),
+        VoucherStatus::Ended => t.buy_ended(),
     }
 }
 
@@ -107,20 +113,22 @@ pub fn BuyPanel(sale: LiveSale, purchase: Purchase, signed_in: bool) -> impl Int
     let Purchase { buy, held, .. } = purchase;
     let id = sale.voucher.read_untracked().id;
     let phase = sale.phase;
+    let t = t();
     move || match held.get() {
         Some((order_id, status)) => EitherOf3::A(view! {
             <p class="bought" data-testid="your-order" data-status=status.as_str()>
-                "You bought this: order "
+                {t.buy_you_bought()}
                 <a href=format!("/orders/{order_id}") data-testid="bought-order-link">
                     <code>{order_id.to_string()}</code>
                 </a>
-                " (" {status.label().to_lowercase()} ")."
+                " (" {order_label(t, status)} ")"
             </p>
+            {status.pay_by().map(|pay_by| view! { <HeldPay order_id pay_by/> })}
         }),
         None if !signed_in => EitherOf3::B(view! {
             <p class="buy-form">
                 <a class="button primary" data-testid="sign-in-to-buy"
-                    href=sign_in_path(&format!("/vouchers/{id}"))>"Sign in to buy"</a>
+                    href=sign_in_path(&format!("/vouchers/{id}"))>{t.sign_in_to_buy()}</a>
             </p>
         }),
         None => EitherOf3::C(view! {
@@ -128,10 +136,26 @@ pub fn BuyPanel(sale: LiveSale, purchase: Purchase, signed_in: bool) -> impl Int
                 <input type="hidden" name="voucher_id" value=id.get()/>
                 <button type="submit" class="primary buy" data-testid="buy"
                     disabled=move || phase.get() != VoucherStatus::OnSale || buy.pending().get()>
-                    {move || if buy.pending().get() { "Buying…" } else { button_label(phase.get()) }}
+                    {move || if buy.pending().get() { t.buy_buying() } else { button_label(t, phase.get()) }}
                 </button>
             </CallForm>
         }),
+    }
+}
+
+/// Pay now for the order the shopper holds on this sale, while it awaits payment.
+#[component]
+pub(super) fn HeldPay(order_id: OrderId, pay_by: chrono::DateTime<chrono::Utc>) -> impl IntoView {
+    let pay = use_pay(order_id);
+    let left = seconds_left(pay_by);
+    view! {
+        <div class="pay-box" data-testid="sale-pay">
+            <PayNow order_id left pay busy=false/>
+            {move || pay.value().get().and_then(Result::err).map(|e| {
+                let code = e.code();
+                view! { <div data-testid="pay-error" data-code=code><ErrorNote error=e/></div> }
+            })}
+        </div>
     }
 }
 

@@ -10,7 +10,7 @@ use domain::{EntryState, VoucherStatus};
 use leptos::{either::EitherOf6, prelude::*, server_fn::ServerFn};
 
 use super::{
-    buying::{BuyPanel, Purchase},
+    buying::{BuyPanel, HeldPay, Purchase},
     live::LiveSale,
 };
 use crate::{
@@ -21,6 +21,7 @@ use crate::{
     time::{every, When},
     url::sign_in_path,
     wire::{EntryView, ReceiptView},
+    words::{fill, t},
 };
 
 /// How often the standing is asked for after the draw's time, until decided.
@@ -69,6 +70,11 @@ pub fn DrawPanel(
         asked.update_value(|n| *n += 1);
         leptos::task::spawn_local(async move {
             if let Ok(s) = standing_now(id).await {
+                if let (EntryState::Won, Some(order)) = (s.state, s.order_id) {
+                    if purchase.held.get_untracked().is_none() {
+                        purchase.hold(order);
+                    }
+                }
                 standing.set(s);
             }
         });
@@ -77,14 +83,15 @@ pub fn DrawPanel(
     // Memos, so the panel changes when these flip, not at every tick of the clock.
     let drawn = Memo::new(move |_| sale.now.get() >= draw_at);
     let entries_open = Memo::new(move |_| sale.now.get() >= entries_open_at);
+    let t = t();
     view! {
         <div class="draw" data-testid="draw" data-state=move || standing.with(|s| state_name(s.state))>
             <dl class="facts">
-                <dt>"Entries open"</dt>
+                <dt>{t.draw_entries_open()}</dt>
                 <dd><When at=entries_open_at/></dd>
-                <dt>"Draw"</dt>
+                <dt>{t.draw_draw()}</dt>
                 <dd><When at=draw_at/></dd>
-                <dt>"Entered"</dt>
+                <dt>{t.draw_entered_count()}</dt>
                 <dd data-testid="entrants">{entrants}</dd>
             </dl>
             {move || {
@@ -93,31 +100,34 @@ pub fn DrawPanel(
                 match s.state {
                     EntryState::Entered => EitherOf6::A(view! {
                         <p class="entered" data-testid="entered">
-                            "You're in the draw (" {entrants} " entered). It runs at " <When at=draw_at/> "."
+                            {move || fill(t.draw_in_the_draw(), &[&entrants()])} <When at=draw_at/>
                         </p>
                         <ReceiptNote voucher=id receipt=s.receipt.clone()/>
                         <Refresh at=(!drawn.get()).then(|| (draw_at - now).num_seconds() + 1)/>
                     }),
                     EntryState::Won => EitherOf6::B(view! {
                         <p class="won" data-testid="won">
-                            "You won: order "
+                            {t.draw_you_won()}
                             {s.order_id.map(|o| view! {
                                 <a href=format!("/orders/{o}") data-testid="won-order-link"><code>{o.to_string()}</code></a>
                             })}
-                            ". Pay for it from the order's page."
+                            {t.draw_pay_from_order()}
                         </p>
+                        {move || purchase.held.get().and_then(|(order_id, status)| {
+                            status.pay_by().map(|pay_by| view! { <HeldPay order_id pay_by/> })
+                        })}
                         <ReceiptNote voucher=id receipt=s.receipt.clone()/>
                     }),
                     EntryState::Lost => EitherOf6::C(view! {
                         <p class="lost" data-testid="lost">
-                            "Not this time. "
+                            {t.draw_not_this_time()}
                             {match s.rank {
-                                Some(r) => format!("You are number {r} in line: if a winner's unit comes back, it goes to the next in line."),
-                                None => "The sale ended before its draw.".to_owned(),
+                                Some(r) => fill(t.draw_in_line(), &[&r]),
+                                None => t.draw_ended_before().to_owned(),
                             }}
                         </p>
                         <ReceiptNote voucher=id receipt=s.receipt.clone()/>
-                        <p><a href=format!("/vouchers/{id}/draw") data-testid="check-draw">"Check the draw"</a></p>
+                        <p><a href=format!("/vouchers/{id}/draw") data-testid="check-draw">{t.draw_check()}</a></p>
                     }),
                     EntryState::None if drawn.get() => EitherOf6::D(view! {
                         <BuyPanel sale purchase signed_in/>
@@ -125,7 +135,7 @@ pub fn DrawPanel(
                     EntryState::None if !signed_in => EitherOf6::E(view! {
                         <p class="buy-form">
                             <a class="button primary" data-testid="sign-in-to-enter"
-                                href=sign_in_path(&format!("/vouchers/{id}"))>"Sign in to enter the draw"</a>
+                                href=sign_in_path(&format!("/vouchers/{id}"))>{t.draw_sign_in_to_enter()}</a>
                         </p>
                     }),
                     EntryState::None => EitherOf6::F(view! {
@@ -133,7 +143,7 @@ pub fn DrawPanel(
                             <input type="hidden" name="voucher_id" value=id.get()/>
                             <button type="submit" class="primary buy" data-testid="enter-draw"
                                 disabled=move || !entries_open.get() || enter.pending().get()>
-                                {move || if entries_open.get() { "Enter the draw" } else { "Entries not open yet" }}
+                                {move || if entries_open.get() { t.draw_enter() } else { t.draw_not_open() }}
                             </button>
                         </CallForm>
                         {(!entries_open.get()).then(|| view! { <Refresh at=Some((entries_open_at - now).num_seconds() + 1)/> })}
@@ -145,8 +155,7 @@ pub fn DrawPanel(
                 view! { <div data-testid="enter-error" data-code=code><ErrorNote error=e/></div> }
             })}
             <p class="hint">
-                {move || (sale.phase.get() == VoucherStatus::Upcoming).then_some(
-                    "Entering early or late makes no difference: the order is drawn at the opening, and anyone can check it afterwards.")}
+                {move || (sale.phase.get() == VoucherStatus::Upcoming).then_some(t.draw_hint())}
             </p>
         </div>
     }
@@ -156,11 +165,12 @@ pub fn DrawPanel(
 /// receipt, signed by the shop, is their proof of entry).
 #[component]
 fn ReceiptNote(voucher: domain::VoucherId, receipt: Option<ReceiptView>) -> impl IntoView {
+    let t = t();
     receipt.map(|r| {
         view! {
             <p class="tag">
-                "Your entry: " <code data-testid="draw-leaf" title=r.leaf.clone()>{r.leaf[..16.min(r.leaf.len())].to_owned()}</code>
-                " · " <a href=format!("/api/vouchers/{voucher}/entries/me") data-testid="receipt-link">"your signed receipt"</a>
+                {t.draw_your_entry()} <code data-testid="draw-leaf" title=r.leaf.clone()>{r.leaf[..16.min(r.leaf.len())].to_owned()}</code>
+                " · " <a href=format!("/api/vouchers/{voucher}/entries/me") data-testid="receipt-link">{t.draw_your_receipt()}</a>
             </p>
         }
     })

@@ -24,7 +24,8 @@ use crate::{
     pages::home::StockBar,
     session::Session,
     time::When,
-    wire::{format_countdown, format_price, EntryView, OrderView, VoucherDetail, VoucherView},
+    wire::{format_price, EntryView, OrderView, VoucherDetail, VoucherView},
+    words::{countdown, fill, t, voucher_status},
 };
 
 #[component]
@@ -55,7 +56,7 @@ pub fn VoucherPage() -> impl IntoView {
     });
     let session = Session::get();
     view! {
-        <Suspense fallback=|| view! { <p class="loading">"Loading the voucher…"</p> }>
+        <Suspense fallback=|| view! { <p class="loading">{t().sale_loading()}</p> }>
             {move || Suspend::new(async move {
                 match detail.await {
                     Ok(d) => {
@@ -104,11 +105,12 @@ fn Sale(
 
 /// What to announce when the sale changes phase in front of the shopper.
 fn announcement(phase: VoucherStatus) -> &'static str {
+    let t = t();
     match phase {
         VoucherStatus::Upcoming => "",
-        VoucherStatus::OnSale => "The sale is open: you can buy now.",
-        VoucherStatus::SoldOut => "Sold out.",
-        VoucherStatus::Ended => "The sale has ended.",
+        VoucherStatus::OnSale => t.sale_announce_open(),
+        VoucherStatus::SoldOut => t.sale_announce_sold_out(),
+        VoucherStatus::Ended => t.sale_announce_ended(),
     }
 }
 
@@ -129,16 +131,17 @@ fn SaleFacts(sale: LiveSale) -> impl IntoView {
         opening,
         ..
     } = v.get_untracked();
+    let t = t();
     let opens = if opening.is_draw() {
-        "Draw in"
+        t.sale_draw_in()
     } else {
-        "Opens in"
+        t.sale_opens_in()
     };
     let (begins_at, ends_at) = (window.begins_at(), window.ends_at());
     view! {
         <h1>{title}</h1>
         <span class=move || format!("badge badge-{}", phase.get().as_str()) data-testid="phase">
-            {move || phase.get().label()}
+            {move || voucher_status(t, phase.get())}
         </span>
         <p class="price">{format_price(price_cents)}</p>
         {(!description.is_empty()).then(|| view! { <p class="description">{description}</p> })}
@@ -147,9 +150,9 @@ fn SaleFacts(sale: LiveSale) -> impl IntoView {
             view! { <StockBar remaining=v.remaining stock=v.stock/> }
         }}
         <dl class="facts">
-            <dt>"Opens"</dt>
+            <dt>{t.sale_opens()}</dt>
             <dd><When at=begins_at/></dd>
-            <dt>"Closes"</dt>
+            <dt>{t.sale_closes()}</dt>
             <dd><When at=ends_at/></dd>
         </dl>
         // The countdown ticks silently; a change of phase is announced once.
@@ -158,10 +161,10 @@ fn SaleFacts(sale: LiveSale) -> impl IntoView {
         </p>
         <p class="countdown" data-testid="countdown" aria-live="off">
             {move || match phase.get() {
-                VoucherStatus::Upcoming => format!("{opens} {}", format_countdown((begins_at - now.get()).num_seconds() + 1)),
-                VoucherStatus::OnSale => format!("Closes in {}", format_countdown((ends_at - now.get()).num_seconds())),
-                VoucherStatus::SoldOut => "Every unit has been sold.".to_owned(),
-                VoucherStatus::Ended => "This sale is over.".to_owned(),
+                VoucherStatus::Upcoming => fill(opens, &[&countdown(t, (begins_at - now.get()).num_seconds() + 1)]),
+                VoucherStatus::OnSale => fill(t.sale_closes_in(), &[&countdown(t, (ends_at - now.get()).num_seconds())]),
+                VoucherStatus::SoldOut => t.sale_all_sold().to_owned(),
+                VoucherStatus::Ended => t.sale_over().to_owned(),
             }}
         </p>
     }
@@ -174,9 +177,12 @@ mod tests {
 
     #[test]
     fn the_button_says_why_it_is_off() {
-        assert_eq!(button_label(VoucherStatus::OnSale), "Buy now");
-        assert_eq!(button_label(VoucherStatus::SoldOut), "Sold out");
-        assert_eq!(button_label(VoucherStatus::Upcoming), "Not open yet");
-        assert_eq!(button_label(VoucherStatus::Ended), "Sale ended");
+        let t = i18n::Lang::En.texts();
+        assert_eq!(button_label(t, VoucherStatus::OnSale), "Buy now");
+        assert_eq!(button_label(t, VoucherStatus::SoldOut), "Sold out");
+        assert_eq!(button_label(t, VoucherStatus::Upcoming), "Not open yet");
+        assert_eq!(button_label(t, VoucherStatus::Ended), "Sale ended");
+        let t = i18n::Lang::ZhCn.texts();
+        assert_eq!(button_label(t, VoucherStatus::OnSale), "立即抢购");
     }
 }

@@ -1,0 +1,101 @@
+//! **Pay now**, wherever an order awaiting payment is shown (the sale page's answer, the
+//! order's page, each row of "My orders"): the time left to pay, counting down, and a form that
+//! opens the provider's payment page: a plain post without JavaScript (the server answers with
+//! the provider's page), a REST call in a live island.
+
+use chrono::{DateTime, Utc};
+use domain::OrderId;
+use leptos::{prelude::*, server_fn::ServerFn};
+
+use crate::{
+    api::orders::PayOrder,
+    components::{form_call, CallForm, ErrorNote},
+    error::AppError,
+    rest,
+    time::{every, Instant},
+    words::{countdown, fill, t},
+};
+
+/// Pay now: the provider's page to go to.
+pub type PayAction = Action<(), Result<String, AppError>>;
+
+/// Where to pay (`POST /api/orders/{id}/pay`).
+#[derive(serde::Deserialize)]
+struct PayStart {
+    redirect_url: String,
+}
+
+/// Pay now for `order_id`: once answered, the browser goes to the provider's page (the dev
+/// provider's comes straight back to the order's page).
+pub fn use_pay(order_id: OrderId) -> PayAction {
+    let pay: PayAction = form_call(<PayOrder as ServerFn>::PATH, move || async move {
+        let path = format!("/api/orders/{order_id}/pay");
+        rest::post::<PayStart>(&path).await.map(|p| p.redirect_url)
+    });
+    Effect::new(move |_| {
+        if let Some(Ok(url)) = pay.value().get() {
+            if window().location().set_href(&url).is_err() {
+                leptos::logging::warn!("could not open the payment page {url}");
+            }
+        }
+    });
+    pay
+}
+
+/// The seconds left to pay by `pay_by`, by the browser's clock (close enough for a countdown
+/// in minutes: the server decides whether a payment is in time); the server's render uses its
+/// own.
+pub fn seconds_left(pay_by: DateTime<Utc>) -> Signal<i64> {
+    let now = RwSignal::new(Utc::now());
+    every(std::time::Duration::from_millis(500), move || {
+        now.set(Utc::now())
+    });
+    Signal::derive(move || (pay_by - now.get()).num_seconds())
+}
+
+/// "Reserved for you: pay within 14:59" and the Pay now button (off while `busy` or once the
+/// time has passed).
+#[component]
+pub fn PayNow(
+    order_id: OrderId,
+    left: Signal<i64>,
+    pay: PayAction,
+    #[prop(into)] busy: Signal<bool>,
+) -> impl IntoView {
+    let t = t();
+    let overdue = Memo::new(move |_| left.get() < 0);
+    view! {
+        <p class="countdown" data-testid="pay-countdown" aria-live="off">
+            {move || if overdue.get() {
+                t.order_time_passed().to_owned()
+            } else {
+                fill(t.order_pay_within(), &[&countdown(t, left.get())])
+            }}
+        </p>
+        // One payment per order: a second click (or a resent form) opens the same page.
+        <CallForm to={<PayOrder as ServerFn>::PATH} send=move || { pay.dispatch(()); }>
+            <input type="hidden" name="order_id" value=order_id.to_string()/>
+            <button type="submit" class="primary" data-testid="pay"
+                disabled=move || overdue.get() || busy.get() || pay.pending().get()>
+                {move || if pay.pending().get() { t.order_opening_payment() } else { t.order_pay_now() }}
+            </button>
+        </CallForm>
+    }
+}
+
+/// Pay now in a row of "My orders", an island of its own (the list is the server's).
+#[cfg_attr(island_pay_row, island)]
+#[cfg_attr(not(island_pay_row), component)]
+pub fn PayRow(order_id: OrderId, pay_by: Instant) -> impl IntoView {
+    let pay = use_pay(order_id);
+    let left = seconds_left(pay_by.0);
+    view! {
+        <div class="pay-box pay-row" data-testid="row-pay">
+            <PayNow order_id left pay busy=false/>
+            {move || pay.value().get().and_then(Result::err).map(|e| {
+                let code = e.code();
+                view! { <div data-testid="pay-error" data-code=code><ErrorNote error=e/></div> }
+            })}
+        </div>
+    }
+}
