@@ -21,6 +21,7 @@
 mod aftercare;
 pub mod failover;
 mod local;
+mod sales_check;
 pub(crate) mod shoppers;
 
 use std::{sync::Arc, time::Duration};
