@@ -38,7 +38,10 @@ fn no_source_file_is_over_400_lines() {
     let long: Vec<String> = files
         .iter()
         .filter_map(|f| {
-            let lines = std::fs::read_to_string(f).expect("readable").lines().count();
+            let lines = std::fs::read_to_string(f)
+                .expect("readable")
+                .lines()
+                .count();
             (lines > MAX_LINES).then(|| format!("{} ({lines})", f.display()))
         })
         .collect();

@@ -60,10 +60,14 @@ pub fn DrawPanel(
             standing.set(e);
         }
     });
-    // After the draw's time, ask until the standing is decided (a minute at most).
+    // After the draw's time, ask until the standing is decided and a win names its order (a
+    // minute at most).
     let asked = StoredValue::new(0_u32);
     every(AFTER_DRAW, move || {
-        let undecided = standing.with_untracked(|s| s.state == EntryState::Entered);
+        // Undecided, or won before the winner's order is known (it is being admitted).
+        let undecided = standing.with_untracked(|s| {
+            s.state == EntryState::Entered || (s.state == EntryState::Won && s.order_id.is_none())
+        });
         if !undecided || sale.now.get_untracked() < draw_at || asked.get_value() >= 60 {
             return;
         }
