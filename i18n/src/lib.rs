@@ -133,12 +133,29 @@ fn quality(q: &str) -> Option<u32> {
     (q <= 1000).then_some(q)
 }
 
-/// `template` with `{0}`, `{1}`… replaced by `values` in order.
+/// `template` with each `{0}`…`{9}` replaced by that value, in one pass (a value that holds
+/// `{1}` itself, a title say, is not read again); any other brace stays as written.
 pub fn fill(template: &str, values: &[&dyn std::fmt::Display]) -> String {
-    let mut out = template.to_owned();
-    for (i, v) in values.iter().enumerate() {
-        out = out.replace(&format!("{{{i}}}"), &v.to_string());
+    let mut out = String::with_capacity(template.len() + 16);
+    let mut rest = template;
+    while let Some(at) = rest.find('{') {
+        out.push_str(&rest[..at]);
+        let hole = rest.as_bytes().get(at + 1..at + 3);
+        match hole {
+            Some([d @ b'0'..=b'9', b'}']) => {
+                match values.get(usize::from(d - b'0')) {
+                    Some(v) => out.push_str(&v.to_string()),
+                    None => out.push_str(&rest[at..at + 3]),
+                }
+                rest = &rest[at + 3..];
+            }
+            _ => {
+                out.push('{');
+                rest = &rest[at + 1..];
+            }
+        }
     }
+    out.push_str(rest);
     out
 }
 

@@ -105,4 +105,7 @@ fn placeholders_agree() {
 fn templates_are_filled_in_order() {
     assert_eq!(fill("{0} of {1} left", &[&3, &"10"]), "3 of 10 left");
     assert_eq!(fill("剩 {0} / {1}", &[&3, &10]), "剩 3 / 10");
+    // A value is put in once, not read again; other braces stay.
+    assert_eq!(fill("“{0}”: {1} units", &[&"{1}", &5]), "“{1}”: 5 units");
+    assert_eq!(fill("{voucher}:{0}:{9}", &[&"a"]), "{voucher}:a:{9}");
 }
