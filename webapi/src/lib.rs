@@ -3,12 +3,14 @@
 //!
 //! | module | owns |
 //! | --- | --- |
+//! | [`answers`] | the REST API's other answers (a buy's, a sign-in's, health…), one declaration each |
 //! | [`error`] | [`AppError`](error::AppError): every refusal's code, status and sentence |
 //! | [`wire`] | the types that cross the wire, made of the domain's (compile to wasm) |
 //! | [`payments`] | the admin's payments listing on the wire |
 //! | `convert` (ssr) | core values into wire types |
 //! | `http` (ssr) | the session cookie, a request's principal, IDs from paths and forms, core errors into `AppError` |
 
+pub mod answers;
 #[cfg(feature = "ssr")]
 pub mod convert;
 pub mod error;

@@ -8,6 +8,7 @@
 
 use leptos::{either::EitherOf3, prelude::*, server_fn::ServerFn};
 use leptos_router::hooks::use_query_map;
+use webapi::answers::CodeIssued;
 
 use crate::{
     api::auth::{RequestCode, SignIn},
@@ -70,7 +71,7 @@ fn SignInForms(
     let send = form_call(<RequestCode as ServerFn>::PATH, move || {
         let phone = input_value(phone_input);
         async move {
-            rest::post_json::<CodeSent>("/api/login/code", &Credentials { phone, code: None })
+            rest::post_json::<CodeIssued>("/api/login/code", &Credentials { phone, code: None })
                 .await
                 .map(|sent| sent.code)
         }
@@ -156,13 +157,6 @@ fn input_value(field: NodeRef<leptos::html::Input>) -> String {
     }
     let _ = field;
     String::new()
-}
-
-/// The answer to Send code: the code itself under dev login.
-#[derive(serde::Deserialize)]
-struct CodeSent {
-    #[serde(default)]
-    code: Option<String>,
 }
 
 /// The note under "Send code": the answer of this page's request, else what a plain form's

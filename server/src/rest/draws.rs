@@ -9,8 +9,12 @@ use axum::{
     Json,
 };
 use seckill::{domain::VoucherId, draw, Core};
-use serde_json::{json, Value};
-use webapi::{convert, http::ClientAddr};
+use webapi::{
+    answers::{Entered, ReceiptKey},
+    convert,
+    http::ClientAddr,
+    wire::EntryView,
+};
 
 use super::{
     error::ApiResult,
@@ -28,10 +32,10 @@ pub async fn enter(
     let entered = draw::enter(&core, p.user, voucher, client).await?;
     Ok((
         StatusCode::ACCEPTED,
-        Json(json!({
-            "receipt": convert::receipt(entered.receipt),
-            "entrants": entered.entrants,
-        })),
+        Json(Entered {
+            receipt: convert::receipt(entered.receipt),
+            entrants: entered.entrants,
+        }),
     )
         .into_response())
 }
@@ -41,9 +45,9 @@ pub async fn mine(
     State(core): State<Core>,
     Shopper(p): Shopper,
     ApiPath(voucher): ApiPath<VoucherId>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<EntryView>> {
     let standing = draw::standing(&core, Some(p.user), voucher).await?;
-    Ok(Json(json!(convert::entry(standing))))
+    Ok(Json(convert::entry(standing)))
 }
 
 /// The draw's transcript, each part as soon as it is fixed. Public: anyone may check a draw.
@@ -60,6 +64,8 @@ pub async fn transcript(
 }
 
 /// `{"ed25519": "<hex>"}`: the public key receipts are signed with, the same on every instance.
-pub async fn key(State(core): State<Core>) -> Json<Value> {
-    Json(json!({ "ed25519": core.config.draw.receipt_key.public_hex() }))
+pub async fn key(State(core): State<Core>) -> Json<ReceiptKey> {
+    Json(ReceiptKey {
+        ed25519: core.config.draw.receipt_key.public_hex(),
+    })
 }

@@ -23,11 +23,16 @@ use seckill::{
     sale, Core,
 };
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use webapi::{
+    answers::{
+        Bought, Cancelled, CodeIssued, Created, DrawsHealth, Health, Live, PayStart, Received,
+        SignedIn, WorkerHealth,
+    },
     convert,
     error::AppError,
     http::{self as glue, ClientAddr, SessionCookie},
+    wire::{OrderView, StockNow, VoucherView},
 };
 
 pub use self::error::ApiError;
@@ -77,8 +82,8 @@ pub async fn not_found() -> ApiError {
 /// and shoppers would get the balancer's bare 503 instead of the instances' JSON answers.
 /// Liveness, for the load balancer: the process serves. It names no host or instance (anyone
 /// may ask).
-async fn live() -> Json<serde_json::Value> {
-    Json(json!({ "live": true }))
+async fn live() -> Json<Live> {
+    Json(Live { live: true })
 }
 
 /// Readiness, for operators: both stores answer and orders are being written (the oldest queued
@@ -94,12 +99,17 @@ async fn health(State(core): State<Core>) -> Response {
     let oldest_ms = h
         .oldest_queued
         .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
-    let body = json!({
-        "postgres": h.postgres,
-        "redis": h.redis,
-        "worker": { "oldest_queued_ms": oldest_ms, "stalled": h.stalled },
-        "draws": { "overdue": h.draws_overdue },
-    });
+    let body = Health {
+        postgres: h.postgres,
+        redis: h.redis,
+        worker: WorkerHealth {
+            oldest_queued_ms: oldest_ms,
+            stalled: h.stalled,
+        },
+        draws: DrawsHealth {
+            overdue: h.draws_overdue,
+        },
+    };
     (status, Json(body)).into_response()
 }
 
@@ -127,11 +137,10 @@ async fn login_code(
     State(core): State<Core>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,
     ApiJson(b): ApiJson<PhoneBody>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<CodeIssued>> {
     let issued = auth::request_code(&core, client, &b.phone).await?;
-    Ok(Json(match issued.dev_code {
-        Some(code) => json!({ "code": code }),
-        None => json!({}),
+    Ok(Json(CodeIssued {
+        code: issued.dev_code,
     }))
 }
 
@@ -149,7 +158,9 @@ async fn login(
 ) -> ApiResult<Response> {
     let signed = auth::sign_in(&core, client, &b.phone, &b.code).await?;
     let cookie = cookie.set(&signed.token, core.config.auth.session_ttl.as_secs());
-    let body = Json(json!({ "user_id": signed.principal.user.get() }));
+    let body = Json(SignedIn {
+        user_id: signed.principal.user.get(),
+    });
     Ok(([(header::SET_COOKIE, cookie)], body).into_response())
 }
 
@@ -184,20 +195,17 @@ async fn logout_everywhere(
         .into_response())
 }
 
-async fn list_vouchers(State(core): State<Core>) -> ApiResult<Json<Value>> {
+async fn list_vouchers(State(core): State<Core>) -> ApiResult<Json<Vec<VoucherView>>> {
     let list = catalog::list(&core, webapi::wire::LIST_LIMIT).await?;
-    Ok(Json(json!(list
-        .into_iter()
-        .map(convert::voucher)
-        .collect::<Vec<_>>())))
+    Ok(Json(list.into_iter().map(convert::voucher).collect()))
 }
 
 async fn get_voucher(
     State(core): State<Core>,
     ApiPath(id): ApiPath<VoucherId>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<VoucherView>> {
     let v = catalog::get(&core, id).await?.ok_or(AppError::NotFound)?;
-    Ok(Json(json!(convert::voucher(v))))
+    Ok(Json(convert::voucher(v)))
 }
 
 /// `{"remaining","ends_at","entrants","server_time"}`: the sale's live figures from Redis alone
@@ -205,9 +213,9 @@ async fn get_voucher(
 async fn stock(
     State(core): State<Core>,
     ApiPath(id): ApiPath<VoucherId>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<StockNow>> {
     let live = catalog::live(&core, id).await?;
-    Ok(Json(json!(convert::stock_now(live))))
+    Ok(Json(convert::stock_now(live)))
 }
 
 async fn create_voucher(
@@ -227,7 +235,7 @@ async fn create_voucher(
         return Err(AppError::Invalid(kinds).into());
     }
     let id = catalog::create_voucher(&core, &admin, &draft, now).await?;
-    Ok((StatusCode::CREATED, Json(json!({ "id": id.get() }))).into_response())
+    Ok((StatusCode::CREATED, Json(Created { id: id.get() })).into_response())
 }
 
 /// `202 {"order_id","already_bought"}`; a repeated buy by the same shopper answers the same,
@@ -245,7 +253,10 @@ async fn buy(
     };
     Ok((
         StatusCode::ACCEPTED,
-        Json(json!({ "order_id": order.to_string(), "already_bought": already })),
+        Json(Bought {
+            order_id: order,
+            already_bought: already,
+        }),
     )
         .into_response())
 }
@@ -258,7 +269,7 @@ async fn order(
     Shopper(p): Shopper,
     ApiPath(order): ApiPath<OrderId>,
     RawQuery(query): RawQuery,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<OrderView>> {
     let returning = query
         .as_deref()
         .is_some_and(|q| q.split('&').any(|pair| pair == "payment=return"));
@@ -268,7 +279,7 @@ async fn order(
     let view = sale::order_status(&core, p.user, order)
         .await?
         .ok_or(AppError::NotFound)?;
-    Ok(Json(json!(convert::order(view))))
+    Ok(Json(convert::order(view)))
 }
 
 /// The request's `Idempotency-Key`, if it sent one; a malformed one is a `400`.
@@ -295,11 +306,12 @@ async fn pay(
     State(core): State<Core>,
     Shopper(p): Shopper,
     ApiPath(order): ApiPath<OrderId>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<PayStart>> {
     let start = checkout::pay(&core, p.user, order).await?;
-    Ok(Json(
-        json!({ "order_id": order.to_string(), "redirect_url": start.redirect_url }),
-    ))
+    Ok(Json(PayStart {
+        order_id: order,
+        redirect_url: start.redirect_url,
+    }))
 }
 
 /// The payment provider's notifications: `200 {"received": true}` once applied (or recognised
@@ -309,9 +321,9 @@ async fn payment_webhook(
     ApiPath(provider): ApiPath<String>,
     headers: HeaderMap,
     body: axum::body::Bytes,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Received>> {
     orders::notify::receive(&core, &provider, &headers, &body).await?;
-    Ok(Json(json!({ "received": true })))
+    Ok(Json(Received { received: true }))
 }
 
 /// `200 {"order_id","status":"cancelled"}`; cancelling a cancelled order answers the same.
@@ -319,17 +331,18 @@ async fn cancel(
     State(core): State<Core>,
     Shopper(p): Shopper,
     ApiPath(order): ApiPath<OrderId>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Cancelled>> {
     checkout::cancel(&core, p.user, order).await?;
-    Ok(Json(
-        json!({ "order_id": order.to_string(), "status": "cancelled" }),
-    ))
+    Ok(Json(Cancelled {
+        order_id: order,
+        status: "cancelled".to_owned(),
+    }))
 }
 
 /// The voucher as listed, after an admin's change.
-async fn voucher_now(core: &Core, id: VoucherId) -> ApiResult<Json<Value>> {
+async fn voucher_now(core: &Core, id: VoucherId) -> ApiResult<Json<VoucherView>> {
     let v = catalog::get(core, id).await?.ok_or(AppError::NotFound)?;
-    Ok(Json(json!(convert::voucher(v))))
+    Ok(Json(convert::voucher(v)))
 }
 
 /// Ends a sale now: `200` with the voucher (status `ended`); ending an ended sale answers the
@@ -338,7 +351,7 @@ async fn end_sale(
     State(core): State<Core>,
     AdminUser(admin): AdminUser,
     ApiPath(id): ApiPath<VoucherId>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<VoucherView>> {
     sale_admin::end_sale(&core, &admin, id).await?;
     voucher_now(&core, id).await
 }
@@ -351,7 +364,7 @@ async fn add_stock(
     ApiPath(id): ApiPath<VoucherId>,
     headers: HeaderMap,
     ApiJson(body): ApiJson<serde_json::Map<String, Value>>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<VoucherView>> {
     let key = idempotency_key(&headers)?;
     let add = match body.get("add") {
         Some(Value::Number(n)) => n

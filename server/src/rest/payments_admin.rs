@@ -21,8 +21,7 @@ use seckill::{
     orders::refund_order::{self, PaymentFilter},
     Core,
 };
-use serde_json::json;
-use webapi::error::AppError;
+use webapi::{answers::RefundAsked, error::AppError};
 
 use super::{
     error::ApiResult,
@@ -71,7 +70,10 @@ pub async fn refund(
     let state = refund_order::refund_order(&core, &admin, order).await?;
     Ok((
         StatusCode::ACCEPTED,
-        Json(json!({ "order_id": order.to_string(), "state": state.as_str() })),
+        Json(RefundAsked {
+            order_id: order,
+            state: state.as_str().to_owned(),
+        }),
     )
         .into_response())
 }

@@ -7,6 +7,8 @@ use chrono::{DateTime, Utc};
 use domain::OrderId;
 use leptos::{prelude::*, server_fn::ServerFn};
 
+use webapi::answers::PayStart;
+
 use crate::{
     api::orders::PayOrder,
     components::{form_call, CallForm, ErrorNote},
@@ -18,12 +20,6 @@ use crate::{
 
 /// Pay now: the provider's page to go to.
 pub type PayAction = Action<(), Result<String, AppError>>;
-
-/// Where to pay (`POST /api/orders/{id}/pay`).
-#[derive(serde::Deserialize)]
-struct PayStart {
-    redirect_url: String,
-}
 
 /// Pay now for `order_id`: once answered, the browser goes to the provider's page (the dev
 /// provider's comes straight back to the order's page).

@@ -19,22 +19,14 @@ use crate::{
     wire::OrderView,
     words::{order_label, t, Texts},
 };
+use webapi::answers::Bought;
 
 /// The answer to a buy: the order, or the one the shopper already held on this sale.
-#[derive(serde::Deserialize)]
-struct Bought {
-    order_id: OrderId,
-    #[serde(default)]
-    already_bought: bool,
-}
-
-impl Bought {
-    fn outcome(self) -> Result<OrderId, AppError> {
-        if self.already_bought {
-            Err(AppError::AlreadyBought(self.order_id))
-        } else {
-            Ok(self.order_id)
-        }
+fn outcome(bought: Bought) -> Result<OrderId, AppError> {
+    if bought.already_bought {
+        Err(AppError::AlreadyBought(bought.order_id))
+    } else {
+        Ok(bought.order_id)
     }
 }
 
@@ -64,7 +56,7 @@ pub fn use_purchase(sale: LiveSale, mine: Option<OrderView>) -> Purchase {
     let p = Purchase {
         buy: form_call(<Buy as ServerFn>::PATH, move || async move {
             let path = format!("/api/vouchers/{id}/orders");
-            rest::post::<Bought>(&path).await.and_then(Bought::outcome)
+            rest::post::<Bought>(&path).await.and_then(outcome)
         }),
         order: RwSignal::new(None),
         held: RwSignal::new(mine.map(|o| (o.order_id, o.status))),

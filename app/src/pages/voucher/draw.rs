@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use domain::{EntryState, VoucherStatus};
 use leptos::{either::EitherOf6, prelude::*, server_fn::ServerFn};
+use webapi::answers::Entered;
 
 use super::{
     buying::{BuyPanel, HeldPay, Purchase},
@@ -201,13 +202,6 @@ fn state_name(state: EntryState) -> &'static str {
         EntryState::Won => "won",
         EntryState::Lost => "lost",
     }
-}
-
-/// The answer to entering a draw.
-#[derive(serde::Deserialize)]
-struct Entered {
-    receipt: ReceiptView,
-    entrants: i64,
 }
 
 /// The signed-in shopper's standing in `voucher`'s draw.
