@@ -223,7 +223,7 @@ fn router(
         .route("/lang", get(crate::localize::switch))
         .route("/api", any(rest::not_found))
         .route("/api/", any(rest::not_found))
-        .nest("/api", rest::router())
+        .nest("/api", rest::router().0)
         .leptos_routes_with_context(&state, generate_route_list(App), with_core.clone(), {
             let options = options.clone();
             move || shell(options.clone())

@@ -9,12 +9,14 @@ use crate::wire::ReceiptView;
 
 /// `GET /api/live`: the process serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Live {
     pub live: bool,
 }
 
 /// `GET /api/health`: the stores and the order writer, for operators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Health {
     pub postgres: bool,
     pub redis: bool,
@@ -24,6 +26,7 @@ pub struct Health {
 
 /// The order writer: how long the oldest queued order has waited, and whether that is a stall.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct WorkerHealth {
     pub oldest_queued_ms: Option<u64>,
     pub stalled: bool,
@@ -31,12 +34,14 @@ pub struct WorkerHealth {
 
 /// Draws begun over a minute ago and not recorded (`None`: not known just now).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct DrawsHealth {
     pub overdue: Option<i64>,
 }
 
 /// `POST /api/login/code`: the code itself under dev login, else nothing.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct CodeIssued {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
@@ -44,12 +49,14 @@ pub struct CodeIssued {
 
 /// `POST /api/login`: signed in (the session is the cookie).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct SignedIn {
     pub user_id: i64,
 }
 
 /// `POST /api/admin/vouchers`: `201`, the new voucher's ID.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Created {
     pub id: i64,
 }
@@ -57,7 +64,9 @@ pub struct Created {
 /// `POST /api/vouchers/{id}/orders`: `202`, the order taken, or the one the shopper already
 /// held on this sale (`already_bought`), so a buy whose answer was lost may be sent again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Bought {
+    #[cfg_attr(feature = "ssr", schema(value_type = String))]
     pub order_id: OrderId,
     #[serde(default)]
     pub already_bought: bool,
@@ -66,6 +75,7 @@ pub struct Bought {
 /// `POST /api/vouchers/{id}/entries`: `202`, the shopper's signed receipt and the entrants so
 /// far.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Entered {
     pub receipt: ReceiptView,
     pub entrants: i64,
@@ -73,26 +83,32 @@ pub struct Entered {
 
 /// `GET /api/draws/key`: the public key receipts are signed with (hex).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ReceiptKey {
     pub ed25519: String,
 }
 
 /// `POST /api/orders/{id}/pay`: where to send the shopper to pay.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct PayStart {
+    #[cfg_attr(feature = "ssr", schema(value_type = String))]
     pub order_id: OrderId,
     pub redirect_url: String,
 }
 
 /// `POST /api/orders/{id}/cancel`: the order is cancelled (`status` is `cancelled`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Cancelled {
+    #[cfg_attr(feature = "ssr", schema(value_type = String))]
     pub order_id: OrderId,
     pub status: String,
 }
 
 /// `POST /api/payments/{provider}/webhook`: the notification is applied (or was already).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Received {
     pub received: bool,
 }
@@ -100,7 +116,9 @@ pub struct Received {
 /// `POST /api/admin/orders/{id}/refund`: `202`, the payment's state after the refund was asked
 /// for (`refunded`, or `refund_owed` while the provider has not answered).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct RefundAsked {
+    #[cfg_attr(feature = "ssr", schema(value_type = String))]
     pub order_id: OrderId,
     pub state: String,
 }

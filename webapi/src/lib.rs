@@ -17,4 +17,6 @@ pub mod error;
 #[cfg(feature = "ssr")]
 pub mod http;
 pub mod payments;
+#[cfg(feature = "ssr")]
+mod schemas;
 pub mod wire;

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// One payment as an admin sees it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct PaymentRow {
     /// The provider's name for the hosted payment (Stripe: `cs_…`).
     pub payment_id: String,

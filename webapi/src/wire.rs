@@ -60,9 +60,18 @@ pub struct OrderView {
 // bundle. A flat struct reads in one pass; the checks are the same ones (`SaleWindow::new`,
 // each status with its fields).
 
-/// [`VoucherView`] as it is on the wire.
+/// [`VoucherView`] as it is on the wire (also its schema in the OpenAPI document).
 #[derive(Deserialize)]
-struct FlatVoucher {
+#[cfg_attr(
+    feature = "ssr",
+    derive(utoipa::ToSchema),
+    schema(
+        as = VoucherView,
+        description = "A voucher, and where its sale stood when the server read it."
+    )
+)]
+pub(crate) struct FlatVoucher {
+    #[cfg_attr(feature = "ssr", schema(value_type = i64))]
     id: VoucherId,
     title: String,
     description: String,
@@ -73,10 +82,14 @@ struct FlatVoucher {
     begins_at: DateTime<Utc>,
     #[serde(deserialize_with = "domain::rfc3339::deserialize")]
     ends_at: DateTime<Utc>,
+    /// `first_come` or `draw`.
     #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>))]
     opening: Option<OpeningKind>,
     #[serde(default, deserialize_with = "domain::rfc3339::deserialize_option")]
     entries_open_at: Option<DateTime<Utc>>,
+    /// `upcoming`, `on_sale`, `sold_out` or `ended`.
+    #[cfg_attr(feature = "ssr", schema(value_type = String))]
     status: VoucherStatus,
 }
 
@@ -108,8 +121,13 @@ impl TryFrom<FlatVoucher> for VoucherView {
 
 /// An order's status as named on the wire.
 #[derive(Deserialize)]
+#[cfg_attr(
+    feature = "ssr",
+    derive(utoipa::ToSchema),
+    schema(as = OrderStatusName, description = "Where an order stands.")
+)]
 #[serde(rename_all = "snake_case")]
-enum StatusName {
+pub(crate) enum StatusName {
     Queued,
     Created,
     Paid,
@@ -118,19 +136,35 @@ enum StatusName {
     Failed,
 }
 
-/// [`OrderView`] as it is on the wire.
+/// [`OrderView`] as it is on the wire (also its schema in the OpenAPI document).
 #[derive(Deserialize)]
-struct FlatOrder {
+#[cfg_attr(
+    feature = "ssr",
+    derive(utoipa::ToSchema),
+    schema(
+        as = OrderView,
+        description = "An order as its shopper sees it: `pay_by` while it awaits payment, \
+            `cancelled_by` and `refunded` once cancelled, `reason` once failed."
+    )
+)]
+pub(crate) struct FlatOrder {
+    /// A decimal string: the 64-bit ID does not fit a JavaScript number.
+    #[cfg_attr(feature = "ssr", schema(value_type = String))]
     order_id: OrderId,
+    #[cfg_attr(feature = "ssr", schema(value_type = i64))]
     voucher_id: VoucherId,
     status: StatusName,
     #[serde(default, deserialize_with = "domain::rfc3339::deserialize_option")]
     pay_by: Option<DateTime<Utc>>,
+    /// `shopper`, `deadline` or `shop`, once cancelled.
     #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>))]
     cancelled_by: Option<Canceller>,
     #[serde(default)]
     refunded: bool,
+    /// Why the order failed, once failed.
     #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>))]
     reason: Option<FailureReason>,
     #[serde(deserialize_with = "domain::rfc3339::deserialize")]
     created_at: DateTime<Utc>,
@@ -178,6 +212,7 @@ pub struct VoucherDetail {
 /// the sale is not in Redis: an admin may end a sale early), and the server's clock, which the
 /// page's countdown follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct StockNow {
     pub remaining: Option<i64>,
     #[serde(deserialize_with = "domain::rfc3339::deserialize_option")]
@@ -193,13 +228,17 @@ pub struct StockNow {
 /// receipt once entered, the inclusion proof once the entrant list is committed, the rank (1
 /// first) once drawn.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct EntryView {
+    /// `none`, `entered`, `won` or `lost`.
+    #[cfg_attr(feature = "ssr", schema(value_type = String))]
     pub state: EntryState,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub receipt: Option<ReceiptView>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub proof: Option<ProofView>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>))]
     pub order_id: Option<OrderId>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub rank: Option<i64>,
@@ -210,6 +249,7 @@ pub struct EntryView {
 
 /// A draw entry's receipt, signed by the shop (`domain::fair`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ReceiptView {
     pub voucher_id: i64,
     pub leaf: String,
@@ -221,6 +261,7 @@ pub struct ReceiptView {
 
 /// An RFC 9162 inclusion proof of a leaf in a draw's committed entrant list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ProofView {
     pub index: u64,
     pub tree_size: u64,

@@ -23,6 +23,13 @@ use super::{
 
 /// `202 {"receipt": {"voucher_id","leaf","salt","entered_at","signature"}, "entrants"}`: the
 /// entry is logged; entering again answers the same receipt.
+#[utoipa::path(post, path = "/vouchers/{id}/entries", tag = "draws", security(("session" = [])), params(("id" = i64, Path, description = "The voucher's ID")),
+    responses(
+        (status = 202, description = "Entered (logged before this answer): the signed receipt and the entrants so far; entering again answers the same receipt.", body = Entered),
+        (status = 401, description = "`unauthenticated`.", body = crate::rest::error::ErrorBody),
+        (status = 409, description = "`not_a_draw`, `entries_not_open`, `entries_closed`.", body = crate::rest::error::ErrorBody),
+        (status = 429, description = "`rate_limited`: too many entries from this address; `Retry-After`.", body = crate::rest::error::ErrorBody),
+    ))]
 pub async fn enter(
     State(core): State<Core>,
     Extension(ClientAddr(client)): Extension<ClientAddr>,
@@ -41,6 +48,12 @@ pub async fn enter(
 }
 
 /// `{"state", "receipt"?, "proof"?, "order_id"?, "rank"?, "entrants", "draw_at"}`.
+#[utoipa::path(get, path = "/vouchers/{id}/entries/me", tag = "draws", security(("session" = [])), params(("id" = i64, Path, description = "The voucher's ID")),
+    responses(
+        (status = 200, description = "The shopper's standing: receipt, inclusion proof once committed, rank once drawn.", body = EntryView),
+        (status = 401, description = "`unauthenticated`.", body = crate::rest::error::ErrorBody),
+        (status = 409, description = "`not_a_draw`.", body = crate::rest::error::ErrorBody),
+    ))]
 pub async fn mine(
     State(core): State<Core>,
     Shopper(p): Shopper,
@@ -52,6 +65,11 @@ pub async fn mine(
 
 /// The draw's transcript, each part as soon as it is fixed. Public: anyone may check a draw.
 /// A drawn one's body (100,000 leaves and ranks for a large draw) is sent from memory.
+#[utoipa::path(get, path = "/vouchers/{id}/draw", tag = "draws", params(("id" = i64, Path, description = "The voucher's ID")),
+    responses(
+        (status = 200, description = "The draw's transcript, each part as soon as it is fixed (README, \"Checking a draw\").", body = Object),
+        (status = 409, description = "`not_a_draw`.", body = crate::rest::error::ErrorBody),
+    ))]
 pub async fn transcript(
     State(core): State<Core>,
     ApiPath(voucher): ApiPath<VoucherId>,
@@ -64,6 +82,8 @@ pub async fn transcript(
 }
 
 /// `{"ed25519": "<hex>"}`: the public key receipts are signed with, the same on every instance.
+#[utoipa::path(get, path = "/draws/key", tag = "draws",
+    responses((status = 200, description = "The Ed25519 key receipts are signed with.", body = ReceiptKey)))]
 pub async fn key(State(core): State<Core>) -> Json<ReceiptKey> {
     Json(ReceiptKey {
         ed25519: core.config.draw.receipt_key.public_hex(),

@@ -7,7 +7,7 @@ use axum::{
     response::{IntoResponse, Response},
     Json,
 };
-use serde_json::{json, Value};
+
 use webapi::error::AppError;
 
 /// [`AppError`] as a JSON response.
@@ -29,6 +29,17 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// Every error the API answers: a stable `error` code, a `message` for people in the request's
+/// language, and for `invalid` each field's message (in English: data for the caller).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    /// The machine code (`sold_out`, `invalid`, `unauthenticated`, …); never translated.
+    pub error: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fields: Option<std::collections::BTreeMap<String, String>>,
+}
+
 /// The error a JSON error response was made from, for its words in another language.
 #[derive(Debug, Clone)]
 pub struct Spoken(pub AppError);
@@ -38,14 +49,20 @@ impl ApiError {
     pub fn respond(&self, lang: i18n::Lang) -> Response {
         let status =
             StatusCode::from_u16(self.0.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let mut body = json!({ "error": self.0.code(), "message": self.0.message(lang) });
-        if let AppError::Invalid(fields) = &self.0 {
-            body["fields"] = fields
-                .0
-                .iter()
-                .map(|f| (f.field.clone(), Value::from(f.message.clone())))
-                .collect();
-        }
+        let body = ErrorBody {
+            error: self.0.code().to_owned(),
+            message: self.0.message(lang),
+            fields: match &self.0 {
+                AppError::Invalid(fields) => Some(
+                    fields
+                        .0
+                        .iter()
+                        .map(|f| (f.field.clone(), f.message.clone()))
+                        .collect(),
+                ),
+                _ => None,
+            },
+        };
         let mut res = (status, Json(body)).into_response();
         if let Some(secs) = self.0.retry_after() {
             res.headers_mut()

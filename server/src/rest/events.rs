@@ -24,6 +24,11 @@ use super::{error::ApiResult, extract::ApiPath};
 /// How often a quiet stream sends a comment (below HAProxy's 30 s client timeout).
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
+#[utoipa::path(get, path = "/vouchers/{id}/events", tag = "vouchers", params(("id" = i64, Path, description = "The voucher's ID")),
+    responses(
+        (status = 200, description = "Server-Sent Events: a `stock` event with the sale's figures (as `GET …/stock`) at once and on each change.", content_type = "text/event-stream", body = String),
+        (status = 429, description = "`rate_limited`: too many streams open from this address.", body = crate::rest::error::ErrorBody),
+    ))]
 pub async fn sale_events(
     State(core): State<Core>,
     State(slots): State<StreamSlots>,

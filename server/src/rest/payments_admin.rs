@@ -46,6 +46,16 @@ fn listing_query(raw: Option<&str>) -> Result<(PaymentFilter, i64), AppError> {
     Ok((filter, page))
 }
 
+#[utoipa::path(get, path = "/admin/payments", tag = "admin", security(("session" = [])),
+    params(
+        ("state" = Option<String>, Query, description = "`attention` (default), `paid` or `refunded`"),
+        ("page" = Option<i64>, Query, description = "From 1; 25 to a page"),
+    ),
+    responses(
+        (status = 200, description = "One page of the payments the filter selects.", body = Vec<webapi::payments::PaymentRow>,
+            headers(("X-Total-Count" = i64, description = "How many the filter selects in all"))),
+        (status = 401, description = "`unauthenticated`.", body = crate::rest::error::ErrorBody),
+    ))]
 pub async fn list(
     State(core): State<Core>,
     AdminUser(_admin): AdminUser,
@@ -62,6 +72,13 @@ pub async fn list(
     Ok(res)
 }
 
+#[utoipa::path(post, path = "/admin/orders/{id}/refund", tag = "admin", security(("session" = [])),
+    params(("id" = String, Path, description = "The order's ID (a decimal string)")),
+    responses(
+        (status = 202, description = "The order is cancelled by the shop and its refund asked for.", body = RefundAsked),
+        (status = 401, description = "`unauthenticated`.", body = crate::rest::error::ErrorBody),
+        (status = 409, description = "`not_paid`: nothing was paid for this order.", body = crate::rest::error::ErrorBody),
+    ))]
 pub async fn refund(
     State(core): State<Core>,
     AdminUser(admin): AdminUser,

@@ -24,6 +24,29 @@ const FIELDS: [(&str, Kind); 8] = [
     ("entries_open_at", Kind::Text),
 ];
 
+/// The body's schema for the OpenAPI document: the fields of [`FIELDS`], with the kinds read
+/// there (a test keeps the two lists the same).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // A schema only: the body is read field by field, above.
+pub struct NewVoucherBody {
+    /// 1 to 100 characters.
+    title: String,
+    /// Up to 1,000 characters.
+    description: Option<String>,
+    /// In fen (990 is ¥9.90), 0 to 100,000,000.
+    price_cents: i64,
+    /// 1 to 10,000,000.
+    stock: i64,
+    /// RFC 3339 with its offset.
+    begins_at: String,
+    /// RFC 3339 with its offset, after `begins_at`.
+    ends_at: String,
+    /// `first_come` (the default) or `draw`.
+    opening: Option<String>,
+    /// A draw's entries open (RFC 3339; default 10 minutes before `begins_at`).
+    entries_open_at: Option<String>,
+}
+
 /// The draft as text (a missing or `null` field is empty), and the fields whose value was of
 /// the wrong kind (left empty in the draft).
 pub fn draft(body: &Map<String, Value>) -> (VoucherDraft, FieldErrors) {
@@ -54,6 +77,26 @@ pub fn draft(body: &Map<String, Value>) -> (VoucherDraft, FieldErrors) {
         entries_open_at,
     };
     (draft, kinds)
+}
+
+#[cfg(test)]
+mod schema_tests {
+    use utoipa::PartialSchema;
+
+    #[test]
+    fn the_documented_body_has_the_fields_the_parser_reads() {
+        let schema = serde_json::to_value(super::NewVoucherBody::schema()).expect("json");
+        let mut documented: Vec<&str> = schema["properties"]
+            .as_object()
+            .expect("properties")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut read: Vec<&str> = super::FIELDS.iter().map(|(name, _)| *name).collect();
+        documented.sort_unstable();
+        read.sort_unstable();
+        assert_eq!(documented, read);
+    }
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ mod hostile;
 mod language;
 mod lifecycle;
 mod my_orders;
+mod openapi;
 mod outage;
 mod pages;
 mod payments;

@@ -1,0 +1,119 @@
+//! The OpenAPI document's frame (design.md decision 45): its title, tags and session scheme,
+//! and the answers every operation may give beside its own (a malformed request, an unknown
+//! path, a store out of reach, a cross-site refusal). Each operation's own description is the
+//! `#[utoipa::path]` on its handler, registered with the route itself (`rest::router`).
+
+use utoipa::{
+    openapi::{
+        path::Operation,
+        security::{ApiKey, ApiKeyValue, SecurityScheme},
+        OpenApi as Document, RefOr, Response, ResponseBuilder,
+    },
+    Modify, OpenApi,
+};
+
+use super::error::ErrorBody;
+
+/// The session cookie, as every operation that needs a signed-in shopper or admin names it.
+pub const SESSION: &str = "session";
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Seckill REST API",
+        description = "Flash sales of limited-stock vouchers: the catalog, buying (an order ID \
+            at once, the order written moments later), draws, paying, and the admins' side. \
+            Every error is JSON with an `error` and a `message`: `error` is a stable code, \
+            `message` is for people, in the request's language (the `seckill_lang` cookie, else \
+            `Accept-Language`: `zh-CN` or `en`). Sign in with `POST /api/login/code` then \
+            `POST /api/login`: the session is the `seckill_session` cookie. A request that \
+            changes something must come from the shop's own origin (`Origin`/`Referer`), or \
+            it is refused `403 cross_site`. Times are RFC 3339 in UTC; money is integer fen.",
+    ),
+    tags(
+        (name = "health", description = "Liveness and readiness"),
+        (name = "auth", description = "Signing in with a phone and a one-time code"),
+        (name = "vouchers", description = "The catalog, a sale's live figures and buying"),
+        (name = "draws", description = "Sales that open by an auditable draw"),
+        (name = "orders", description = "A shopper's orders: following, paying, cancelling"),
+        (name = "admin", description = "Creating and managing sales, payments and refunds"),
+        (name = "webhooks", description = "Notifications the shop receives from the payment provider"),
+    ),
+    components(schemas(ErrorBody)),
+    modifiers(&SessionScheme),
+)]
+pub struct ApiDoc;
+
+/// The `seckill_session` cookie as the security scheme.
+struct SessionScheme;
+
+impl Modify for SessionScheme {
+    fn modify(&self, doc: &mut Document) {
+        let components = doc.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            SESSION,
+            SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::with_description(
+                "seckill_session",
+                "The session `POST /api/login` sets (HttpOnly, SameSite=Lax).",
+            ))),
+        );
+    }
+}
+
+/// The document as served: the paths under `/api` (where the router is nested), and on every
+/// operation the answers any request may get.
+pub fn finish(mut doc: Document) -> Document {
+    let paths = std::mem::take(&mut doc.paths.paths);
+    for (path, mut item) in paths {
+        for (method, op) in [("get", item.get.as_mut()), ("post", item.post.as_mut())] {
+            if let Some(op) = op {
+                common_answers(op, method != "get");
+            }
+        }
+        doc.paths.paths.insert(format!("/api{path}"), item);
+    }
+    doc
+}
+
+/// An error answer with its codes in words.
+pub fn error(description: &str) -> RefOr<Response> {
+    ResponseBuilder::new()
+        .description(description)
+        .content(
+            "application/json",
+            utoipa::openapi::ContentBuilder::new()
+                .schema(Some(utoipa::openapi::Ref::from_schema_name("ErrorBody")))
+                .build(),
+        )
+        .build()
+        .into()
+}
+
+fn common_answers(op: &mut Operation, changes: bool) {
+    let mut add = |status: &str, description: &str| {
+        op.responses
+            .responses
+            .entry(status.to_owned())
+            .or_insert_with(|| error(description));
+    };
+    add(
+        "400",
+        "`bad_request`: a malformed request (its body, a query, a header).",
+    );
+    add(
+        "404",
+        "`not_found`: nothing at this path, or no such voucher or order.",
+    );
+    add(
+        "503",
+        "`unavailable`: PostgreSQL or Redis is out of reach; `Retry-After` says when to try again.",
+    );
+    if changes {
+        add(
+            "403",
+            "`cross_site`: sent from another site's page; `forbidden`: not an admin.",
+        );
+        add("408", "`timeout`: the body did not arrive in time.");
+        add("413", "`too_large`: the body is over the limit.");
+    }
+}
