@@ -17,7 +17,9 @@ done
 
 # gcc: the linker rustc calls, and the C parts of some crates (mimalloc). fonts-wqy-microhei:
 # CJK glyphs for Debian's chromium (the 秒杀 brand in the journeys' screenshots).
-apt_install redis-server postgresql chromium fonts-wqy-microhei curl gcc libc6-dev haproxy brotli
+# python3-venv: schemathesis (PyPI), the REST API's conformance run (scripts/conformance.sh).
+apt_install redis-server postgresql chromium fonts-wqy-microhei curl gcc libc6-dev haproxy brotli \
+  python3-venv
 # Node.js: Debian's packages only when there is none (a Node.js that ships its own npm conflicts).
 command -v npm >/dev/null || apt_install nodejs npm
 command -v cargo >/dev/null || die "cargo is missing: install Rust with rustup first"
@@ -57,4 +59,13 @@ if $want_cargo_leptos && ! have_cargo_leptos; then
   (cd / && CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
     "${cargo_cmd[@]}" install --quiet --locked --root "$HOME/.cargo" "cargo-leptos@$CARGO_LEPTOS_VERSION")
 fi
+# The REST API checked against its own OpenAPI document (scripts/conformance.sh), pinned.
+SCHEMATHESIS_VERSION=4.32.5
+if ! "$TOOLS_DIR/schemathesis/bin/schemathesis" --version 2>/dev/null | grep -q "$SCHEMATHESIS_VERSION"; then
+  log "installing schemathesis $SCHEMATHESIS_VERSION (PyPI) for the API conformance run"
+  python3 -m venv "$TOOLS_DIR/schemathesis"
+  "$TOOLS_DIR/schemathesis/bin/pip" install --quiet --disable-pip-version-check \
+    "schemathesis==$SCHEMATHESIS_VERSION"
+fi
+
 log "tools ready"

@@ -6,7 +6,8 @@
 #      again on a local 3-master Redis Cluster (scripts/cluster.sh redis-start); HAProxy's
 #      per-source connection limit tried for real (scripts/cluster.sh lb-check);
 #   5. the browser bundle as released, the debug server on a free port, Playwright journeys
-#      in Debian's Chromium;
+#      in Debian's Chromium; then the REST API against its OpenAPI document (schemathesis,
+#      scripts/conformance.sh: admin, shopper and visitor, seed 1, 10 examples an operation);
 #   6. the benchmarks' smoke run (`bench all --quick`: a small rush over HTTP that still checks
 #      the invariants, the core, the lock, the pages (no request may fail) and 300 open sale
 #      pages (every stream opens, and the server forgets each once it closes)); full benchmarks
@@ -56,6 +57,8 @@ log "HAProxy's per-source connection limit (scripts/cluster.sh lb-check)"
 # browser bundle as released (build.sh --for-tests): the native tree is compiled once. The
 # benchmarks' figures come from scripts/bench.sh, on release builds.
 SECKILL_E2E_BUILD=--for-tests "$ROOT/scripts/e2e.sh"
+log "REST API conformance (schemathesis against /api/openapi.json, fixed seed)"
+"$ROOT/scripts/conformance.sh"
 
 export SECKILL_SERVER_BIN="$CARGO_TARGET_DIR/debug/server"
 log "benchmarks, smoke run (bench all --quick, debug build)"

@@ -24,9 +24,20 @@ use super::{error::ApiResult, extract::ApiPath};
 /// How often a quiet stream sends a comment (below HAProxy's 30 s client timeout).
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
+/// One event of the stream, as the document describes each (OpenAPI 3.1: the schema of a
+/// `text/event-stream` answer is an event's).
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // A schema only: the events are written by `events` below.
+struct SaleEvent {
+    /// Always `stock`.
+    event: String,
+    /// The sale's figures, as JSON: a `StockNow` (the same as `GET /api/vouchers/{id}/stock`).
+    data: String,
+}
+
 #[utoipa::path(get, path = "/vouchers/{id}/events", tag = "vouchers", params(("id" = i64, Path, description = "The voucher's ID")),
     responses(
-        (status = 200, description = "Server-Sent Events: a `stock` event with the sale's figures (as `GET …/stock`) at once and on each change.", content_type = "text/event-stream", body = String),
+        (status = 200, description = "Server-Sent Events: a `stock` event with the sale's figures (as `GET …/stock`) at once and on each change.", content_type = "text/event-stream", body = SaleEvent),
         (status = 429, description = "`rate_limited`: too many streams open from this address.", body = crate::rest::error::ErrorBody),
     ))]
 pub async fn sale_events(

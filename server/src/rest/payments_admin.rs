@@ -54,6 +54,7 @@ fn listing_query(raw: Option<&str>) -> Result<(PaymentFilter, i64), AppError> {
     responses(
         (status = 200, description = "One page of the payments the filter selects.", body = Vec<webapi::payments::PaymentRow>,
             headers(("X-Total-Count" = i64, description = "How many the filter selects in all"))),
+        (status = 403, description = "`forbidden`: not an admin.", body = crate::rest::error::ErrorBody),
         (status = 401, description = "`unauthenticated`.", body = crate::rest::error::ErrorBody),
     ))]
 pub async fn list(
