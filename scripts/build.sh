@@ -112,6 +112,9 @@ for i in "${!BUNDLES[@]}"; do
   bundle "${BUNDLES[$i]}" "${BUNDLE_FEATURES[$i]}"
 done
 cp style/main.css "$SITE/pkg/seckill.css"
+# The REST API's docs page renders with Redoc, vendored from npm (scripts/setup.sh): served
+# from /pkg/ like the other static files; no page of the shop loads it.
+cp "$TOOLS_DIR/node_modules/redoc/bundles/redoc.standalone.js" "$SITE/pkg/api-docs.js"
 precompress
 hash_names
 # The server and the bench in one selection (see NATIVE in lib.sh): one compile of each dependency.

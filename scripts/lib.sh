@@ -6,6 +6,8 @@ export LEPTOS_OUTPUT_NAME=seckill
 TOOLS_DIR=${SECKILL_TOOLS_DIR:-$HOME/.cache/seckill/tools}
 CARGO_LEPTOS_VERSION=0.3.11
 BINARYEN_VERSION=132.0.0
+# The REST API docs page's renderer (npm), vendored into target/site/pkg/api-docs.js.
+REDOC_VERSION=2.5.2
 export PATH="$HOME/.cargo/bin:$TOOLS_DIR/node_modules/.bin:$PATH"
 
 # One package selection for every native build (tests, clippy, the server, the bench), so cargo

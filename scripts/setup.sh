@@ -35,9 +35,13 @@ if [ "$have" != "$want" ]; then
 fi
 
 mkdir -p "$TOOLS_DIR"
-if ! "$TOOLS_DIR/node_modules/.bin/wasm-opt" --version 2>/dev/null | grep -q "${BINARYEN_VERSION%%.*}"; then
-  log "installing wasm-opt (binaryen $BINARYEN_VERSION from npm)"
-  (cd "$TOOLS_DIR" && npm install --silent --no-save "binaryen@$BINARYEN_VERSION" >/dev/null)
+# wasm-opt (binaryen), and Redoc, the REST API's docs page (/api/docs), vendored into the site's
+# static files by build.sh: one npm install, as a second --no-save install would remove the first.
+redoc_installed=$(sed -n 's/.*"version": "\(.*\)".*/\1/p' "$TOOLS_DIR/node_modules/redoc/package.json" 2>/dev/null | head -1)
+if ! "$TOOLS_DIR/node_modules/.bin/wasm-opt" --version 2>/dev/null | grep -q "${BINARYEN_VERSION%%.*}" ||
+  [ "$redoc_installed" != "$REDOC_VERSION" ]; then
+  log "installing wasm-opt (binaryen $BINARYEN_VERSION) and Redoc $REDOC_VERSION from npm"
+  (cd "$TOOLS_DIR" && npm install --silent --no-save "binaryen@$BINARYEN_VERSION" "redoc@$REDOC_VERSION" >/dev/null)
 fi
 
 if [ ! -d "$ROOT/end2end/node_modules/@playwright/test" ] || [ ! -d "$ROOT/end2end/node_modules/@axe-core/playwright" ]; then

@@ -117,3 +117,40 @@ fn common_answers(op: &mut Operation, changes: bool) {
         add("413", "`too_large`: the body is over the limit.");
     }
 }
+
+/// The document as served: `api` with the webhook the shop sends (OpenAPI 3.1 `webhooks`,
+/// which utoipa's model lacks): a sign-in code to the operator's SMS relay
+/// (`SECKILL_SMS_WEBHOOK_URL`, `src/auth/delivery.rs`).
+pub fn with_webhooks(api: &Document) -> String {
+    let mut doc = serde_json::to_value(api).unwrap_or_default();
+    doc["webhooks"] = serde_json::json!({
+        "signInCode": {
+            "post": {
+                "summary": "A sign-in code, to the operator's SMS relay",
+                "description": "Sent to `SECKILL_SMS_WEBHOOK_URL` for each code asked for. \
+                    `X-Seckill-Signature: sha256=<hex HMAC-SHA256 of the body, keyed by \
+                    SECKILL_SMS_WEBHOOK_SECRET>` lets the relay check it came from the shop. \
+                    A failed attempt (no answer, a 5xx) is tried once more; a 4xx is the \
+                    relay's refusal.",
+                "parameters": [{
+                    "name": "X-Seckill-Signature", "in": "header", "required": true,
+                    "schema": { "type": "string", "pattern": "^sha256=[0-9a-f]{64}$" }
+                }],
+                "requestBody": {
+                    "required": true,
+                    "content": { "application/json": { "schema": {
+                        "type": "object",
+                        "required": ["phone", "code", "expires_in_s"],
+                        "properties": {
+                            "phone": { "type": "string", "description": "E.164, `+8613800138000`" },
+                            "code": { "type": "string", "pattern": "^[0-9]{6}$" },
+                            "expires_in_s": { "type": "integer", "minimum": 1 }
+                        }
+                    } } }
+                },
+                "responses": { "2XX": { "description": "The relay took the code." } }
+            }
+        }
+    });
+    serde_json::to_string_pretty(&doc).unwrap_or_default()
+}

@@ -41,6 +41,27 @@ async fn the_served_document_is_the_snapshot_in_the_repository(db: PgPool) {
 }
 
 #[sqlx::test]
+async fn the_docs_page_renders_the_document_with_the_vendored_script(db: PgPool) {
+    let app = spawn_app(db).await;
+    let r = client()
+        .get(format!("{}/api/docs", app.base))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), StatusCode::OK);
+    assert!(r.headers()["content-type"]
+        .to_str()
+        .is_ok_and(|t| t.starts_with("text/html")));
+    let page = r.text().await.expect("body");
+    assert!(page.contains(r#"spec-url="/api/openapi.json""#), "{page}");
+    assert!(
+        page.contains(r#"<script src="/pkg/api-docs.js"></script>"#),
+        "{page}"
+    );
+    assert!(!page.contains("http"), "nothing from another site: {page}");
+}
+
+#[sqlx::test]
 async fn every_operation_is_described_with_its_answers(db: PgPool) {
     let app = spawn_app(db).await;
     let doc: Value = client()
@@ -94,6 +115,7 @@ async fn every_operation_is_described_with_its_answers(db: PgPool) {
         "GET /api/live",
         "GET /api/health",
         "GET /api/openapi.json",
+        "GET /api/docs",
         "POST /api/login/code",
         "POST /api/login",
         "POST /api/logout",
