@@ -22,6 +22,7 @@ use super::{
 /// A phone number: national (`13800138000`, the shop's country) or `+` and its country code.
 #[derive(Deserialize, utoipa::ToSchema)]
 pub(super) struct PhoneBody {
+    #[schema(pattern = r"^\+?[0-9][0-9 -]{5,19}$", example = "13800138000")]
     phone: String,
 }
 
@@ -46,7 +47,9 @@ pub(super) async fn login_code(
 /// The phone and the six-digit code sent to it.
 #[derive(Deserialize, utoipa::ToSchema)]
 pub(super) struct LoginBody {
+    #[schema(pattern = r"^\+?[0-9][0-9 -]{5,19}$", example = "13800138000")]
     phone: String,
+    #[schema(pattern = "^[0-9]{6}$")]
     code: String,
 }
 

@@ -118,9 +118,9 @@ fn common_answers(op: &mut Operation, changes: bool) {
     }
 }
 
-/// The document as served: `api` with the webhook the shop sends (OpenAPI 3.1 `webhooks`,
-/// which utoipa's model lacks): a sign-in code to the operator's SMS relay
-/// (`SECKILL_SMS_WEBHOOK_URL`, `src/auth/delivery.rs`).
+/// The document as served: `api` with what utoipa's model lacks: the webhook the shop sends
+/// (OpenAPI 3.1 `webhooks`: a sign-in code to the operator's SMS relay,
+/// `SECKILL_SMS_WEBHOOK_URL`, `src/auth/delivery.rs`) and the links between operations.
 pub fn with_webhooks(api: &Document) -> String {
     let mut doc = serde_json::to_value(api).unwrap_or_default();
     doc["webhooks"] = serde_json::json!({
@@ -152,5 +152,37 @@ pub fn with_webhooks(api: &Document) -> String {
             }
         }
     });
+    add_links(&mut doc);
     serde_json::to_string_pretty(&doc).unwrap_or_default()
+}
+
+/// The links a client (schemathesis's stateful phase) follows from one answer to the next
+/// operation: a voucher created → read, its figures, bought, entered, ended, topped up; an
+/// order bought → read, paid, cancelled.
+fn add_links(doc: &mut serde_json::Value) {
+    let link = |operation: &str, parameter: &str, from: &str| {
+        serde_json::json!({
+            "operationId": operation,
+            "parameters": { parameter: format!("$response.body#/{from}") },
+        })
+    };
+    let created = &mut doc["paths"]["/api/admin/vouchers"]["post"]["responses"]["201"];
+    if created.is_object() {
+        created["links"] = serde_json::json!({
+            "GetVoucher": link("get_voucher", "id", "id"),
+            "Stock": link("stock", "id", "id"),
+            "Buy": link("buy", "id", "id"),
+            "Enter": link("enter", "id", "id"),
+            "EndSale": link("end_sale", "id", "id"),
+            "AddStock": link("add_stock", "id", "id"),
+        });
+    }
+    let bought = &mut doc["paths"]["/api/vouchers/{id}/orders"]["post"]["responses"]["202"];
+    if bought.is_object() {
+        bought["links"] = serde_json::json!({
+            "GetOrder": link("order", "order_id", "order_id"),
+            "Pay": link("pay", "order_id", "order_id"),
+            "Cancel": link("cancel", "order_id", "order_id"),
+        });
+    }
 }

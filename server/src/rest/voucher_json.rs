@@ -29,21 +29,28 @@ const FIELDS: [(&str, Kind); 8] = [
 #[derive(utoipa::ToSchema)]
 #[allow(dead_code)] // A schema only: the body is read field by field, above.
 pub struct NewVoucherBody {
-    /// 1 to 100 characters.
+    /// 1 to 100 characters, no control characters.
+    #[schema(min_length = 1, max_length = 100)]
     title: String,
     /// Up to 1,000 characters.
+    #[schema(max_length = 1000)]
     description: Option<String>,
-    /// In fen (990 is ¥9.90), 0 to 100,000,000.
+    /// In fen (990 is ¥9.90).
+    #[schema(minimum = 0, maximum = 100_000_000)]
     price_cents: i64,
-    /// 1 to 10,000,000.
+    #[schema(minimum = 1, maximum = 10_000_000)]
     stock: i64,
-    /// RFC 3339 with its offset.
+    /// RFC 3339 with its offset, in the future for a draw.
+    #[schema(format = DateTime)]
     begins_at: String,
-    /// RFC 3339 with its offset, after `begins_at`.
+    /// RFC 3339 with its offset, after `begins_at` and in the future.
+    #[schema(format = DateTime)]
     ends_at: String,
     /// `first_come` (the default) or `draw`.
+    #[schema(pattern = "^(first_come|draw)$")]
     opening: Option<String>,
-    /// A draw's entries open (RFC 3339; default 10 minutes before `begins_at`).
+    /// A draw's entries open (default 10 minutes before `begins_at`), before `begins_at`.
+    #[schema(format = DateTime)]
     entries_open_at: Option<String>,
 }
 

@@ -30,6 +30,7 @@ use super::{
 #[derive(utoipa::ToSchema)]
 #[allow(dead_code)] // The schema of the body `add_stock` reads field by field.
 pub(super) struct AddStockBody {
+    #[schema(minimum = 1, maximum = 10_000_000)]
     add: i64,
 }
 
