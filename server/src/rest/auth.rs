@@ -30,7 +30,8 @@ pub(super) struct PhoneBody {
     responses(
         (status = 200, description = "A code is on its way (under dev login, the code itself).", body = CodeIssued),
         (status = 400, description = "`invalid_phone`: not a phone number.", body = crate::rest::error::ErrorBody),
-        (status = 429, description = "`rate_limited`: a code was sent moments ago, or too many asked from this address; `Retry-After` says when.", body = crate::rest::error::ErrorBody),
+        (status = 429, description = "`rate_limited`: a code was sent moments ago, or too many asked from this address; `Retry-After` says when.", body = crate::rest::error::ErrorBody,
+            headers(("Retry-After" = u64, description = "Seconds until the same request may succeed"))),
         (status = 503, description = "`code_not_sent`: the SMS gateway did not take it; asking again is allowed at once.", body = crate::rest::error::ErrorBody),
     ))]
 pub(super) async fn login_code(
@@ -58,7 +59,8 @@ pub(super) struct LoginBody {
         (status = 200, description = "Signed in: `Set-Cookie` carries the session.", body = SignedIn,
             headers(("Set-Cookie" = String, description = "`seckill_session=…; HttpOnly; SameSite=Lax`"))),
         (status = 400, description = "`invalid_phone`, `invalid_code`: the code is wrong or has expired.", body = crate::rest::error::ErrorBody),
-        (status = 429, description = "`rate_limited`: too many attempts; `Retry-After` says when.", body = crate::rest::error::ErrorBody),
+        (status = 429, description = "`rate_limited`: too many attempts; `Retry-After` says when.", body = crate::rest::error::ErrorBody,
+            headers(("Retry-After" = u64, description = "Seconds until the same request may succeed"))),
     ))]
 pub(super) async fn login(
     State(core): State<Core>,

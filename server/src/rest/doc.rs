@@ -77,44 +77,66 @@ pub fn finish(mut doc: Document) -> Document {
 
 /// An error answer with its codes in words.
 pub fn error(description: &str) -> RefOr<Response> {
-    ResponseBuilder::new()
-        .description(description)
-        .content(
-            "application/json",
-            utoipa::openapi::ContentBuilder::new()
-                .schema(Some(utoipa::openapi::Ref::from_schema_name("ErrorBody")))
+    error_builder(description).build().into()
+}
+
+/// An error answer that says when to try again (`Retry-After`, in seconds).
+fn error_retry(description: &str) -> RefOr<Response> {
+    error_builder(description)
+        .header(
+            "Retry-After",
+            utoipa::openapi::HeaderBuilder::new()
+                .schema(
+                    utoipa::openapi::ObjectBuilder::new()
+                        .schema_type(utoipa::openapi::schema::Type::Integer),
+                )
+                .description(Some("Seconds until the same request may succeed"))
                 .build(),
         )
         .build()
         .into()
 }
 
+fn error_builder(description: &str) -> ResponseBuilder {
+    ResponseBuilder::new().description(description).content(
+        "application/json",
+        utoipa::openapi::ContentBuilder::new()
+            .schema(Some(utoipa::openapi::Ref::from_schema_name("ErrorBody")))
+            .build(),
+    )
+}
+
 fn common_answers(op: &mut Operation, changes: bool) {
-    let mut add = |status: &str, description: &str| {
+    let mut answers = vec![
+        (
+            "400",
+            error("`bad_request`: a malformed request (its body, a query, a header)."),
+        ),
+        (
+            "404",
+            error("`not_found`: nothing at this path, or no such voucher or order."),
+        ),
+        (
+            "503",
+            error_retry(
+                "`unavailable`: PostgreSQL or Redis is out of reach; `Retry-After` says when to \
+                 try again.",
+            ),
+        ),
+    ];
+    if changes {
+        answers.push((
+            "403",
+            error("`cross_site`: sent from another site's page; `forbidden`: not an admin."),
+        ));
+        answers.push(("408", error("`timeout`: the body did not arrive in time.")));
+        answers.push(("413", error("`too_large`: the body is over the limit.")));
+    }
+    for (status, answer) in answers {
         op.responses
             .responses
             .entry(status.to_owned())
-            .or_insert_with(|| error(description));
-    };
-    add(
-        "400",
-        "`bad_request`: a malformed request (its body, a query, a header).",
-    );
-    add(
-        "404",
-        "`not_found`: nothing at this path, or no such voucher or order.",
-    );
-    add(
-        "503",
-        "`unavailable`: PostgreSQL or Redis is out of reach; `Retry-After` says when to try again.",
-    );
-    if changes {
-        add(
-            "403",
-            "`cross_site`: sent from another site's page; `forbidden`: not an admin.",
-        );
-        add("408", "`timeout`: the body did not arrive in time.");
-        add("413", "`too_large`: the body is over the limit.");
+            .or_insert(answer);
     }
 }
 

@@ -28,7 +28,8 @@ use super::{
         (status = 202, description = "Entered (logged before this answer): the signed receipt and the entrants so far; entering again answers the same receipt.", body = Entered),
         (status = 401, description = "`unauthenticated`.", body = crate::rest::error::ErrorBody),
         (status = 409, description = "`not_a_draw`, `entries_not_open`, `entries_closed`.", body = crate::rest::error::ErrorBody),
-        (status = 429, description = "`rate_limited`: too many entries from this address; `Retry-After`.", body = crate::rest::error::ErrorBody),
+        (status = 429, description = "`rate_limited`: too many entries from this address; `Retry-After`.", body = crate::rest::error::ErrorBody,
+            headers(("Retry-After" = u64, description = "Seconds until the same request may succeed"))),
     ))]
 pub async fn enter(
     State(core): State<Core>,

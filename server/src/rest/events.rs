@@ -38,7 +38,8 @@ struct SaleEvent {
 #[utoipa::path(get, path = "/vouchers/{id}/events", tag = "vouchers", params(("id" = i64, Path, description = "The voucher's ID")),
     responses(
         (status = 200, description = "Server-Sent Events: a `stock` event with the sale's figures (as `GET …/stock`) at once and on each change.", content_type = "text/event-stream", body = SaleEvent),
-        (status = 429, description = "`rate_limited`: too many streams open from this address.", body = crate::rest::error::ErrorBody),
+        (status = 429, description = "`rate_limited`: too many streams open from this address.", body = crate::rest::error::ErrorBody,
+            headers(("Retry-After" = u64, description = "Seconds until the same request may succeed"))),
     ))]
 pub async fn sale_events(
     State(core): State<Core>,

@@ -99,7 +99,8 @@ pub(super) async fn create_voucher(
         (status = 401, description = "`unauthenticated`.", body = crate::rest::error::ErrorBody),
         (status = 403, description = "`not_started`, `ended`: outside the sale's window; `cross_site`.", body = crate::rest::error::ErrorBody),
         (status = 409, description = "`sold_out`; `draw_pending`: a draw sale before its draw.", body = crate::rest::error::ErrorBody),
-        (status = 429, description = "`rate_limited`: too many buys from this shopper; `Retry-After`.", body = crate::rest::error::ErrorBody),
+        (status = 429, description = "`rate_limited`: too many buys from this shopper; `Retry-After`.", body = crate::rest::error::ErrorBody,
+            headers(("Retry-After" = u64, description = "Seconds until the same request may succeed"))),
     ))]
 pub(super) async fn buy(
     State(core): State<Core>,
