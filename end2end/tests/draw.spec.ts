@@ -1,24 +1,5 @@
-import { APIRequestContext, expect, test } from "@playwright/test";
-import { ADMIN_PHONE, apiSignIn, freshPhone, hydrated, noAxeViolations, title, uiSignIn } from "./support";
-
-/** A draw sale whose entries are open and whose draw is `drawInSec` away. */
-async function createDraw(request: APIRequestContext, name: string, stock: number, drawInSec: number): Promise<number> {
-  const now = Date.now();
-  const res = await request.post("/api/admin/vouchers", {
-    data: {
-      title: name,
-      description: "Playwright draw",
-      price_cents: 990,
-      stock,
-      begins_at: new Date(now + drawInSec * 1000).toISOString(),
-      ends_at: new Date(now + 3_600_000).toISOString(),
-      opening: "draw",
-      entries_open_at: new Date(now - 1000).toISOString(),
-    },
-  });
-  expect(res.status(), await res.text()).toBe(201);
-  return (await res.json()).id;
-}
+import { expect, test } from "@playwright/test";
+import { ADMIN_PHONE, apiSignIn, createDraw, freshPhone, hydrated, noAxeViolations, title, uiSignIn } from "./support";
 
 test("a shopper enters the draw, watches the entrants grow, and learns the outcome at the draw", async ({ page, request, playwright }) => {
   await apiSignIn(request, ADMIN_PHONE);

@@ -1,5 +1,5 @@
-import { APIRequestContext, Locator, Page, expect, test } from "@playwright/test";
-import { ADMIN_PHONE, apiOrder, apiSignIn, createVoucher, freshPhone, hydrated, noAxeViolations, title, uiSignIn } from "./support";
+import { Locator, Page, expect, test } from "@playwright/test";
+import { ADMIN_PHONE, apiOrder, apiSignIn, createDraw, createVoucher, freshPhone, hydrated, noAxeViolations, title, uiSignIn } from "./support";
 
 // The buy-and-pay and draw journeys in both languages, with JavaScript and without, on a
 // phone's screen (design.md decision 44): the browser's language chooses the shop's, and Pay now
@@ -22,24 +22,6 @@ const LANGUAGES = [
     zone: "Times are Beijing time (UTC+8).",
   },
 ];
-
-/** A draw sale whose entries are open and whose draw is `drawInSec` away. */
-async function createDraw(request: APIRequestContext, name: string, drawInSec: number): Promise<number> {
-  const now = Date.now();
-  const res = await request.post("/api/admin/vouchers", {
-    data: {
-      title: name,
-      price_cents: 990,
-      stock: 1,
-      begins_at: new Date(now + drawInSec * 1000).toISOString(),
-      ends_at: new Date(now + 3_600_000).toISOString(),
-      opening: "draw",
-      entries_open_at: new Date(now - 1000).toISOString(),
-    },
-  });
-  expect(res.status(), await res.text()).toBe(201);
-  return (await res.json()).id;
-}
 
 /** Waits for `what`: a live page shows it by itself (`live`); otherwise the page is reloaded
  * until it does (a page without JavaScript, or "My orders", which lists orders as they were
@@ -122,7 +104,7 @@ for (const L of LANGUAGES) {
 
       test("a shopper enters a draw, wins its unit, and pays from the sale page", async ({ page, request }) => {
         await apiSignIn(request, ADMIN_PHONE);
-        const id = await createDraw(request, title("Draw pay"), 8);
+        const id = await createDraw(request, title("Draw pay"), 1, 8);
         await signIn(page);
         await page.goto(`/vouchers/${id}`);
         await expect(page.locator("html")).toHaveAttribute("lang", L.tag);

@@ -43,6 +43,25 @@ export async function createVoucher(
   return (await res.json()).id;
 }
 
+/** A draw sale whose entries are open and whose draw is `drawInSec` away; returns its ID. */
+export async function createDraw(request: APIRequestContext, name: string, stock: number, drawInSec: number): Promise<number> {
+  const now = Date.now();
+  const res = await request.post("/api/admin/vouchers", {
+    data: {
+      title: name,
+      description: "Playwright draw",
+      price_cents: 990,
+      stock,
+      begins_at: new Date(now + drawInSec * 1000).toISOString(),
+      ends_at: new Date(now + 3_600_000).toISOString(),
+      opening: "draw",
+      entries_open_at: new Date(now - 1000).toISOString(),
+    },
+  });
+  expect(res.status(), await res.text()).toBe(201);
+  return (await res.json()).id;
+}
+
 /** Waits until the wasm has hydrated the page. */
 export async function hydrated(page: Page): Promise<void> {
   await expect(page.getByTestId("site-header")).toHaveAttribute("data-hydrated", "true");

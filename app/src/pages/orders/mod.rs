@@ -5,7 +5,7 @@ mod list;
 mod pay;
 
 pub use list::MyOrdersPage;
-pub use pay::{seconds_left, use_pay, PayAction, PayNow};
+pub use pay::{seconds_left, use_pay, PayAction, PayBox, PayNow};
 
 use std::time::Duration;
 

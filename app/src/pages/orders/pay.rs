@@ -79,14 +79,20 @@ pub fn PayNow(
     }
 }
 
-/// Pay now in a row of "My orders", an island of its own (the list is the server's).
-#[cfg_attr(island_pay_row, island)]
-#[cfg_attr(not(island_pay_row), component)]
-pub fn PayRow(order_id: OrderId, pay_by: Instant) -> impl IntoView {
+/// Pay now on its own, with its error if the provider could not be reached: for an order
+/// shown where it is not the page's subject (the sale page's held order, a "My orders" row).
+/// `testid` names the box for the journeys.
+#[component]
+pub fn PayBox(
+    order_id: OrderId,
+    pay_by: DateTime<Utc>,
+    #[prop(optional)] class: &'static str,
+    testid: &'static str,
+) -> impl IntoView {
     let pay = use_pay(order_id);
-    let left = seconds_left(pay_by.0);
+    let left = seconds_left(pay_by);
     view! {
-        <div class="pay-box pay-row" data-testid="row-pay">
+        <div class=format!("pay-box {class}") data-testid=testid>
             <PayNow order_id left pay busy=false/>
             {move || pay.value().get().and_then(Result::err).map(|e| {
                 let code = e.code();
@@ -94,4 +100,11 @@ pub fn PayRow(order_id: OrderId, pay_by: Instant) -> impl IntoView {
             })}
         </div>
     }
+}
+
+/// Pay now in a row of "My orders", an island of its own (the list is the server's).
+#[cfg_attr(island_pay_row, island)]
+#[cfg_attr(not(island_pay_row), component)]
+pub fn PayRow(order_id: OrderId, pay_by: Instant) -> impl IntoView {
+    view! { <PayBox order_id pay_by=pay_by.0 class="pay-row" testid="row-pay"/> }
 }

@@ -13,7 +13,7 @@ use crate::{
     api::orders::Buy,
     components::{form_call, CallForm, ErrorNote},
     error::AppError,
-    pages::orders::{follow, seconds_left, use_pay, OrderProgress, PayNow},
+    pages::orders::{follow, OrderProgress, PayBox},
     rest,
     url::sign_in_path,
     wire::OrderView,
@@ -138,17 +138,7 @@ pub fn BuyPanel(sale: LiveSale, purchase: Purchase, signed_in: bool) -> impl Int
 /// Pay now for the order the shopper holds on this sale, while it awaits payment.
 #[component]
 pub(super) fn HeldPay(order_id: OrderId, pay_by: chrono::DateTime<chrono::Utc>) -> impl IntoView {
-    let pay = use_pay(order_id);
-    let left = seconds_left(pay_by);
-    view! {
-        <div class="pay-box" data-testid="sale-pay">
-            <PayNow order_id left pay busy=false/>
-            {move || pay.value().get().and_then(Result::err).map(|e| {
-                let code = e.code();
-                view! { <div data-testid="pay-error" data-code=code><ErrorNote error=e/></div> }
-            })}
-        </div>
-    }
+    view! { <PayBox order_id pay_by testid="sale-pay"/> }
 }
 
 /// The answer to a buy, spoken by screen readers; keyboard focus moves to it (the button it

@@ -171,23 +171,15 @@ pub fn client() -> Client {
 impl TestApp {
     /// Asks for a code and signs in as `phone` with `c` (dev login); the sign-in response.
     pub async fn log_in(&self, c: &Client, phone: &str) -> reqwest::Response {
-        let r = c
-            .post(format!("{}/api/login/code", self.base))
-            .json(&json!({ "phone": phone }))
-            .send()
-            .await
-            .expect("send");
+        let r = self.request_code(c, &json!({ "phone": phone })).await;
         assert_eq!(r.status(), StatusCode::OK);
         let code = r.json::<Value>().await.expect("json")["code"]
             .as_str()
             .expect("dev code")
             .to_owned();
-        let r = c
-            .post(format!("{}/api/login", self.base))
-            .json(&json!({ "phone": phone, "code": code }))
-            .send()
-            .await
-            .expect("send");
+        let r = self
+            .post_login(c, &json!({ "phone": phone, "code": code }))
+            .await;
         assert_eq!(r.status(), StatusCode::OK);
         r
     }
@@ -226,16 +218,16 @@ impl TestApp {
         price_cents: i64,
     ) -> i64 {
         let now = chrono::Utc::now();
-        let r = admin
-            .post(format!("{}/api/admin/vouchers", self.base))
-            .json(&json!({
+        let r = self
+            .create_voucher(
+                admin,
+                &json!({
                 "title": "API voucher", "description": "", "price_cents": price_cents, "stock": stock,
                 "begins_at": (now + chrono::Duration::seconds(begins_in)).to_rfc3339(),
                 "ends_at": (now + chrono::Duration::seconds(begins_in + lasts)).to_rfc3339(),
-            }))
-            .send()
-            .await
-            .expect("send");
+            }),
+            )
+            .await;
         assert_eq!(r.status(), StatusCode::CREATED);
         r.json::<Value>().await.expect("json")["id"]
             .as_i64()
