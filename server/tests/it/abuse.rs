@@ -297,11 +297,23 @@ async fn a_client_that_does_not_read_its_answers_is_dropped(db: PgPool) {
     let app = spawn_app_setting(db, &[("SECKILL_WRITE_TIMEOUT_MS", "1000")]).await;
     // The page rendered once, so the pipeline below is answered from the page cache as fast as
     // the server can write: what is measured is the write timeout, not a first rendering.
-    let first = client()
-        .get(format!("{}/", app.base))
-        .send()
-        .await
-        .expect("the home page");
+    // Readiness: the first page however long it takes, each attempt on a new connection (a
+    // fresh clone's run once waited a whole minute on one), under a three-minute guard.
+    let waited = Instant::now();
+    let first = loop {
+        let attempt = client()
+            .get(format!("{}/", app.base))
+            .timeout(Duration::from_secs(15))
+            .send()
+            .await;
+        match attempt {
+            Ok(r) => break r,
+            Err(e) => assert!(
+                waited.elapsed() < Duration::from_secs(180),
+                "the home page: {e}"
+            ),
+        }
+    };
     assert_eq!(first.status(), StatusCode::OK);
     let before = write_timeouts(&app).await;
     // A small receive window, so the server's writes stall soon.
