@@ -22,7 +22,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 
-"$ROOT/scripts/setup.sh"
+"$ROOT/scripts/setup.sh" --tests
 start_services
 case "${1:-}" in
   rush | all | drill | watchers | pages | draw | payments) "$ROOT/scripts/build.sh" --release ;;

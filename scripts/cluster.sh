@@ -228,7 +228,7 @@ stop_haproxy() {
 }
 
 start_all() {
-  "$ROOT/scripts/setup.sh"
+  "$ROOT/scripts/setup.sh" --tests
   redis_start "${1:-}"
   # PostgreSQL as for one instance (scripts/services.sh), without its single Redis.
   eval "$(REDIS_URL=unused "$ROOT/scripts/services.sh" start | grep DATABASE_URL)"

@@ -8,7 +8,9 @@ CARGO_LEPTOS_VERSION=0.3.11
 BINARYEN_VERSION=132.0.0
 # The REST API docs page's renderer (npm), vendored into target/site/pkg/api-docs.js.
 REDOC_VERSION=2.5.2
-export PATH="$HOME/.cargo/bin:$TOOLS_DIR/node_modules/.bin:$PATH"
+# The set-up's tools first (wasm-bindgen in bin/, Node.js in node/bin when the machine's was too
+# old), then cargo's, then npm's (wasm-opt).
+export PATH="$TOOLS_DIR/bin:$TOOLS_DIR/node/bin:$HOME/.cargo/bin:$TOOLS_DIR/node_modules/.bin:$PATH"
 
 # One package selection for every native build (tests, clippy, the server, the bench), so cargo
 # resolves the same features each time and compiles each dependency once per profile: `-p server`
@@ -18,6 +20,33 @@ NATIVE=(--workspace --exclude frontend)
 
 log() { printf '\033[1m[seckill]\033[0m %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+
+# No script stops in silence: a command that fails under `set -e` (in this file's callers, their
+# functions and subshells: errtrace) names its script, line and command before the script ends.
+set -o errtrace
+on_error() { # exit status, line, command
+  local script=${BASH_SOURCE[1]:-$0}
+  log "error: $(basename "$script") line $2 stopped with exit status $1: $3"
+}
+trap 'on_error $? $LINENO "$BASH_COMMAND"' ERR
+
+# Runs a command whose output is only noise when it works (an installer), keeping that output in
+# a file; when it fails, prints the output's last 40 lines, the command and what to do, and fails.
+#   quietly "what to do when it fails" command...
+quietly() {
+  local hint=$1 out status=0
+  shift
+  out=$(mktemp "${TMPDIR:-/tmp}/seckill-step.XXXXXX")
+  "$@" >"$out" 2>&1 || status=$?
+  if [ "$status" -ne 0 ]; then
+    log "error: this command failed (exit status $status): $*"
+    log "its last lines (all of them in $out):"
+    tail -n 40 "$out" >&2
+    log "what to do: $hint"
+    return "$status"
+  fi
+  rm -f "$out"
+}
 
 # Runs a command as root: directly when we are root, through sudo otherwise.
 as_root() {
@@ -30,8 +59,16 @@ apt_install() {
   for pkg in "$@"; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
   [ ${#missing[@]} -eq 0 ] && return 0
   log "installing with apt: ${missing[*]}"
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  quietly "check that apt can reach Debian's mirrors (apt-get update), then run this again" \
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  quietly "install them by hand (apt-get install ${missing[*]}) to see why, then run this again" \
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+}
+
+# Which of these Debian packages are not installed (one a line; nothing when all are).
+apt_missing() {
+  local pkg
+  for pkg in "$@"; do dpkg -s "$pkg" >/dev/null 2>&1 || echo "$pkg"; done
 }
 
 # The wasm-bindgen version pinned in Cargo.lock (the CLI must match it exactly).
@@ -68,4 +105,30 @@ prune_target() {
   find "$CARGO_TARGET_DIR" -mindepth 3 -maxdepth 3 -path '*/deps/*' -type f -size +50M -mmin +360 -delete
   free_kb=$(df -Pk "$CARGO_TARGET_DIR" | awk 'NR == 2 { print $4 }')
   log "$((free_kb / 1024 / 1024)) GB free after pruning"
+}
+
+# Phases of a long command, timed: `phase NAME` ends the phase before and starts this one;
+# `phases_report` (an EXIT trap) prints each phase's wall time, the one running when a step
+# failed marked so, so a slow or failing phase is seen in every log.
+PHASES=() PHASE_NAME="" PHASE_START=0 PHASES_START=$(date +%s)
+phase() {
+  phase_end
+  PHASE_NAME=$1 PHASE_START=$(date +%s)
+  log "── $1"
+}
+phase_end() {
+  [ -n "$PHASE_NAME" ] || return 0
+  PHASES+=("$PHASE_NAME|$(($(date +%s) - PHASE_START))|${1:-ok}")
+  PHASE_NAME=""
+}
+phases_report() { # exit status of the command
+  local status=$1 row name secs state
+  [ "$status" -eq 0 ] && phase_end ok || phase_end "FAILED (exit $status)"
+  printf '\n%-58s %9s  %s\n' "phase" "wall time" "" >&2
+  for row in "${PHASES[@]}"; do
+    IFS='|' read -r name secs state <<<"$row"
+    printf '%-58s %6dm%02ds  %s\n' "$name" $((secs / 60)) $((secs % 60)) "$state" >&2
+  done
+  secs=$(($(date +%s) - PHASES_START))
+  printf '%-58s %6dm%02ds\n\n' "total" $((secs / 60)) $((secs % 60)) >&2
 }

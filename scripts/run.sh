@@ -5,6 +5,13 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 
+addr=${LEPTOS_SITE_ADDR:-127.0.0.1:3000}
+# Another program on the shop's address would only show up after the build, as a bind error.
+if (exec 3<>"/dev/tcp/${addr%:*}/${addr##*:}") 2>/dev/null; then
+  die "something already listens on $addr: stop it, or choose another address (LEPTOS_SITE_ADDR=127.0.0.1:3001 scripts/run.sh)"
+fi
+# What running needs only; the test tools (Chromium, Playwright, schemathesis) come with
+# scripts/test.sh.
 "$ROOT/scripts/setup.sh"
 start_services
 "$ROOT/scripts/build.sh" --release

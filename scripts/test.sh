@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The test command: every check, against real services and a real browser.
-#   1. tools and local services;  2. cargo fmt --check;  3. clippy -D warnings (ssr and hydrate);
+#   0. the set-up's probes in a dry run against an empty tools directory (a broken probe fails
+#      here, not on a new machine);
+#   1. tools (setup.sh --tests) and local services;  2. cargo fmt --check;  3. clippy -D warnings (ssr and hydrate);
 #   4. cargo test (unit + integration, real Redis and PostgreSQL), then the integration tests
 #      of the sale flow, order IDs, lock, sweeper, console and HTTP (several instances included)
 #      again on a local 3-master Redis Cluster (scripts/cluster.sh redis-start); HAProxy's
@@ -22,26 +24,38 @@
 #   9. the failover drill (`bench failover --quick`): the cluster with a replica per master,
 #      3 instances behind HAProxy, SECKILL_DURABILITY=replicated, kill -9 of the master holding
 #      a sale mid-rush, its replica promoted, the old master started again; I1–I4 per sale.
+# It ends with a table of its phases and their wall times.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
+trap 'phases_report $?' EXIT
 
-"$ROOT/scripts/setup.sh"
+phase "set-up's probes, dry run against an empty tools directory"
+# Every "is it installed?" probe of the set-up runs where nothing is installed yet, as on a new
+# machine: a probe that errs (a file read that may not exist, under pipefail) fails here.
+probe_dir=$(mktemp -d)
+SECKILL_TOOLS_DIR=$probe_dir "$ROOT/scripts/setup.sh" --tests --dry-run
+rm -rf "$probe_dir"
+
+phase "set-up (tools) and local services"
+"$ROOT/scripts/setup.sh" --tests
 prune_target
 start_services
 
-log "cargo fmt --check"
+phase "cargo fmt --check"
 cargo fmt --all -- --check
-log "clippy (ssr: core, app, server)"
+phase "clippy -D warnings (ssr: core, app, server)"
 cargo clippy "${NATIVE[@]}" --all-targets -- -D warnings
-log "clippy (hydrate: app + frontend for wasm32)"
+phase "clippy -D warnings (hydrate: app + frontend for wasm32)"
 cargo clippy -p frontend --target wasm32-unknown-unknown -- -D warnings
 
-log "cargo test (real Redis at $REDIS_URL, real PostgreSQL)"
+phase "cargo test (real Redis, real PostgreSQL)"
+log "Redis at $REDIS_URL"
 cargo test "${NATIVE[@]}"
 
+phase "cargo test again on a 3-master Redis Cluster with replicas"
 eval "$("$ROOT/scripts/cluster.sh" redis-start --replicas | grep '^export SECKILL_CLUSTER_URL=')"
-log "integration tests again on a 3-master Redis Cluster with replicas ($SECKILL_CLUSTER_URL)"
+log "the cluster: $SECKILL_CLUSTER_URL"
 # The same selection as above, so nothing is compiled again: the core's sale flow, order IDs,
 # lifecycle, lock, sweeper, console, catalog-cache (its pub/sub on a cluster) and draw modules and
 # the server's API, lifecycle, payments, draw, scale-out, hostile-input and abuse (sign-in keys and per-client
@@ -50,27 +64,29 @@ log "integration tests again on a 3-master Redis Cluster with replicas ($SECKILL
 REDIS_URL=$SECKILL_CLUSTER_URL cargo test "${NATIVE[@]}" --test it -- --skip redlock \
   sale_flow:: order_ids:: lifecycle:: lock:: sweeper:: console:: api:: scaleout:: hostile:: abuse:: \
   catalog_cache:: payments:: draw::
-log "HAProxy's per-source connection limit (scripts/cluster.sh lb-check)"
+phase "HAProxy's per-source connection limit (cluster.sh lb-check)"
 "$ROOT/scripts/cluster.sh" lb-check
 
 # The journeys and the smoke runs use the debug server and bench of the build above, and the
 # browser bundle as released (build.sh --for-tests): the native tree is compiled once. The
 # benchmarks' figures come from scripts/bench.sh, on release builds.
+phase "the browser bundles (release) and the Playwright journeys"
 SECKILL_E2E_BUILD=--for-tests "$ROOT/scripts/e2e.sh"
-log "REST API conformance (schemathesis against /api/openapi.json, fixed seed)"
+phase "REST API conformance (schemathesis, fixed seed)"
 "$ROOT/scripts/conformance.sh"
 
 export SECKILL_SERVER_BIN="$CARGO_TARGET_DIR/debug/server"
-log "benchmarks, smoke run (bench all --quick, debug build)"
+phase "benchmarks' smoke run (bench all --quick)"
 "$CARGO_TARGET_DIR/debug/bench" all --quick
-log "draw smoke run (bench draw --quick): first come against a draw, bots at the opening"
+phase "draw smoke run (bench draw --quick)"
 "$CARGO_TARGET_DIR/debug/bench" draw --quick
-log "payments smoke run (bench payments --quick): Stripe failing, losing and repeating webhooks, down at the deadlines"
+phase "payments smoke run (bench payments --quick)"
 "$CARGO_TARGET_DIR/debug/bench" payments --quick
-log "scale-out smoke run (bench scaleout --quick): 3 instances, HAProxy, the cluster, a kill -9"
+phase "scale-out smoke run (bench scaleout --quick)"
 "$CARGO_TARGET_DIR/debug/bench" scaleout --quick
-log "fault drills (bench drill --quick): kill -9 of the server, PostgreSQL down 30 s, Redis killed"
+phase "fault drills (bench drill --quick)"
 "$CARGO_TARGET_DIR/debug/bench" drill --quick
-log "failover drill (bench failover --quick): kill -9 of a Redis master mid-rush, SECKILL_DURABILITY=replicated"
+phase "failover drill (bench failover --quick)"
 "$CARGO_TARGET_DIR/debug/bench" failover --quick
+phase_end
 log "all checks passed"
