@@ -168,12 +168,13 @@ install_rust_src() {
 install_wasm_bindgen() {
   local want
   want=$(wasm_bindgen_version)
-  # A tool, not the product: built at opt-level 1 without LTO (about 4 minutes on 2 cores
+  # Not --locked: its lockfile pins crates the registry may not serve (webpki-roots 1.0.11 was
+  # missing here); cargo picks the newest that fit. A tool, not the product: built at opt-level 1 without LTO (about 4 minutes on 2 cores
   # instead of 8; it turns each bundle in well under a second either way).
   log "installing wasm-bindgen-cli $want into $TOOLS_DIR/bin (crates.io; about 4 minutes on 2 cores)"
   (cd / && quietly "run: cargo install wasm-bindgen-cli@$want --root $TOOLS_DIR (its output says why it failed)" \
     env CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-    cargo install --locked --root "$TOOLS_DIR" "wasm-bindgen-cli@$want")
+    cargo install --root "$TOOLS_DIR" "wasm-bindgen-cli@$want")
 }
 
 install_tools_npm() {
