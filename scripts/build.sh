@@ -22,9 +22,10 @@ cd "$ROOT"
 
 release=false
 native_release=false
+for_tests=false
 case "${1:-}" in
   --release) release=true native_release=true ;;
-  --for-tests) release=true ;;
+  --for-tests) release=true for_tests=true ;;
   "") ;;
   *) die "unknown option $1 (use --release or --for-tests)" ;;
 esac
@@ -115,10 +116,40 @@ cp style/main.css "$SITE/pkg/seckill.css"
 # The REST API's docs page renders with Redoc, vendored from npm (scripts/setup.sh): served
 # from /pkg/ like the other static files; no page of the shop loads it.
 cp "$TOOLS_DIR/node_modules/redoc/bundles/redoc.standalone.js" "$SITE/pkg/api-docs.js"
+# The draw check page (server/assets/draw-check.js) verifies drand's BLS signatures with
+# @noble/curves and @noble/hashes, vendored from npm (scripts/setup.sh) as the ES modules they
+# ship, under /pkg/noble/ (loaded by that page alone, on demand). No bundler and no import map:
+# their imports of @noble/hashes are made relative here, and a bare import left stops the build.
+noble="$TOOLS_DIR/node_modules/@noble"
+[ -f "$noble/curves/bls12-381.js" ] && [ -f "$noble/hashes/sha2.js" ] ||
+  die "@noble/curves and @noble/hashes are not in $TOOLS_DIR/node_modules: run scripts/setup.sh"
+rm -rf "$SITE/pkg/noble"
+mkdir -p "$SITE/pkg/noble/curves/abstract" "$SITE/pkg/noble/hashes"
+cp "$noble/curves/"*.js "$SITE/pkg/noble/curves/"
+cp "$noble/curves/abstract/"*.js "$SITE/pkg/noble/curves/abstract/"
+cp "$noble/hashes/"*.js "$SITE/pkg/noble/hashes/"
+# Each package's index.js is documentation (it throws when imported).
+rm -f "$SITE/pkg/noble/curves/index.js" "$SITE/pkg/noble/hashes/index.js"
+sed -i "s#\(['\"]\)@noble/hashes/#\1../hashes/#g" "$SITE/pkg/noble/curves/"*.js
+sed -i "s#\(['\"]\)@noble/hashes/#\1../../hashes/#g" "$SITE/pkg/noble/curves/abstract/"*.js
+if grep -rEn "^\s*(import|export|\}).*from ['\"][^./]|import\(['\"][^./]" "$SITE/pkg/noble"; then
+  die "a bare import is left in the @noble modules under $SITE/pkg/noble (above): no browser resolves it"
+fi
+# Their compressed copies (precompress below sees only the files at the top of pkg/).
+if $release; then
+  find "$SITE/pkg/noble" -name '*.js' -exec gzip -9 -k -f {} +
+  if command -v brotli >/dev/null; then find "$SITE/pkg/noble" -name '*.js' -exec brotli -q 11 -k -f {} +; fi
+fi
 precompress
 hash_names
 # The server and the bench in one selection (see NATIVE in lib.sh): one compile of each dependency.
-cargo build "${NATIVE[@]}" "${server_flags[@]}"
+# For the tests, the selection the test command has just built with `cargo test`: with its test
+# targets, so the dev-dependencies' features unify as they did there and nothing is compiled
+# again (a plain `cargo build` resolves fewer features and rebuilt sqlx, redis, reqwest and every
+# crate of ours: 1 min 28 s of a new machine's run).
+native_targets=()
+! $for_tests || native_targets=(--lib --bins --tests)
+cargo build "${NATIVE[@]}" "${server_flags[@]}" "${native_targets[@]}"
 # Leptos reads the hashes beside the server binary (the server checks the files exist).
 if $release; then mv -f "$SITE/pkg/.hashes" "$CARGO_TARGET_DIR/$native_dir/hash.txt"; else rm -f "$CARGO_TARGET_DIR/debug/hash.txt"; fi
 log "site in $SITE, server in $CARGO_TARGET_DIR/$native_dir/server"

@@ -8,6 +8,10 @@ CARGO_LEPTOS_VERSION=0.3.11
 BINARYEN_VERSION=132.0.0
 # The REST API docs page's renderer (npm), vendored into target/site/pkg/api-docs.js.
 REDOC_VERSION=2.5.2
+# drand's round signatures checked on the "Check this draw" page: BLS12-381 from @noble/curves (npm,
+# ES modules) with the @noble/hashes it pins exactly, vendored into target/site/pkg/noble/.
+NOBLE_CURVES_VERSION=2.4.0
+NOBLE_HASHES_VERSION=2.4.0
 # The set-up's tools first (wasm-bindgen in bin/, Node.js in node/bin when the machine's was too
 # old), then cargo's, then npm's (wasm-opt).
 export PATH="$TOOLS_DIR/bin:$TOOLS_DIR/node/bin:$HOME/.cargo/bin:$TOOLS_DIR/node_modules/.bin:$PATH"

@@ -117,7 +117,9 @@ probe_npm_package() { # name, version
 
 probe_tools_npm() {
   [ "$(probe_npm_package binaryen "$BINARYEN_VERSION")" = ok ] &&
-    [ "$(probe_npm_package redoc "$REDOC_VERSION")" = ok ] && echo ok || echo missing
+    [ "$(probe_npm_package redoc "$REDOC_VERSION")" = ok ] &&
+    [ "$(probe_npm_package @noble/curves "$NOBLE_CURVES_VERSION")" = ok ] &&
+    [ "$(probe_npm_package @noble/hashes "$NOBLE_HASHES_VERSION")" = ok ] && echo ok || echo missing
 }
 
 probe_playwright() {
@@ -178,12 +180,14 @@ install_wasm_bindgen() {
 }
 
 install_tools_npm() {
-  # wasm-opt (binaryen) and Redoc, the REST API's docs page (/api/docs), vendored into the
-  # site's static files by build.sh: one npm install, as a second --no-save install would remove
-  # the first.
-  log "installing wasm-opt (binaryen $BINARYEN_VERSION) and Redoc $REDOC_VERSION from npm into $TOOLS_DIR"
+  # wasm-opt (binaryen), Redoc, the REST API's docs page (/api/docs), and @noble/curves with
+  # @noble/hashes, the draw check page's BLS12-381 (drand's signatures), the last three vendored
+  # into the site's static files by build.sh: one npm install, as a second --no-save install
+  # would remove the first.
+  log "installing wasm-opt (binaryen $BINARYEN_VERSION), Redoc $REDOC_VERSION and @noble/curves $NOBLE_CURVES_VERSION from npm into $TOOLS_DIR"
   (cd "$TOOLS_DIR" && quietly "check that npm reaches its registry (npm ping), then run this again" \
-    npm install --no-save --no-audit --no-fund "binaryen@$BINARYEN_VERSION" "redoc@$REDOC_VERSION")
+    npm install --no-save --no-audit --no-fund "binaryen@$BINARYEN_VERSION" "redoc@$REDOC_VERSION" \
+      "@noble/curves@$NOBLE_CURVES_VERSION" "@noble/hashes@$NOBLE_HASHES_VERSION")
 }
 
 install_playwright() {
