@@ -10,6 +10,7 @@
 pub mod api;
 pub mod components;
 pub mod live;
+pub mod money;
 pub mod pages;
 pub mod rest;
 pub mod session;
@@ -34,9 +35,11 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     let lang = words::lang();
     // The shop's offset, for the islands' times (`time::shop_offset`).
     let offset = time::shop_offset().local_minus_utc();
+    // And its currency, for the islands' prices (`money::shop_currency`).
+    let currency = money::shop_currency();
     view! {
         <!DOCTYPE html>
-        <html lang=lang.tag() data-utc-offset=offset>
+        <html lang=lang.tag() data-utc-offset=offset data-currency=currency.as_str().to_owned()>
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>

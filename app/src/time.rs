@@ -7,7 +7,8 @@ use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 
 /// An instant as people in the shop read it: the shop's time zone, to the minute, in the page's
-/// language (`11月27日 02:29`, `27 Nov, 02:29`); the page says once which zone that is
+/// language (`11月27日 02:29`, `27 Nov, 02:29`), with its year when that is not this year
+/// (`2027年1月5日 23:05`, `5 Jan 2027, 23:05`); the page says once which zone that is
 /// ([`ZoneNote`]). The same on the server and in an island, with JavaScript or without.
 #[component]
 pub fn When(#[prop(into)] at: Instant) -> impl IntoView {
@@ -26,15 +27,33 @@ impl From<DateTime<Utc>> for Instant {
     }
 }
 
-/// `at` in the shop's zone and the page's language, to the minute.
+/// `at` in the shop's zone and the page's language, to the minute; with its year when that is
+/// not the year it is now in the shop's zone (an order history that spans years reads right).
 pub fn shop_time(at: DateTime<Utc>) -> String {
-    let local = at.with_timezone(&shop_offset());
-    format_local(crate::words::t(), &local.naive_local())
+    use chrono::Datelike;
+    let offset = shop_offset();
+    let this_year = Utc::now().with_timezone(&offset).year();
+    format_in_year(
+        crate::words::t(),
+        &at.with_timezone(&offset).naive_local(),
+        this_year,
+    )
 }
 
-/// `11月27日 02:29` / `27 Nov, 02:29`. By hand rather than through chrono's `format`: its
-/// format-string machinery would weigh on every page's browser bundle for this one shape.
+/// `11月27日 02:29` / `27 Nov, 02:29`: a time of its own year, without the year.
 pub fn format_local(t: crate::words::Texts, local: &chrono::NaiveDateTime) -> String {
+    use chrono::Datelike;
+    format_in_year(t, local, local.year())
+}
+
+/// `11月27日 02:29` / `27 Nov, 02:29` in `this_year`, `2027年1月5日 23:05` / `5 Jan 2027, 23:05`
+/// in another. By hand rather than through chrono's `format`: its format-string machinery would
+/// weigh on every page's browser bundle for this one shape.
+pub fn format_in_year(
+    t: crate::words::Texts,
+    local: &chrono::NaiveDateTime,
+    this_year: i32,
+) -> String {
     use chrono::{Datelike, Timelike};
     let month = t
         .months()
@@ -42,7 +61,14 @@ pub fn format_local(t: crate::words::Texts, local: &chrono::NaiveDateTime) -> St
         .nth(local.month0() as usize)
         .unwrap_or_default();
     let clock = format!("{:02}:{:02}", local.hour(), local.minute());
-    crate::words::fill(t.month_day_time(), &[&month, &local.day(), &clock])
+    if local.year() == this_year {
+        crate::words::fill(t.month_day_time(), &[&month, &local.day(), &clock])
+    } else {
+        crate::words::fill(
+            t.year_month_day_time(),
+            &[&month, &local.day(), &clock, &local.year()],
+        )
+    }
 }
 
 /// The shop's offset from UTC as the page shows its times: on the server the zone's
@@ -108,7 +134,7 @@ pub fn set_shop_zone(zone: chrono_tz::Tz) {
 }
 
 /// The zone's name as people read it: "Beijing time (UTC+8)" for Asia/Shanghai, else its
-/// IANA name and offset ("Europe/Berlin (UTC+01:00)").
+/// IANA name and offset ("Europe/Berlin (UTC+01:00)", `Europe/Berlin（UTC+01:00）`).
 pub fn zone_name(t: crate::words::Texts) -> String {
     let named = crate::words::fill(t.zone_offset(), &[&shop_offset()]);
     #[cfg(feature = "ssr")]
@@ -116,10 +142,30 @@ pub fn zone_name(t: crate::words::Texts) -> String {
         if shop_zone() == chrono_tz::Asia::Shanghai {
             return t.zone_beijing().to_owned();
         }
-        format!("{} ({named})", shop_zone().name())
+        format!(
+            "{}{}",
+            shop_zone().name(),
+            crate::words::fill(t.bracketed(), &[&named])
+        )
     }
     #[cfg(not(feature = "ssr"))]
     named
+}
+
+/// The zone's name beside a field, in brackets: " (Beijing time (UTC+8))", `（北京时间）` (a
+/// Chinese reader needs no offset for Beijing time, nor brackets in brackets), else the IANA
+/// name and offset (" (Europe/Berlin UTC+01:00)").
+pub fn zone_label(t: crate::words::Texts) -> String {
+    #[cfg(feature = "ssr")]
+    let name = if shop_zone() == chrono_tz::Asia::Shanghai {
+        t.zone_beijing_short().to_owned()
+    } else {
+        let named = crate::words::fill(t.zone_offset(), &[&shop_offset()]);
+        format!("{} {named}", shop_zone().name())
+    };
+    #[cfg(not(feature = "ssr"))]
+    let name = zone_name(t);
+    crate::words::fill(t.bracketed(), &[&name])
 }
 
 /// "Times are Beijing time (UTC+8)." once on every page (server-rendered).
@@ -201,6 +247,21 @@ mod tests {
             .naive_utc();
         assert_eq!(format_local(i18n::Lang::ZhCn.texts(), &t), "1月5日 23:05");
         assert_eq!(format_local(i18n::Lang::En.texts(), &t), "5 Jan, 23:05");
+    }
+
+    #[test]
+    fn a_time_of_another_year_says_its_year() {
+        let t = DateTime::parse_from_rfc3339("2027-01-05T23:05:00Z")
+            .expect("a time")
+            .naive_utc();
+        let (zh, en) = (i18n::Lang::ZhCn.texts(), i18n::Lang::En.texts());
+        assert_eq!(format_in_year(zh, &t, 2027), "1月5日 23:05");
+        assert_eq!(format_in_year(zh, &t, 2026), "2027年1月5日 23:05");
+        assert_eq!(format_in_year(en, &t, 2028), "5 Jan 2027, 23:05");
+        // Now is this year: no year.
+        use chrono::Datelike;
+        let year = Utc::now().with_timezone(&shop_offset()).year().to_string();
+        assert!(!shop_time(Utc::now()).contains(&year));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! choice), else its `Accept-Language`, else English. In the browser an island reads it from
 //! `<html lang>`, which the server wrote, so both render the same words.
 
-use domain::{Canceller, FailureReason, OrderStatus, VoucherStatus};
+use domain::{Canceller, FailureReason, OrderStatus, Refund, VoucherStatus};
 pub use i18n::{fill, Lang, Texts};
 
 /// The language of the page being rendered.
@@ -77,19 +77,20 @@ pub fn voucher_status(t: Texts, s: VoucherStatus) -> &'static str {
     }
 }
 
-/// An order's status for a badge.
+/// An order's status for a badge. Money words follow the money: "Refunded" only once the
+/// provider confirmed the refund.
 pub fn order_label(t: Texts, s: OrderStatus) -> &'static str {
     match s {
         OrderStatus::Queued => t.order_queued(),
         OrderStatus::Created { .. } => t.order_created(),
         OrderStatus::Paid => t.order_paid(),
         OrderStatus::Confirmed => t.order_confirmed(),
-        OrderStatus::Cancelled { refunded: true, .. }
-        | OrderStatus::Cancelled {
-            cancelled_by: Canceller::Shop,
-            ..
-        } => t.order_refunded(),
-        OrderStatus::Cancelled { .. } => t.order_cancelled(),
+        OrderStatus::Cancelled { refund, .. } => match refund {
+            Refund::None => t.order_cancelled(),
+            Refund::Owed => t.order_refund_owed(),
+            Refund::Refunded => t.order_refunded(),
+            Refund::Refused => t.order_refund_refused(),
+        },
         OrderStatus::Failed { .. } => t.order_failed(),
     }
 }
@@ -102,18 +103,9 @@ pub fn order_sentence(t: Texts, s: OrderStatus) -> &'static str {
         OrderStatus::Paid => t.order_paid_sentence(),
         OrderStatus::Confirmed => t.order_confirmed_sentence(),
         OrderStatus::Cancelled {
-            cancelled_by: Canceller::Shop,
-            ..
-        } => t.order_refunded_by_shop_sentence(),
-        OrderStatus::Cancelled { refunded: true, .. } => t.order_refunded_late_sentence(),
-        OrderStatus::Cancelled {
-            cancelled_by: Canceller::Shopper,
-            ..
-        } => t.order_cancelled_by_shopper_sentence(),
-        OrderStatus::Cancelled {
-            cancelled_by: Canceller::Deadline,
-            ..
-        } => t.order_cancelled_by_deadline_sentence(),
+            cancelled_by,
+            refund,
+        } => cancelled_sentence(t, cancelled_by, refund),
         OrderStatus::Failed { reason } => match reason {
             FailureReason::UnknownVoucher => t.order_failed_unknown_voucher(),
             FailureReason::SoldOut => t.order_failed_sold_out(),
@@ -121,6 +113,35 @@ pub fn order_sentence(t: Texts, s: OrderStatus) -> &'static str {
             FailureReason::DeadLetter { .. } => t.order_failed_dead_letter(),
             FailureReason::DuplicateId => t.order_failed_duplicate_id(),
         },
+    }
+}
+
+/// A cancelled order: who cancelled it, and where its money stands if any was taken (the
+/// shop's refund of a paid order, or a payment that arrived after the cancellation).
+fn cancelled_sentence(t: Texts, by: Canceller, refund: Refund) -> &'static str {
+    match (by, refund) {
+        (_, Refund::Refused) => t.order_refund_refused_sentence(),
+        (Canceller::Shop, Refund::Refunded) => t.order_refunded_by_shop_sentence(),
+        (Canceller::Shop, Refund::Owed) => t.order_refund_owed_by_shop_sentence(),
+        (Canceller::Shop, Refund::None) => t.order_refund_none_by_shop_sentence(),
+        (_, Refund::Refunded) => t.order_refunded_late_sentence(),
+        (_, Refund::Owed) => t.order_refund_owed_late_sentence(),
+        (Canceller::Shopper, Refund::None) => t.order_cancelled_by_shopper_sentence(),
+        (Canceller::Deadline, Refund::None) => t.order_cancelled_by_deadline_sentence(),
+    }
+}
+
+/// The words before a held order's number on its sale's page: "You bought this" only for a
+/// live order (awaiting payment, paid or confirmed); one still queued, failed or cancelled
+/// says so.
+pub fn held_order_prefix(t: Texts, s: OrderStatus) -> &'static str {
+    match s {
+        OrderStatus::Queued => t.buy_your_order_queued(),
+        OrderStatus::Created { .. } | OrderStatus::Paid | OrderStatus::Confirmed => {
+            t.buy_you_bought()
+        }
+        OrderStatus::Cancelled { .. } => t.buy_your_order_cancelled(),
+        OrderStatus::Failed { .. } => t.buy_your_order_failed(),
     }
 }
 
@@ -192,15 +213,15 @@ mod tests {
         assert_eq!(field_message(zh, "is required"), "不能为空");
         assert_eq!(
             field_message(zh, "must be at most 120 characters"),
-            "最多 120 个字符"
+            "不能超过120个字符"
         );
         assert_eq!(
             field_message(zh, "must be between 0 and 100,000,000 cents"),
-            "必须在 ¥0.00 到 ¥1,000,000.00 之间"
+            "必须在¥0.00到¥1,000,000.00之间"
         );
         assert_eq!(
             field_message(zh, "must be between 1 and 10,000,000"),
-            "必须在 1 到 10,000,000 之间"
+            "必须在1到10,000,000之间"
         );
         assert_eq!(
             field_message(zh, "must be a whole number of cents"),
@@ -210,6 +231,67 @@ mod tests {
             field_message(Lang::En.texts(), "is required"),
             "is required"
         );
+    }
+
+    #[test]
+    fn a_shopper_reads_refunded_only_once_the_provider_confirmed_it() {
+        for t in [Lang::En.texts(), Lang::ZhCn.texts()] {
+            let cancelled = |cancelled_by, refund| OrderStatus::Cancelled {
+                cancelled_by,
+                refund,
+            };
+            for by in [Canceller::Shop, Canceller::Deadline, Canceller::Shopper] {
+                let owed = cancelled(by, Refund::Owed);
+                let refused = cancelled(by, Refund::Refused);
+                let refunded = cancelled(by, Refund::Refunded);
+                assert_eq!(order_label(t, refunded), t.order_refunded());
+                for status in [owed, refused] {
+                    assert_ne!(order_label(t, status), t.order_refunded(), "{status:?}");
+                    let sentence = order_sentence(t, status);
+                    assert_ne!(sentence, t.order_refunded_by_shop_sentence(), "{status:?}");
+                    assert_ne!(sentence, t.order_refunded_late_sentence(), "{status:?}");
+                }
+                assert_eq!(order_label(t, owed), t.order_refund_owed());
+                assert_eq!(order_label(t, refused), t.order_refund_refused());
+                assert_eq!(
+                    order_sentence(t, refused),
+                    t.order_refund_refused_sentence()
+                );
+            }
+            assert_eq!(
+                order_sentence(t, cancelled(Canceller::Shop, Refund::Refunded)),
+                t.order_refunded_by_shop_sentence()
+            );
+            assert_eq!(
+                order_label(t, cancelled(Canceller::Shop, Refund::None)),
+                t.order_cancelled()
+            );
+        }
+    }
+
+    #[test]
+    fn only_a_live_order_reads_you_bought_this() {
+        let t = Lang::En.texts();
+        let pay_by = chrono::Utc::now();
+        for live in [
+            OrderStatus::Created { pay_by },
+            OrderStatus::Paid,
+            OrderStatus::Confirmed,
+        ] {
+            assert_eq!(held_order_prefix(t, live), t.buy_you_bought());
+        }
+        for gone in [
+            OrderStatus::Queued,
+            OrderStatus::Failed {
+                reason: FailureReason::SoldOut,
+            },
+            OrderStatus::Cancelled {
+                cancelled_by: Canceller::Deadline,
+                refund: Refund::None,
+            },
+        ] {
+            assert_ne!(held_order_prefix(t, gone), t.buy_you_bought(), "{gone:?}");
+        }
     }
 
     #[test]

@@ -30,7 +30,7 @@ pub use number::{cents_from_yuan, count, grouped};
 pub use opening::{EntryState, Opening, OpeningKind, DEFAULT_ENTRY_LEAD};
 pub use order::{
     Canceller, CancellerError, IdempotencyKey, IdempotencyKeyError, OrderId, OrderIdError,
-    OrderStatus, ORDER_EPOCH_UNIX,
+    OrderStatus, Refund, ORDER_EPOCH_UNIX,
 };
 pub use paging::Page;
 pub use phone::{CountryCode, Phone, PhoneError, MIN_NATIONAL_DIGITS};

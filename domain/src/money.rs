@@ -16,6 +16,54 @@ impl Currency {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The symbol people read before an amount of this currency, and its minor units' digits
+    /// (ISO 4217's exponent): `¥` and 2 for `cny`, `€` and 2 for `eur`, `¥` and 0 for `jpy`.
+    /// A currency without a symbol here is written with its code (`CHF 9.90`).
+    fn style(&self) -> (&str, u32) {
+        match self.0.as_str() {
+            "cny" => ("¥", 2),
+            "eur" => ("€", 2),
+            "usd" => ("$", 2),
+            "gbp" => ("£", 2),
+            "hkd" => ("HK$", 2),
+            "twd" => ("NT$", 2),
+            "sgd" => ("S$", 2),
+            "jpy" => ("¥", 0),
+            "krw" => ("₩", 0),
+            _ => ("", 2),
+        }
+    }
+
+    /// The symbol before an amount (the code and a space where there is no symbol).
+    pub fn symbol(&self) -> String {
+        match self.style() {
+            ("", _) => format!("{} ", self.0.to_ascii_uppercase()),
+            (symbol, _) => symbol.to_owned(),
+        }
+    }
+
+    /// `minor` units as people read the amount: `¥9.90`, `€1200.00`, `¥990` (yen have no minor
+    /// unit), `CHF 9.90`, `-¥0.05`. The one formatter of every price the shop shows.
+    pub fn format(&self, minor: i64) -> String {
+        let (_, digits) = self.style();
+        let sign = if minor < 0 { "-" } else { "" };
+        let abs = minor.unsigned_abs();
+        let symbol = self.symbol();
+        if digits == 0 {
+            return format!("{sign}{symbol}{abs}");
+        }
+        let unit = 10u64.pow(digits);
+        let width = digits as usize;
+        format!("{sign}{symbol}{}.{:0width$}", abs / unit, abs % unit)
+    }
+}
+
+impl Default for Currency {
+    /// The shop's default currency (`SECKILL_CURRENCY`): Chinese yuan.
+    fn default() -> Self {
+        Self("cny".to_owned())
+    }
 }
 
 impl FromStr for Currency {
@@ -55,5 +103,19 @@ mod tests {
         for bad in ["", "yuan", "c1y", "cn", "¥¥¥"] {
             assert_eq!(bad.parse::<Currency>(), Err(CurrencyError), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn an_amount_reads_in_its_own_currency() {
+        let of = |code: &str, minor| code.parse::<Currency>().expect("code").format(minor);
+        assert_eq!(of("cny", 990), "¥9.90");
+        assert_eq!(of("cny", 5), "¥0.05");
+        assert_eq!(of("cny", 120_000), "¥1200.00");
+        assert_eq!(of("cny", -5), "-¥0.05");
+        assert_eq!(of("EUR", 990), "€9.90");
+        assert_eq!(of("usd", 1), "$0.01");
+        assert_eq!(of("jpy", 990), "¥990");
+        assert_eq!(of("chf", 990), "CHF 9.90");
+        assert_eq!(Currency::default().format(0), "¥0.00");
     }
 }

@@ -7,6 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::FailureReason;
 
+mod refund;
+pub use refund::Refund;
+
 /// 2022-01-01T00:00:00Z as a Unix timestamp: second zero of the order ID's clock.
 pub const ORDER_EPOCH_UNIX: i64 = 1_640_995_200;
 
@@ -136,12 +139,12 @@ pub enum OrderStatus {
     Paid,
     /// A free voucher's order, complete once written: nothing to pay, no deadline; final.
     Confirmed,
-    /// Cancelled, by the shopper or by the payment deadline; its unit went back on sale.
-    /// `refunded`: a payment arrived after the cancellation and was given back.
+    /// Cancelled, by the shopper, by the payment deadline or by the shop (an admin's refund);
+    /// its unit went back on sale. `refund`: where the money taken for it stands, if any was.
     Cancelled {
         cancelled_by: Canceller,
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        refunded: bool,
+        #[serde(default, skip_serializing_if = "Refund::is_none")]
+        refund: Refund,
     },
     /// The worker rejected it or gave up on it; its stock went back.
     Failed { reason: FailureReason },
@@ -180,47 +183,6 @@ impl OrderStatus {
         match self {
             Self::Created { pay_by } => Some(pay_by),
             _ => None,
-        }
-    }
-
-    /// Words for a badge.
-    pub fn label(self) -> &'static str {
-        match self {
-            Self::Queued => "Queued",
-            Self::Created { .. } => "Awaiting payment",
-            Self::Paid => "Paid",
-            Self::Confirmed => "Confirmed",
-            Self::Cancelled { refunded: true, .. } => "Payment refunded",
-            Self::Cancelled { .. } => "Cancelled",
-            Self::Failed { .. } => "Failed",
-        }
-    }
-
-    /// What the shopper reads about it.
-    pub fn sentence(self) -> &'static str {
-        match self {
-            Self::Queued => "Your order is in the queue and is being written.",
-            Self::Created { .. } => {
-                "Your order is confirmed. Pay before the deadline, or it is cancelled and the unit goes back on sale."
-            }
-            Self::Paid => "Paid. The voucher is yours.",
-            Self::Confirmed => "Confirmed: this voucher is free, there is nothing to pay. It is yours.",
-            Self::Cancelled {
-                cancelled_by: Canceller::Shop,
-                ..
-            } => "The shop refunded this order in full; its unit went back on sale.",
-            Self::Cancelled { refunded: true, .. } => {
-                "Your payment arrived after this order was cancelled, so it has been refunded in full."
-            }
-            Self::Cancelled {
-                cancelled_by: Canceller::Shopper,
-                ..
-            } => "You cancelled this order; its unit went back on sale.",
-            Self::Cancelled {
-                cancelled_by: Canceller::Deadline,
-                ..
-            } => "Not paid in time: the order was cancelled and its unit went back on sale.",
-            Self::Failed { reason } => reason.sentence(),
         }
     }
 }

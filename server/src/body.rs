@@ -18,7 +18,7 @@ use axum::{
 use futures::StreamExt;
 use webapi::error::AppError;
 
-use crate::rest::ApiError;
+use crate::{localize::Malformed, rest::ApiError};
 
 /// What a request body may take.
 #[derive(Debug, Clone, Copy)]
@@ -49,7 +49,10 @@ async fn collect(body: Body, max_bytes: usize) -> Result<Vec<u8>, AppError> {
     let mut data = body.into_data_stream();
     let mut bytes = Vec::new();
     while let Some(chunk) = data.next().await {
-        let chunk = chunk.map_err(|_| AppError::BadRequest("the body was cut off".into()))?;
+        let chunk = chunk.map_err(|e| {
+            tracing::debug!(error = %e, "request body cut off");
+            Malformed::CutOff.error()
+        })?;
         if bytes.len() + chunk.len() > max_bytes {
             return Err(AppError::TooLarge);
         }

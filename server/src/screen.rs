@@ -6,23 +6,28 @@
 //! On the way out, refusals made by the routing layers themselves (a wrong method's empty 405,
 //! an unknown server function's text 400) become the JSON error of their status, for the API
 //! (`/api`, `/sf`) and for any empty-bodied refusal: a client always gets `{"error","message"}`.
+//!
+//! The screen is outside [`crate::localize::errors`], so its refusals say themselves in the
+//! request's language; the routing layers' own words are for a developer, in the log.
 
 use axum::{
     body::HttpBody,
     extract::{Request, State},
     http::{header, Method, StatusCode},
     middleware::Next,
-    response::{IntoResponse, Response},
+    response::Response,
 };
+use i18n::Lang;
 use webapi::error::AppError;
 
-use crate::rest::ApiError;
+use crate::localize::{refusal, Malformed};
 
 /// The largest body a request may declare.
 #[derive(Clone, Copy)]
 pub struct BodyLimit(pub usize);
 
 pub async fn screen(State(limit): State<BodyLimit>, req: Request, next: Next) -> Response {
+    let lang = app::words::of_request(req.headers());
     let served = [
         Method::GET,
         Method::HEAD,
@@ -33,7 +38,7 @@ pub async fn screen(State(limit): State<BodyLimit>, req: Request, next: Next) ->
         Method::OPTIONS,
     ];
     if !served.contains(req.method()) {
-        let mut res = ApiError(AppError::MethodNotAllowed).into_response();
+        let mut res = refusal(AppError::MethodNotAllowed, lang);
         res.headers_mut().insert(
             header::ALLOW,
             header::HeaderValue::from_static("GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"),
@@ -41,10 +46,7 @@ pub async fn screen(State(limit): State<BodyLimit>, req: Request, next: Next) ->
         return res;
     }
     if req.uri().path_and_query().is_none() || !req.uri().path().starts_with('/') {
-        return ApiError(AppError::BadRequest(
-            "the request target must be a path".into(),
-        ))
-        .into_response();
+        return refusal(Malformed::NotAPath.error(), lang);
     }
     let declared = req
         .headers()
@@ -52,18 +54,18 @@ pub async fn screen(State(limit): State<BodyLimit>, req: Request, next: Next) ->
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit.0 as u64) {
-        return ApiError(AppError::TooLarge).into_response();
+        return refusal(AppError::TooLarge, lang);
     }
     let api = ["/api", "/sf/"]
         .iter()
         .any(|p| req.uri().path().starts_with(p));
     let res = next.run(req).await;
-    as_json_refusal(res, api).await
+    as_json_refusal(res, api, lang).await
 }
 
 /// A 4xx that is not JSON (an API path) or has no body (any path) as the JSON error of its
-/// status, keeping its headers (`Allow`).
-async fn as_json_refusal(res: Response, api: bool) -> Response {
+/// status in `lang`, keeping its headers (`Allow`).
+async fn as_json_refusal(res: Response, api: bool, lang: Lang) -> Response {
     let status = res.status();
     if !status.is_client_error() {
         return res;
@@ -86,15 +88,17 @@ async fn as_json_refusal(res: Response, api: bool) -> Response {
         StatusCode::METHOD_NOT_ALLOWED => AppError::MethodNotAllowed,
         StatusCode::PAYLOAD_TOO_LARGE => AppError::TooLarge,
         StatusCode::REQUEST_TIMEOUT => AppError::Timeout,
-        _ => AppError::BadRequest(
-            String::from_utf8_lossy(&text)
-                .lines()
-                .next()
-                .unwrap_or("refused")
-                .to_owned(),
-        ),
+        _ => {
+            let said = String::from_utf8_lossy(&text);
+            tracing::debug!(
+                %status,
+                said = %said.lines().next().unwrap_or(""),
+                "a refusal in the routing layers' words"
+            );
+            Malformed::Unreadable.error()
+        }
     };
-    let mut json = ApiError(error).into_response();
+    let mut json = refusal(error, lang);
     *json.status_mut() = status;
     if let Some(allow) = parts.headers.get(header::ALLOW) {
         json.headers_mut().insert(header::ALLOW, allow.clone());

@@ -53,6 +53,7 @@ impl Application {
         let addr = settings.site_addr;
         safety::check(&core.config, &settings)?;
         app::time::set_shop_zone(settings.time_zone);
+        app::money::set_shop_currency(core.config.payments.currency.clone());
         prepare_stores(&core).await?;
         let listener = TcpListener::bind(addr)
             .await

@@ -33,6 +33,12 @@ pub enum SaleAdminError {
     /// Adding stock to a sale that has ended.
     #[error("the sale has ended")]
     Ended,
+    /// Ending a draw sale whose entry list is committed and whose ranking is not published
+    /// yet: whoever learns the beacon's round first could otherwise abort a draw they dislike.
+    #[error(
+        "the draw's entry list is committed: its ranking is published before the sale can end"
+    )]
+    DrawCommitted,
     #[error(transparent)]
     Invalid(#[from] FieldErrors),
     #[error("another instance kept the lock of voucher {0}")]
@@ -57,9 +63,12 @@ impl Unavailable for SaleAdminError {
             Self::Restock(e) => e.is_unavailable(),
             // Refusals; another instance changing the same sale is answered by the adapters
             // as busy, not as a store out of reach.
-            Self::NotFound | Self::Ended | Self::Invalid(_) | Self::Busy(_) | Self::Fenced(_) => {
-                false
-            }
+            Self::NotFound
+            | Self::Ended
+            | Self::DrawCommitted
+            | Self::Invalid(_)
+            | Self::Busy(_)
+            | Self::Fenced(_) => false,
         }
     }
 }
@@ -113,6 +122,11 @@ async fn end_locked(
     }
     if !store::vouchers::record_fence(&mut tx, voucher, fence).await? {
         return Err(SaleAdminError::Fenced(voucher));
+    }
+    // Once a draw's list is committed nobody may abort it: its ranking is published first
+    // (design.md, decision 0046). After the draw the sale ends as any other.
+    if store::draws::awaiting_draw(&mut tx, voucher).await? {
+        return Err(SaleAdminError::DrawCommitted);
     }
     let ends_at = store::vouchers::end_now(&mut tx, voucher)
         .await?

@@ -14,6 +14,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::OnceCell;
 
 use super::settings::BeaconSettings;
+use crate::domain::fair;
 
 /// Why a round could not be had or trusted.
 #[derive(Debug, thiserror::Error)]
@@ -47,21 +48,23 @@ pub struct ChainTiming {
 }
 
 impl ChainTiming {
+    /// The same clock as `domain::fair` reads it: one copy of the round rules for the shop and
+    /// its verifiers.
+    pub fn chain(&self) -> fair::Chain {
+        fair::Chain {
+            genesis_time: self.genesis,
+            period: self.period,
+        }
+    }
+
     /// When round `round` is emitted.
     pub fn emitted_at(&self, round: u64) -> DateTime<Utc> {
-        let r = i64::try_from(round).unwrap_or(i64::MAX).saturating_sub(1);
-        let secs = self.genesis.saturating_add(r.saturating_mul(self.period));
-        DateTime::from_timestamp(secs, 0).unwrap_or(DateTime::<Utc>::MAX_UTC)
+        self.chain().emitted_at(round)
     }
 
     /// The first round emitted at or after `at`.
     pub fn first_round_at(&self, at: DateTime<Utc>) -> u64 {
-        let since = at.timestamp() - self.genesis + i64::from(at.timestamp_subsec_nanos() > 0);
-        if since <= 0 {
-            return 1;
-        }
-        let rounds = (since + self.period - 1) / self.period;
-        u64::try_from(rounds).unwrap_or(0) + 1
+        self.chain().first_round_at(at)
     }
 }
 

@@ -112,7 +112,7 @@ pub async fn name_round(
     Ok(Some(store::draws::BeaconRound {
         url: beacon.settings().url.clone(),
         chain_hash: beacon.settings().chain_hash.clone(),
-        round: timing.first_round_at(begins + margin),
+        round: timing.chain().named_round(begins, margin),
         planned: None,
     }))
 }

@@ -11,7 +11,10 @@
 //!    and rank the log's leaves by their keys (`domain::fair`).
 //! 5. `lua/draw_admit.lua` admits the ranking from its cursor, a slice per call, while units
 //!    are left: each winner's order takes the buy's path (ID, stream, the order writer).
-//! 6. Record the ranking, the round and the seed in PostgreSQL in one transaction.
+//! 6. Record the ranking, the round and the seed in PostgreSQL in one transaction: the winners
+//!    are the first `min(stock, entrants)` ranks (a rank reached past them took a unit back
+//!    while the draw ran: a move), fewer only when the sale's end stopped the admissions (the
+//!    record is then dated at its end or later, as a verifier checks).
 //!
 //! A crash anywhere leaves the draw unrecorded and the next attempt resumes: the log stays
 //! closed with its root, the same round gives the same seed and ranking, and the cursor (moved
@@ -58,7 +61,7 @@ pub struct DrawReport {
 /// the draw's lock, or it was recorded before. Waits for the Redis clock to reach the start,
 /// then for the beacon's round.
 pub async fn run(core: &Core, voucher: VoucherId) -> Result<Option<DrawReport>, DrawError> {
-    let (_, committed) = draw_sale(core, voucher).await?;
+    let (sale, committed) = draw_sale(core, voucher).await?;
     let recorded = |row: Option<store::draws::DrawRow>| row.and_then(|r| r.recorded).is_some();
     if recorded(store::draws::get(&core.db, voucher).await?) {
         return Ok(None);
@@ -96,7 +99,7 @@ pub async fn run(core: &Core, voucher: VoucherId) -> Result<Option<DrawReport>, 
         return Err(Backend::unknown_reply("draw log", &[entrants]).into());
     }
     let order: Vec<UserId> = ranking.iter().map(|(u, _, _)| *u).collect();
-    let (cursor, admitted) = admit_from(core, voucher, &order, cursor).await?;
+    let (cursor, admitted, ended) = admit_from(core, voucher, &order, cursor).await?;
     let stock = drawn_stock(core, voucher).await?;
     let recorded = store::draws::record(
         &core.db,
@@ -106,7 +109,8 @@ pub async fn run(core: &Core, voucher: VoucherId) -> Result<Option<DrawReport>, 
             randomness: &randomness,
             seed,
             stock,
-            winners: cursor,
+            winners: winners(cursor, stock, entrants),
+            not_before: ended.then(|| sale.window.ends_at()),
         },
     )
     .await?;
@@ -119,6 +123,15 @@ pub async fn run(core: &Core, voucher: VoucherId) -> Result<Option<DrawReport>, 
         cursor,
         recorded,
     }))
+}
+
+/// The draw's own winners: the first `min(stock, entrants)` ranks (`domain::fair`'s rule), or
+/// the ranks reached when admission stopped before them (the sale ended). Ranks the draw reached
+/// past them took units that came back while it ran (a winner's order cancelled or failed, an
+/// admin's top-up during the wait for the round): those are moves, published as such, as they
+/// would be had the unit come back a moment later.
+fn winners(cursor: i64, stock: i64, entrants: i64) -> i64 {
+    cursor.min(stock.max(0).min(entrants))
 }
 
 /// Waits until the Redis clock reaches the sale's start (or the draw was opened before),
@@ -163,8 +176,10 @@ async fn close(core: &Core, voucher: VoucherId) -> Result<Closed, DrawError> {
     let margin = chrono::Duration::from_std(core.config.draw.commit_margin)
         .unwrap_or(chrono::Duration::seconds(5));
     let closed = store::draw_log::close(&core.db, voucher, |now: DateTime<Utc>, round| {
-        let timing = timing?;
-        (timing.emitted_at(round) <= now).then(|| timing.first_round_at(now + margin))
+        let chain = timing?.chain();
+        chain
+            .emitted_by(round, now)
+            .then(|| chain.round_after_close(now, margin))
     })
     .await?;
     tracing::info!(
@@ -245,20 +260,20 @@ async fn drawn_stock(core: &Core, voucher: VoucherId) -> Result<i64, DrawError> 
     Ok(stock.unwrap_or(0))
 }
 
-/// Admits `ranking[cursor..]` in slices while units are left. Returns the cursor reached and
-/// how many orders this call admitted.
+/// Admits `ranking[cursor..]` in slices while units are left. Returns the cursor reached, how
+/// many orders this call admitted, and whether it stopped because the sale had ended.
 async fn admit_from(
     core: &Core,
     voucher: VoucherId,
     ranking: &[UserId],
     mut cursor: i64,
-) -> Result<(i64, i64), DrawError> {
+) -> Result<(i64, i64, bool), DrawError> {
     let mut redis = core.redis.clone();
     let mut admitted = 0;
     loop {
         let from = usize::try_from(cursor).unwrap_or(usize::MAX);
         let Some(rest) = ranking.get(from..).filter(|r| !r.is_empty()) else {
-            return Ok((cursor, admitted));
+            return Ok((cursor, admitted, false));
         };
         let slice = rest.get(..SLICE.min(rest.len())).unwrap_or(rest);
         match scripts::draw_admit(&mut redis, &core.keys, voucher, cursor, slice).await? {
@@ -270,19 +285,38 @@ async fn admit_from(
                 admitted += n;
                 cursor = reached;
                 if stock <= 0 {
-                    return Ok((cursor, admitted));
+                    return Ok((cursor, admitted, false));
                 }
             }
             // Another instance moved it (a top-up's advance): continue from there.
             DrawAdmit::Moved { cursor: theirs } => cursor = theirs,
-            DrawAdmit::Ended => return Ok((cursor, admitted)),
+            DrawAdmit::Ended => return Ok((cursor, admitted, true)),
             DrawAdmit::IdsExhausted { cursor: reached } => {
                 tracing::error!(%voucher, cursor = reached, "order IDs exhausted during a draw");
-                return Ok((reached, admitted));
+                return Ok((reached, admitted, false));
             }
             DrawAdmit::NotOpened | DrawAdmit::NotLoaded | DrawAdmit::Unreconciled => {
                 return Err(Backend::Unreconciled.into())
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::winners;
+
+    #[test]
+    fn the_draws_winners_are_the_first_ranks_of_its_units_and_no_more() {
+        assert_eq!(winners(5, 5, 20), 5, "every unit admitted");
+        assert_eq!(
+            winners(7, 5, 20),
+            5,
+            "two units came back while the draw admitted: two moves"
+        );
+        assert_eq!(winners(3, 5, 3), 3, "fewer entrants than units");
+        assert_eq!(winners(2, 5, 20), 2, "the sale ended after two admissions");
+        assert_eq!(winners(0, 5, 20), 0, "the round came after the sale's end");
+        assert_eq!(winners(0, 0, 20), 0);
     }
 }

@@ -180,18 +180,20 @@ async fn reveal(
     Ok(())
 }
 
-/// The moves since the draw of `t`, chained from the seed: each an order of an entrant ranked
-/// past the winners, its reason the matching unit that came back (in the order applied).
+/// The moves of `t`, chained from the seed: each the first order (written or refused) of an
+/// entrant ranked past the winners, its reason the matching unit that came back (in the order
+/// applied) since the close: the draw's stock was read just after it, so a unit back while the
+/// draw waited for its round or admitted is a move's too.
 async fn moves(core: &Core, voucher: VoucherId, t: &Transcript) -> Result<Vec<Move>, DrawError> {
-    let (Some(seed), Some(drawn_at), Some(winners)) = (
+    let (Some(seed), Some(closed_at), Some(winners)) = (
         t.seed.as_deref().and_then(fair::hash_from_hex),
-        t.drawn_at,
+        t.closed_at,
         t.winners.as_ref().map(Vec::len),
     ) else {
         return Ok(Vec::new());
     };
     let rows = store::draws::moves(&core.db, voucher, i64::try_from(winners).unwrap_or(0)).await?;
-    let reasons = store::draws::returns_since(&core.db, voucher, drawn_at).await?;
+    let reasons = store::draws::returns_since(&core.db, voucher, closed_at).await?;
     let mut previous = seed;
     let mut moves = Vec::with_capacity(rows.len());
     for (i, row) in rows.into_iter().enumerate() {

@@ -6,7 +6,7 @@ use std::time::Duration;
 use chrono::Utc;
 use fakes::drand::{FakeDrand, Scheme};
 use seckill::{
-    catalog,
+    catalog::{self, admin::SaleAdminError},
     domain::{fair, UserId, VoucherDraft, VoucherId},
     draw::{self, DrawError},
     testing::store,
@@ -226,6 +226,64 @@ async fn the_draw_waits_for_a_beacon_round_that_verifies_and_takes_its_randomnes
     );
     let ranked = recompute(&t, v);
     assert_eq!(t.ranking.expect("ranking").len(), ranked.len());
+}
+
+/// Issue #51: once the list is committed, its operator cannot abort the draw after learning the
+/// round. The instance waiting for the round dies (its task aborted, its lock left to lapse);
+/// an admin's end is refused; the next instance runs the draw, which publishes a ranking that
+/// recomputes; the sale ends after it.
+#[sqlx::test]
+async fn a_committed_draw_cannot_be_ended_before_its_ranking_is_published(db: PgPool) {
+    let drand = FakeDrand::start(Scheme::Quicknet, 1, b"quicknet stand-in")
+        .await
+        .expect("drand");
+    let core = beacon_core(db, &drand).await;
+    let v = draw_sale(&core, 2, 1).await;
+    for u in users(&core, 5).await {
+        draw::enter(&core, u, v, loopback()).await.expect("enter");
+    }
+    // The round is held back (the relay serves only forgeries), so the draw waits, committed.
+    drand.forge(true);
+    let waiting = tokio::spawn({
+        let core = core.clone();
+        async move { draw::run(&core, v).await }
+    });
+    let mut tries = 0;
+    while draw::transcript(&core, v)
+        .await
+        .expect("transcript")
+        .entries_root
+        .is_none()
+    {
+        tries += 1;
+        assert!(tries < 600, "the log never closed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    waiting.abort();
+    let admin = admin(&core).await;
+    let refused = catalog::admin::end_sale(&core, &admin, v).await;
+    assert!(
+        matches!(refused, Err(SaleAdminError::DrawCommitted)),
+        "{refused:?}"
+    );
+    // The round comes out; whichever instance gets the lock next runs the draw.
+    drand.forge(false);
+    let mut report = None;
+    for _ in 0..600 {
+        report = draw::run(&core, v).await.expect("run");
+        if report.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let report = report.expect("the draw ran once the lapsed lock was free");
+    assert_eq!(report.entrants, 5);
+    let t = draw::transcript(&core, v).await.expect("transcript");
+    let ranked = recompute(&t, v);
+    assert_eq!(t.ranking.expect("ranking").len(), ranked.len());
+    catalog::admin::end_sale(&core, &admin, v)
+        .await
+        .expect("ended after the draw");
 }
 
 /// When `round` is emitted, by the chain's own `/info` (as the shop reads it).

@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::common::*;
 use seckill::{
     catalog::admin::{self as sale_admin, SaleAdminError},
-    domain::{Canceller, IdempotencyKey, OrderStatus, Stock, VoucherId},
+    domain::{Canceller, IdempotencyKey, OrderStatus, Refund, Stock, VoucherId},
     jobs::sweeper::{self, SweepOutcome, SweepReport},
     orders::checkout::{self, CheckoutError},
     orders::restock,
@@ -128,7 +128,7 @@ async fn a_cancelled_order_gives_its_unit_back_once_and_its_shopper_may_buy_agai
         status(&core, u[0], order).await,
         OrderStatus::Cancelled {
             cancelled_by: Canceller::Shopper,
-            refunded: false,
+            refund: Refund::None,
         }
     );
     assert_eq!(redis_stock(&core, v).await, 2, "the unit is back in Redis");
@@ -179,7 +179,7 @@ async fn an_unpaid_order_is_cancelled_at_its_deadline_and_another_shopper_buys_t
         status(&core, u[0], order).await,
         OrderStatus::Cancelled {
             cancelled_by: Canceller::Deadline,
-            refunded: false,
+            refund: Refund::None,
         }
     );
     assert_eq!(swept(&core).await.expired, 0, "cancelled once");

@@ -33,6 +33,8 @@ pub enum AppError {
     EntriesNotOpen,
     EntriesClosed,
     NotADraw,
+    /// Ending a draw sale whose entry list is committed, before its ranking is published.
+    DrawCommitted,
     /// A sign-in code was sent moments ago: another may be asked for in this many seconds.
     CodeResendWait(u64),
     /// Too many sign-in attempts or code requests (from this address, or wrong codes for this
@@ -91,6 +93,7 @@ impl AppError {
             Self::EntriesNotOpen => "entries_not_open",
             Self::EntriesClosed => "entries_closed",
             Self::NotADraw => "not_a_draw",
+            Self::DrawCommitted => "draw_committed",
             Self::Ended => "ended",
             Self::RateLimited
             | Self::CodeResendWait(_)
@@ -138,6 +141,7 @@ impl AppError {
             Self::EntriesNotOpen => t.err_entries_not_open().to_owned(),
             Self::EntriesClosed => t.err_entries_closed().to_owned(),
             Self::NotADraw => t.err_not_a_draw().to_owned(),
+            Self::DrawCommitted => t.err_draw_committed().to_owned(),
             Self::CodeResendWait(secs) => fill(t.err_code_resend_wait(), secs),
             Self::TryAgainIn(secs) => fill(t.err_try_again_in(), secs),
             Self::TooManyStreams => t.err_too_many_streams().to_owned(),
@@ -176,6 +180,7 @@ impl AppError {
             | Self::EntriesNotOpen
             | Self::EntriesClosed
             | Self::NotADraw
+            | Self::DrawCommitted
             | Self::OrderQueued
             | Self::OrderFailed
             | Self::OrderCancelled
@@ -244,6 +249,7 @@ impl AppError {
             Self::EntriesNotOpen,
             Self::EntriesClosed,
             Self::NotADraw,
+            Self::DrawCommitted,
             Self::OrderQueued,
             Self::OrderFailed,
             Self::OrderCancelled,
@@ -347,6 +353,7 @@ mod tests {
             AppError::EntriesNotOpen,
             AppError::EntriesClosed,
             AppError::NotADraw,
+            AppError::DrawCommitted,
             AppError::CodeResendWait(42),
             AppError::TryAgainIn(7),
             AppError::TooManyStreams,

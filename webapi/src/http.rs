@@ -234,6 +234,7 @@ impl From<SaleAdminError> for AppError {
         match e {
             SaleAdminError::NotFound => Self::NotFound,
             SaleAdminError::Ended => Self::Ended,
+            SaleAdminError::DrawCommitted => Self::DrawCommitted,
             SaleAdminError::Invalid(fields) => Self::Invalid(fields),
             // Another instance is changing or restoring the same sale: try again shortly.
             SaleAdminError::Busy(_) | SaleAdminError::Fenced(_) => {

@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 use domain::{
     Canceller, EntryState, FailureReason, Opening, OpeningKind, OrderId, OrderStatus, Phone,
-    SaleWindow, UserId, VoucherId, VoucherStatus,
+    Refund, SaleWindow, UserId, VoucherId, VoucherStatus,
 };
 use serde::{Deserialize, Serialize};
 
@@ -42,16 +42,47 @@ impl VoucherView {
 }
 
 /// An order as its shopper sees it (`GET /api/orders/{id}`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "FlatOrder")]
 pub struct OrderView {
     /// A decimal string on the wire: the 64-bit ID does not fit a JavaScript number.
     pub order_id: OrderId,
     pub voucher_id: VoucherId,
-    /// `status` (and `reason` when failed) on the wire.
-    #[serde(flatten)]
+    /// `status` and the fields of that status on the wire.
     pub status: OrderStatus,
     pub created_at: DateTime<Utc>,
+}
+
+/// Flat, as [`FlatOrder`] reads it: the status's fields beside the order's, and for a
+/// cancelled order with money involved its `refund` (`owed`, `refunded`, `refused`) with
+/// `refunded: true` only once the provider confirmed the money went back.
+impl Serialize for OrderView {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("order_id", &self.order_id)?;
+        m.serialize_entry("voucher_id", &self.voucher_id)?;
+        m.serialize_entry("status", self.status.as_str())?;
+        match self.status {
+            OrderStatus::Created { pay_by } => m.serialize_entry("pay_by", &pay_by)?,
+            OrderStatus::Cancelled {
+                cancelled_by,
+                refund,
+            } => {
+                m.serialize_entry("cancelled_by", &cancelled_by)?;
+                if !refund.is_none() {
+                    m.serialize_entry("refund", &refund)?;
+                }
+                if refund == Refund::Refunded {
+                    m.serialize_entry("refunded", &true)?;
+                }
+            }
+            OrderStatus::Failed { reason } => m.serialize_entry("reason", &reason)?,
+            OrderStatus::Queued | OrderStatus::Paid | OrderStatus::Confirmed => {}
+        }
+        m.serialize_entry("created_at", &self.created_at)?;
+        m.end()
+    }
 }
 
 // Read back through flat twins of the two views: the JSON is flat (`begins_at`, `opening`,
@@ -160,6 +191,12 @@ pub(crate) struct FlatOrder {
     #[serde(default)]
     #[cfg_attr(feature = "ssr", schema(value_type = Option<String>))]
     cancelled_by: Option<Canceller>,
+    /// Once cancelled with money taken: `owed` (on its way back), `refunded` (the provider
+    /// confirmed it) or `refused` (the provider refused it for good; the shop makes it right).
+    #[serde(default)]
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<String>))]
+    refund: Option<Refund>,
+    /// `true` only once the provider confirmed the refund (`refund` is `refunded`).
     #[serde(default)]
     refunded: bool,
     /// Why the order failed, once failed.
@@ -184,7 +221,11 @@ impl TryFrom<FlatOrder> for OrderView {
             StatusName::Confirmed => OrderStatus::Confirmed,
             StatusName::Cancelled => OrderStatus::Cancelled {
                 cancelled_by: o.cancelled_by.ok_or_else(|| missing("cancelled_by"))?,
-                refunded: o.refunded,
+                refund: match (o.refund, o.refunded) {
+                    (Some(refund), _) => refund,
+                    (None, true) => Refund::Refunded,
+                    (None, false) => Refund::None,
+                },
             },
             StatusName::Failed => OrderStatus::Failed {
                 reason: o.reason.ok_or_else(|| missing("reason"))?,
@@ -350,11 +391,6 @@ pub struct SiteMode {
     pub dev_login: bool,
     /// Payments are approved without charging (`SECKILL_DEV_PAYMENTS`).
     pub dev_payments: bool,
-}
-
-/// Formats integer cents as money.
-pub fn format_price(cents: i64) -> String {
-    format!("¥{}.{:02}", cents / 100, (cents % 100).abs())
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use leptos::prelude::*;
 use crate::{
     api::admin::CreateVoucher,
     session::AdminOnly,
-    time::zone_name,
+    time::{zone_label, zone_name},
     words::{field_message, fill, lang, t},
 };
 
@@ -20,16 +20,17 @@ pub fn NewVoucherPage() -> impl IntoView {
     view! {
         <AdminOnly>
             <leptos_meta::Title text=t().new_title()/>
-            <NewVoucherForm zone=zone_name(t())/>
+            <NewVoucherForm zone=zone_name(t()) zone_label=zone_label(t())/>
         </AdminOnly>
     }
 }
 
 /// The form: an island, so that a created voucher opens the console in place and the
-/// messages show under their fields without a reload. `zone` names the shop's time zone.
+/// messages show under their fields without a reload. `zone` names the shop's time zone, and
+/// `zone_label` names it again, bracketed, beside each time's label ([`zone_label`]).
 #[cfg_attr(island_new_voucher, island)]
 #[cfg_attr(not(island_new_voucher), component)]
-fn NewVoucherForm(zone: String) -> impl IntoView {
+fn NewVoucherForm(zone: String, zone_label: String) -> impl IntoView {
     let create = ServerAction::<CreateVoucher>::new();
     Effect::new(move |_| {
         if let Some(Ok(id)) = create.value().get() {
@@ -65,7 +66,6 @@ fn NewVoucherForm(zone: String) -> impl IntoView {
     let described = move |field: &'static str| {
         move || message(field).is_some().then(|| format!("error-{field}"))
     };
-    let zone_label = format!("({zone})");
     view! {
         <section class="panel narrow">
             <h1>{t.new_title()}</h1>
@@ -86,11 +86,11 @@ fn NewVoucherForm(zone: String) -> impl IntoView {
                 <input id="stock" name="stock" inputmode="numeric" data-testid="stock"
                     aria-invalid=invalid("stock") aria-describedby=described("stock")/>
                 {error("stock", t.new_field_stock())}
-                <label for="begins_local">{t.new_field_opens()} " " <span class="zone" data-testid="zone">{zone_label.clone()}</span></label>
+                <label for="begins_local">{t.new_field_opens()}<span class="zone" data-testid="zone">{zone_label.clone()}</span></label>
                 <input id="begins_local" name="begins_local" type="datetime-local" step="1" data-testid="begins"
                     aria-invalid=invalid("begins_at") aria-describedby=described("begins_at")/>
                 {error("begins_at", t.new_field_opens_short())}
-                <label for="ends_local">{t.new_field_closes()} " " <span class="zone">{zone_label.clone()}</span></label>
+                <label for="ends_local">{t.new_field_closes()}<span class="zone">{zone_label.clone()}</span></label>
                 <input id="ends_local" name="ends_local" type="datetime-local" step="1" data-testid="ends"
                     aria-invalid=invalid("ends_at") aria-describedby=described("ends_at")/>
                 {error("ends_at", t.new_field_closes_short())}
@@ -106,7 +106,7 @@ fn NewVoucherForm(zone: String) -> impl IntoView {
                         <span>{t.new_draw()}</span>
                     </label>
                     {error("opening", t.new_opening())}
-                    <label for="entries_local">{t.new_entries_open()} " " <span class="zone">{zone_label}</span></label>
+                    <label for="entries_local">{t.new_entries_open()}<span class="zone">{zone_label}</span></label>
                     <input id="entries_local" name="entries_local" type="datetime-local" step="1" data-testid="entries-open"
                         aria-invalid=invalid("entries_open_at") aria-describedby=described("entries_open_at")/>
                     {error("entries_open_at", t.new_entries_short())}

@@ -16,7 +16,7 @@ use crate::{
     session::Session,
     time::{every, Instant, When},
     url::sign_in_path,
-    wire::{format_price, VoucherView},
+    wire::VoucherView,
     words::{self, fill, t, voucher_status, Texts},
 };
 
@@ -182,7 +182,7 @@ impl Card {
     fn of(v: VoucherView) -> Self {
         Self {
             id: v.id,
-            price: format_price(v.price_cents),
+            price: crate::money::price(v.price_cents),
             draw: v.opening.is_draw(),
             begins: v.window.begins_at().into(),
             ends: v.window.ends_at().into(),

@@ -19,6 +19,15 @@ const FILTERS: [(&str, Words); 3] = [
     ("refunded", |t| t.payments_filter_refunded()),
 ];
 
+/// A payment's amount in its own currency (a payment may be in another than the shop's: a
+/// mismatch is flagged for the admins, and shown as it was paid).
+fn amount(cents: i64, currency: &str) -> String {
+    match currency.parse::<domain::Currency>() {
+        Ok(c) => c.format(cents),
+        Err(_) => format!("{cents} {currency}"),
+    }
+}
+
 /// Words for a listed payment's state.
 fn payment_state(t: Texts, state: &str) -> &'static str {
     match state {
@@ -38,7 +47,6 @@ use crate::{
     components::{ErrorNote, Pager},
     session::AdminOnly,
     time::When,
-    wire::format_price,
 };
 
 #[component]
@@ -154,7 +162,7 @@ fn Row(r: PaymentRow, filter: String) -> impl IntoView {
     view! {
         <tr data-testid="payment-row" data-order=r.order_id.clone() data-state=r.state.clone()>
             <th scope="row" data-label=t.payments_col_order()>{r.order_id.clone()}</th>
-            <td class="num" data-label=t.payments_col_amount()>{format_price(r.amount_cents)} " " {r.currency.to_uppercase()}</td>
+            <td class="num" data-label=t.payments_col_amount()>{amount(r.amount_cents, &r.currency)}</td>
             <td data-label=t.payments_col_state() class:alert=alert>{payment_state(t, &r.state)}</td>
             <td data-label=t.payments_col_ref()><code>{r.provider_ref.clone().unwrap_or_default()}</code></td>
             <td data-label=t.payments_col_changed()><When at=r.updated_at/></td>

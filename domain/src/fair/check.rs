@@ -1,12 +1,18 @@
-//! [`check`]: a drawn transcript recomputed from itself alone. The beacon round's signature is
-//! not checked here (no I/O, no BLS): the command-line verifier fetches and verifies it, and
-//! compares its randomness with the transcript's.
+//! [`check`]: a drawn transcript recomputed from itself and what the caller read beside it (the
+//! voucher asked about, its published stock and end, the beacon chain's clock). No I/O, no BLS:
+//! the command-line verifier fetches and verifies the round's signature, compares its randomness
+//! with the transcript's, and passes the chain's clock it read from the relay.
 
+use chrono::{DateTime, Utc};
+
+use super::chain::{self, BeaconCheck, Timing};
 use super::{commitment, draw_seed, hash_from_hex, merkle_root, move_hash, rank, Hash, Transcript};
 
 /// What does not hold, the first found.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Mismatch {
+    #[error("this is voucher {published}'s transcript, not voucher {asked}'s")]
+    Voucher { asked: i64, published: i64 },
     #[error("the transcript has no {0} yet: the draw has not run")]
     NotDrawn(&'static str),
     #[error("{0} is not 32 bytes of hex")]
@@ -19,16 +25,78 @@ pub enum Mismatch {
     Entrants { entrants: i64, leaves: usize },
     #[error("the leaves' Merkle root is {computed}, not the published {published}")]
     Root { computed: String, published: String },
+    #[error("the draw names no beacon round: its randomness rests on the shop alone")]
+    NoBeacon,
+    #[error("the draw names round 0, which does not exist (rounds start at 1)")]
+    RoundZero,
+    #[error("the round was moved from {planned} to {round}: a moved round must come later")]
+    MovedBack { planned: u64, round: u64 },
+    #[error("round {round}, named at creation, was emitted at {emitted}, before the entries closed at {closes_at}")]
+    NamedBeforeStart {
+        round: u64,
+        emitted: DateTime<Utc>,
+        closes_at: DateTime<Utc>,
+    },
+    #[error("the round named at creation is {named}, but the rules name {expected} (the first emitted the commit margin after the entries close)")]
+    NotNamed { named: u64, expected: u64 },
+    #[error("the round named at creation, {planned}, was emitted at {emitted}, after the close at {closed_at}: it had no reason to be moved")]
+    NeedlessMove {
+        planned: u64,
+        emitted: DateTime<Utc>,
+        closed_at: DateTime<Utc>,
+    },
+    #[error("round {round} was emitted at {emitted}, before the close at {closed_at}: its randomness could be known before the list was committed")]
+    BeforeClose {
+        round: u64,
+        emitted: DateTime<Utc>,
+        closed_at: DateTime<Utc>,
+    },
+    #[error("the round was moved to {round}, but the rules name {expected} (the first emitted the commit margin after the close)")]
+    MovedElsewhere { round: u64, expected: u64 },
     #[error("the randomness is not hex")]
     Randomness,
+    #[error("the transcript publishes randomness but names no beacon round")]
+    RandomnessWithoutBeacon,
     #[error("the seed recomputes as {0}, not as published")]
     Seed(String),
     #[error("rank {rank}: {what}")]
     Ranking { rank: usize, what: String },
+    #[error(
+        "the draw had {drawn} units, fewer than the {published} the voucher published before it"
+    )]
+    StockBelow { drawn: i64, published: i64 },
+    #[error("the draw had {drawn} units, more than the {published} the voucher published since")]
+    StockAbove { drawn: i64, published: i64 },
     #[error("the winners are not the first {0} of the ranking")]
     Winners(usize),
+    #[error("the winners are not the first ranks of the ranking (at most {0}: the sale ended before the draw was recorded)")]
+    WinnersCut(usize),
     #[error("move {index}: {what}")]
     Move { index: usize, what: String },
+}
+
+/// The voucher's `stock` (`GET /api/vouchers/{id}`) as the caller read it. It counts every unit
+/// the sale offered (the initial stock and every top-up, sold or not), so it only ever grows; the
+/// draw's `stock` is what it was when the draw opened, just after the close.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StockSeen {
+    /// Read before the entries closed (`closes_at`): the draw had at least these (a top-up
+    /// after the read counts at the draw).
+    Before(i64),
+    /// Read after the close: the draw had at most these (a top-up after the draw counts here).
+    After(i64),
+    /// Read both before the close and since.
+    Between { before: i64, after: i64 },
+}
+
+/// What the shop published about the sale itself, as the caller read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sale {
+    /// The voucher asked about.
+    pub voucher_id: i64,
+    pub stock: StockSeen,
+    /// The voucher's `ends_at`.
+    pub ends_at: DateTime<Utc>,
 }
 
 /// What a check established.
@@ -37,6 +105,11 @@ pub struct Checked {
     pub entrants: usize,
     pub winners: usize,
     pub moves: usize,
+    /// How far the beacon round's timing was checked.
+    pub timing: Timing,
+    /// The sale ended before the draw was recorded: the winners are the ranks it admitted
+    /// before its end (none when the round came after it), fewer than the units.
+    pub cut_short: bool,
 }
 
 fn need<'a>(v: Option<&'a String>, name: &'static str) -> Result<&'a String, Mismatch> {
@@ -47,32 +120,72 @@ fn hex32(field: &str, text: &str) -> Result<Hash, Mismatch> {
     hash_from_hex(text).ok_or_else(|| Mismatch::NotHex(field.to_owned()))
 }
 
-/// Recomputes `t`: the commitment, the root over the sorted leaves, the seed, every key and
-/// rank, the winners (the first `min(stock, entrants)` ranks) and the moves' chain (each move to
-/// an entrant ranked after the winners and after the move before it).
-pub fn check(t: &Transcript) -> Result<Checked, Mismatch> {
+/// Checks `t` as the transcript of `sale`'s voucher: the commitment, the root over the sorted
+/// leaves, the beacon round (one is named; a moved one comes later; with the chain's clock,
+/// emitted after the close), the seed, every key and rank, the stock against the published one,
+/// the winners (the first `min(stock, entrants)` ranks, or fewer of them when the sale ended
+/// before the draw was recorded) and the moves' chain (each to the entrant ranked next after the
+/// winners and the move before, before the sale's end).
+pub fn check(t: &Transcript, sale: &Sale, beacon: &BeaconCheck) -> Result<Checked, Mismatch> {
+    if t.voucher_id != sale.voucher_id {
+        return Err(Mismatch::Voucher {
+            asked: sale.voucher_id,
+            published: t.voucher_id,
+        });
+    }
     let (committed, leaves, root) = committed_list(t)?;
-    let randomness = hex::decode(need(t.randomness.as_ref(), "randomness")?)
-        .map_err(|_| Mismatch::Randomness)?;
+    let closed_at = t.closed_at.ok_or(Mismatch::NotDrawn("close time"))?;
+    let timing = chain::rounds(t, closed_at, beacon)?;
+    let randomness = need(t.randomness.as_ref(), "randomness")?;
+    let randomness = match t.beacon {
+        Some(_) => hex32("the randomness", randomness)?.to_vec(),
+        None if randomness.is_empty() => Vec::new(),
+        None => return Err(Mismatch::RandomnessWithoutBeacon),
+    };
     let seed = draw_seed(t.voucher_id, &committed, &root, &randomness);
     if Some(hex::encode(seed)) != t.seed {
         return Err(Mismatch::Seed(hex::encode(seed)));
     }
     let ranked: Vec<Hash> = ranking(t, &seed, &leaves)?;
-    let stock = usize::try_from(t.stock.ok_or(Mismatch::NotDrawn("stock"))?).unwrap_or(0);
+    let drawn = t.stock.ok_or(Mismatch::NotDrawn("stock"))?;
+    stock(drawn, sale.stock)?;
+    let drawn_at = t.drawn_at.ok_or(Mismatch::NotDrawn("draw time"))?;
     let winners = t.winners.as_ref().ok_or(Mismatch::NotDrawn("winners"))?;
-    let due = stock.min(ranked.len());
+    let due = usize::try_from(drawn).unwrap_or(0).min(ranked.len());
     let first: Vec<String> = ranked.iter().take(due).map(hex::encode).collect();
-    if *winners != first {
+    let ended = drawn_at >= sale.ends_at;
+    let cut_short = if *winners == first {
+        false
+    } else if ended && first.starts_with(winners) {
+        true
+    } else if ended {
+        return Err(Mismatch::WinnersCut(due));
+    } else {
         return Err(Mismatch::Winners(due));
-    }
+    };
     let moves = t.moves.as_deref().unwrap_or_default();
-    chain(moves, &seed, &ranked, due)?;
+    chained_moves(moves, &seed, &ranked, winners.len(), sale.ends_at)?;
     Ok(Checked {
         entrants: leaves.len(),
-        winners: due,
+        winners: winners.len(),
         moves: moves.len(),
+        timing,
+        cut_short,
     })
+}
+
+/// The draw's `stock` against the voucher's as read.
+fn stock(drawn: i64, seen: StockSeen) -> Result<(), Mismatch> {
+    let (before, after) = match seen {
+        StockSeen::Before(b) => (Some(b), None),
+        StockSeen::After(a) => (None, Some(a)),
+        StockSeen::Between { before, after } => (Some(before), Some(after)),
+    };
+    match (before, after) {
+        (Some(published), _) if drawn < published => Err(Mismatch::StockBelow { drawn, published }),
+        (_, Some(published)) if drawn > published => Err(Mismatch::StockAbove { drawn, published }),
+        _ => Ok(()),
+    }
 }
 
 /// The committed secret against its commitment, and the leaves (sorted, distinct, as many as
@@ -139,19 +252,44 @@ fn ranking(t: &Transcript, seed: &Hash, leaves: &[Hash]) -> Result<Vec<Hash>, Mi
     Ok(ranked.into_iter().map(|(leaf, _)| leaf).collect())
 }
 
-/// The moves' chain from `seed`, each to an entrant ranked after the `due` winners and after
-/// the move before it.
-fn chain(moves: &[super::Move], seed: &Hash, ranked: &[Hash], due: usize) -> Result<(), Mismatch> {
+/// The moves' chain from `seed`: each to the entrant ranked next (the first after the `winners`,
+/// then the one after the move before; an entrant whose order failed is a move too, as the unit
+/// went to them), given before the sale's end.
+fn chained_moves(
+    moves: &[super::Move],
+    seed: &Hash,
+    ranked: &[Hash],
+    winners: usize,
+    ends_at: DateTime<Utc>,
+) -> Result<(), Mismatch> {
     let mut previous = *seed;
-    let mut after = due;
+    let mut next = winners;
     for (index, m) in moves.iter().enumerate() {
         let fail = |what: String| Mismatch::Move { index, what };
         let leaf =
             hex32("a move's leaf", &m.leaf).map_err(|_| fail("its leaf is not hex".into()))?;
         match ranked.iter().position(|l| *l == leaf) {
-            Some(r) if r >= after => after = r + 1,
-            Some(r) => return Err(fail(format!("to rank {}, not after rank {after}", r + 1))),
+            Some(r) if r == next => next = r + 1,
+            Some(r) if next == ranked.len() => {
+                return Err(fail(format!(
+                    "to rank {}, but every entrant was reached before it",
+                    r + 1
+                )))
+            }
+            Some(r) => {
+                return Err(fail(format!(
+                    "to rank {}, not to rank {}, the next",
+                    r + 1,
+                    next + 1
+                )))
+            }
             None => return Err(fail("to a leaf not in the list".into())),
+        }
+        if m.at >= ends_at {
+            return Err(fail(format!(
+                "given at {}, once the sale had ended at {ends_at}",
+                m.at
+            )));
         }
         previous = move_hash(&previous, &leaf, m.reason);
         if hex::encode(previous) != m.hash {
@@ -165,135 +303,4 @@ fn chain(moves: &[super::Move], seed: &Hash, ranked: &[Hash], due: usize) -> Res
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::MoveReason;
-    use super::*;
-    use crate::fair::{Move, RankedLeaf};
-
-    /// A drawn transcript made by the rules, with `n` leaves and `stock` units.
-    fn drawn(n: u8, stock: i64) -> Transcript {
-        use sha2::Digest;
-        let committed = [3u8; 32];
-        let mut leaves: Vec<Hash> = (0..n).map(|i| sha2::Sha256::digest([i]).into()).collect();
-        leaves.sort_unstable();
-        let root = merkle_root(&leaves);
-        let seed = draw_seed(9, &committed, &root, &[7, 7]);
-        let ranked = rank(&seed, &leaves);
-        let due = usize::try_from(stock).unwrap_or(0).min(leaves.len());
-        let at = chrono::DateTime::from_timestamp(1_800_000_000, 0).expect("time");
-        Transcript {
-            voucher_id: 9,
-            commitment: hex::encode(commitment(&committed)),
-            entries_open_at: at,
-            closes_at: at,
-            beacon: None,
-            entrants: i64::from(n),
-            closed_at: Some(at),
-            entries_root: Some(hex::encode(root)),
-            leaves: Some(leaves.iter().map(hex::encode).collect()),
-            committed_seed: Some(hex::encode(committed)),
-            randomness: Some("0707".into()),
-            seed: Some(hex::encode(seed)),
-            stock: Some(stock),
-            ranking: Some(
-                ranked
-                    .iter()
-                    .zip(1..)
-                    .map(|((l, k), rank)| RankedLeaf {
-                        rank,
-                        leaf: hex::encode(l),
-                        key: hex::encode(k),
-                    })
-                    .collect(),
-            ),
-            winners: Some(ranked[..due].iter().map(|(l, _)| hex::encode(l)).collect()),
-            moves: Some(Vec::new()),
-            drawn_at: Some(at),
-        }
-    }
-
-    #[test]
-    fn a_transcript_made_by_the_rules_checks() {
-        assert_eq!(
-            check(&drawn(20, 5)),
-            Ok(Checked {
-                entrants: 20,
-                winners: 5,
-                moves: 0
-            })
-        );
-        assert_eq!(check(&drawn(3, 5)).map(|c| c.winners), Ok(3));
-    }
-
-    #[test]
-    fn each_kind_of_tampering_is_named() {
-        let mut t = drawn(10, 2);
-        t.commitment = "00".repeat(32);
-        assert_eq!(check(&t), Err(Mismatch::Commitment));
-
-        let mut t = drawn(10, 2);
-        t.leaves.as_mut().expect("leaves").pop();
-        t.entrants = 9;
-        assert!(
-            matches!(check(&t), Err(Mismatch::Root { .. })),
-            "an entrant dropped"
-        );
-
-        let mut t = drawn(10, 2);
-        t.randomness = Some("0708".into());
-        assert!(matches!(check(&t), Err(Mismatch::Seed(_))), "another round");
-
-        let mut t = drawn(10, 2);
-        t.ranking.as_mut().expect("ranking").swap(0, 1);
-        assert!(matches!(check(&t), Err(Mismatch::Ranking { rank: 1, .. })));
-
-        let mut t = drawn(10, 2);
-        let third = t.ranking.as_ref().expect("ranking")[2].leaf.clone();
-        t.winners.as_mut().expect("winners")[1] = third;
-        assert_eq!(check(&t), Err(Mismatch::Winners(2)), "a winner swapped");
-    }
-
-    #[test]
-    fn moves_chain_from_the_seed_down_the_ranking() {
-        let mut t = drawn(10, 2);
-        let seed = hash_from_hex(t.seed.as_deref().expect("seed")).expect("hex");
-        let ranking = t.ranking.clone().expect("ranking");
-        let leaf = |r: usize| hash_from_hex(&ranking[r].leaf).expect("hex");
-        let first = move_hash(&seed, &leaf(2), MoveReason::Unpaid);
-        let second = move_hash(&first, &leaf(4), MoveReason::Added);
-        let at = t.closes_at;
-        t.moves = Some(vec![
-            Move {
-                leaf: ranking[2].leaf.clone(),
-                reason: MoveReason::Unpaid,
-                at,
-                hash: hex::encode(first),
-            },
-            Move {
-                leaf: ranking[4].leaf.clone(),
-                reason: MoveReason::Added,
-                at,
-                hash: hex::encode(second),
-            },
-        ]);
-        assert_eq!(check(&t).map(|c| c.moves), Ok(2));
-        let mut reordered = t.clone();
-        reordered.moves.as_mut().expect("moves").swap(0, 1);
-        assert!(matches!(
-            check(&reordered),
-            Err(Mismatch::Move { index: 0, .. })
-        ));
-        let mut dropped = t.clone();
-        dropped.moves.as_mut().expect("moves").remove(0);
-        assert!(matches!(
-            check(&dropped),
-            Err(Mismatch::Move { index: 0, .. })
-        ));
-        let mut to_a_winner = t;
-        to_a_winner.moves.as_mut().expect("moves")[0].leaf = ranking[0].leaf.clone();
-        assert!(matches!(
-            check(&to_a_winner),
-            Err(Mismatch::Move { index: 0, .. })
-        ));
-    }
-}
+mod tests;

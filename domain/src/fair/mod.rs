@@ -13,13 +13,15 @@
 //! - A unit given down the ranking after the draw is a **move**, chained by
 //!   `SHA-256("{previous hex}:{leaf hex}:{reason}")`, the first previous being the seed.
 //!
-//! [`Transcript`] is the draw as the shop publishes it; [`check`] recomputes it from nothing
-//! else and names the first thing that does not hold.
+//! [`Transcript`] is the draw as the shop publishes it; [`check`] recomputes it from what the
+//! caller read beside it ([`Sale`], [`BeaconCheck`]) and names the first thing that does not hold.
 
+mod chain;
 mod check;
 mod transcript;
 
-pub use check::{check, Checked, Mismatch};
+pub use chain::{BeaconCheck, Chain, Timing};
+pub use check::{check, Checked, Mismatch, Sale, StockSeen};
 pub use transcript::{BeaconView, Move, RankedLeaf, Transcript};
 
 use hmac::{KeyInit, Mac};

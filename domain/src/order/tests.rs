@@ -79,7 +79,7 @@ fn awaiting_payment_carries_its_deadline_and_a_cancellation_says_by_whom() {
     assert_eq!(created.pay_by(), Some(pay_by));
     let cancelled = OrderStatus::Cancelled {
         cancelled_by: Canceller::Deadline,
-        refunded: false,
+        refund: Refund::None,
     };
     let json = serde_json::to_value(cancelled).expect("serializes");
     assert_eq!(
@@ -91,20 +91,25 @@ fn awaiting_payment_carries_its_deadline_and_a_cancellation_says_by_whom() {
         Some(cancelled)
     );
     assert_eq!(OrderStatus::Paid.pay_by(), None);
-    let refunded = OrderStatus::Cancelled {
-        cancelled_by: Canceller::Deadline,
-        refunded: true,
-    };
-    let json = serde_json::to_value(refunded).expect("serializes");
-    assert_eq!(
-        json,
-        serde_json::json!({"status": "cancelled", "cancelled_by": "deadline", "refunded": true})
-    );
-    assert_eq!(
-        serde_json::from_value::<OrderStatus>(json).ok(),
-        Some(refunded)
-    );
-    assert_eq!(refunded.label(), "Payment refunded");
+    for (refund, name) in [
+        (Refund::Owed, "owed"),
+        (Refund::Refunded, "refunded"),
+        (Refund::Refused, "refused"),
+    ] {
+        let cancelled = OrderStatus::Cancelled {
+            cancelled_by: Canceller::Shop,
+            refund,
+        };
+        let json = serde_json::to_value(cancelled).expect("serializes");
+        assert_eq!(
+            json,
+            serde_json::json!({"status": "cancelled", "cancelled_by": "shop", "refund": name})
+        );
+        assert_eq!(
+            serde_json::from_value::<OrderStatus>(json).ok(),
+            Some(cancelled)
+        );
+    }
     let confirmed = serde_json::to_value(OrderStatus::Confirmed).expect("serializes");
     assert_eq!(confirmed, serde_json::json!({"status": "confirmed"}));
     assert!(OrderStatus::Confirmed.is_settled() && OrderStatus::Confirmed.pay_by().is_none());

@@ -10,6 +10,8 @@ use axum::{
 
 use webapi::error::AppError;
 
+use crate::localize::Malformed;
+
 /// [`AppError`] as a JSON response.
 pub struct ApiError(pub AppError);
 
@@ -45,13 +47,15 @@ pub struct ErrorBody {
 pub struct Spoken(pub AppError);
 
 impl ApiError {
-    /// The response, its `message` in `lang` (the `error` code is the same in every language).
+    /// The response, its `message` in `lang` (the `error` code is the same in every language),
+    /// a malformed request's reason included ([`crate::localize::in_language`]).
     pub fn respond(&self, lang: i18n::Lang) -> Response {
         let status =
             StatusCode::from_u16(self.0.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let said = crate::localize::in_language(self.0.clone(), lang);
         let body = ErrorBody {
             error: self.0.code().to_owned(),
-            message: self.0.message(lang),
+            message: said.message(lang),
             fields: match &self.0 {
                 AppError::Invalid(fields) => Some(
                     fields
@@ -74,15 +78,26 @@ impl ApiError {
 
 pub type ApiResult<T> = Result<T, ApiError>;
 
-/// `Json<T>` whose rejections (bad JSON, wrong types) are `400 bad_request` with a message.
+/// `Json<T>` whose rejections (bad JSON, wrong types) are `400 bad_request` with a message:
+/// which of the catalogue's reasons it is; serde's own words, for a developer, go to the log.
 pub struct ApiJson<T>(pub T);
 
 impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        use axum::extract::rejection::JsonRejection;
         match Json::<T>::from_request(req, state).await {
             Ok(Json(v)) => Ok(Self(v)),
-            Err(rejection) => Err(ApiError(AppError::BadRequest(rejection.body_text()))),
+            Err(rejection) => {
+                let reason = match &rejection {
+                    JsonRejection::MissingJsonContentType(_) => Malformed::NotJson,
+                    JsonRejection::JsonSyntaxError(_) => Malformed::JsonSyntax,
+                    JsonRejection::JsonDataError(_) => Malformed::JsonFields,
+                    _ => Malformed::Unreadable,
+                };
+                tracing::debug!(detail = %rejection.body_text(), "a JSON body refused");
+                Err(ApiError(reason.error()))
+            }
         }
     }
 }

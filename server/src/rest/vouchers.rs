@@ -134,6 +134,7 @@ pub(super) async fn voucher_now(core: &Core, id: VoucherId) -> ApiResult<Json<Vo
     responses(
         (status = 200, description = "Ended now (ending an ended sale answers the same).", body = VoucherView),
         (status = 401, description = "`unauthenticated`.", body = crate::rest::error::ErrorBody),
+        (status = 409, description = "`draw_committed`: a draw sale whose entry list is committed ends only after its ranking is published.", body = crate::rest::error::ErrorBody),
     ))]
 pub(super) async fn end_sale(
     State(core): State<Core>,

@@ -164,7 +164,10 @@ pub async fn close(
         });
     }
     let root = fair::merkle_root(&leaves);
-    let now: DateTime<Utc> = sqlx::query_scalar("SELECT now()")
+    // The close's time is read once the row's lock is held (`clock_timestamp()`, not the
+    // transaction's start, `now()`): a close that waited on the lock cannot be backdated to
+    // before the wait.
+    let now: DateTime<Utc> = sqlx::query_scalar("SELECT clock_timestamp()")
         .fetch_one(&mut *tx)
         .await?;
     let moved = round.and_then(|r| late(now, r));

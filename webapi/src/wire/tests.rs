@@ -12,13 +12,6 @@ fn countdowns_drop_empty_leading_units() {
 }
 
 #[test]
-fn prices_show_two_decimals() {
-    assert_eq!(format_price(990), "¥9.90");
-    assert_eq!(format_price(5), "¥0.05");
-    assert_eq!(format_price(120_000), "¥1200.00");
-}
-
-#[test]
 fn the_wire_shapes_stay_those_of_design_md() {
     let begins = DateTime::parse_from_rfc3339("2030-01-01T10:00:00Z")
         .map(|t| t.with_timezone(&Utc))
@@ -78,11 +71,19 @@ fn every_status_and_opening_reads_back_as_written() {
         OrderStatus::Confirmed,
         OrderStatus::Cancelled {
             cancelled_by: Canceller::Deadline,
-            refunded: true,
+            refund: Refund::Refunded,
+        },
+        OrderStatus::Cancelled {
+            cancelled_by: Canceller::Shop,
+            refund: Refund::Owed,
+        },
+        OrderStatus::Cancelled {
+            cancelled_by: Canceller::Shop,
+            refund: Refund::Refused,
         },
         OrderStatus::Cancelled {
             cancelled_by: Canceller::Shopper,
-            refunded: false,
+            refund: Refund::None,
         },
         OrderStatus::Failed {
             reason: FailureReason::SoldOut,
@@ -101,6 +102,28 @@ fn every_status_and_opening_reads_back_as_written() {
             Some(o),
             "{json}"
         );
+    }
+    let cancelled_by_shop = |refund| {
+        serde_json::to_value(OrderView {
+            order_id: OrderId::from_parts(7, 1).expect("fits"),
+            voucher_id: VoucherId::from_db(9),
+            status: OrderStatus::Cancelled {
+                cancelled_by: Canceller::Shop,
+                refund,
+            },
+            created_at: at,
+        })
+        .expect("serializes")
+    };
+    let refunded = cancelled_by_shop(Refund::Refunded);
+    assert_eq!(
+        (&refunded["refund"], &refunded["refunded"]),
+        (&"refunded".into(), &true.into())
+    );
+    for (refund, name) in [(Refund::Owed, "owed"), (Refund::Refused, "refused")] {
+        let json = cancelled_by_shop(refund);
+        assert_eq!(json["refund"], name);
+        assert!(json.get("refunded").is_none(), "{json}");
     }
     let created_without_deadline =
         r#"{"order_id":"1","voucher_id":1,"status":"created","created_at":"2030-01-01T10:00:00Z"}"#;

@@ -195,6 +195,6 @@ mod tests {
         assert_eq!(bucket_words(t, 300), "5 min");
         assert_eq!(bucket_words(t, 7_200), "2 h");
         assert_eq!(bucket_words(t, 86_400), "1 d");
-        assert_eq!(bucket_words(i18n::Lang::ZhCn.texts(), 300), "5 分钟");
+        assert_eq!(bucket_words(i18n::Lang::ZhCn.texts(), 300), "5分钟");
     }
 }

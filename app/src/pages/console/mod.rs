@@ -21,7 +21,7 @@ use crate::{
     session::AdminOnly,
     time::{every, When},
     url::ConsoleQuery,
-    wire::{format_price, ConsoleRow, ConsoleView},
+    wire::{ConsoleRow, ConsoleView},
 };
 
 /// How often the console refreshes.
@@ -202,7 +202,7 @@ fn CountsTable(
                                 <td class="num" data-label=t.col_awaiting() data-testid="count-awaiting">{r.counts.awaiting_payment}</td>
                                 <td class="num" data-label=t.col_paid() data-testid="count-paid">{r.counts.paid}</td>
                                 <td class="num" data-label=t.col_cancelled() data-testid="count-cancelled">{r.counts.cancelled}</td>
-                                <td class="num" data-label=t.col_revenue() data-testid="count-revenue">{format_price(r.counts.revenue_cents)}</td>
+                                <td class="num" data-label=t.col_revenue() data-testid="count-revenue">{crate::money::price(r.counts.revenue_cents)}</td>
                                 <td class="num" data-label=t.col_refunded() data-testid="count-refunded">{r.counts.refunded}</td>
                                 <td class="num" data-label=t.col_flagged() data-testid="count-flagged"
                                     class:alert={r.counts.flagged > 0}>{r.counts.flagged}</td>

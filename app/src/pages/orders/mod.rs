@@ -137,7 +137,7 @@ pub fn OrderProgress(order_id: OrderId, order: RwSignal<Option<OrderView>>) -> i
         <div class="order-progress" data-testid="order-progress" data-status=status>
             <p>
                 {t.order_word()} <a href=href data-testid="order-link"><code data-testid="order-id">{order_id.to_string()}</code></a>
-                ": " <strong data-testid="order-state" data-state=status class=move || format!("state state-{}", status())>{label}</strong>
+                {t.colon()} <strong data-testid="order-state" data-state=status class=move || format!("state state-{}", status())>{label}</strong>
             </p>
             <p class="hint">{sentence}</p>
             {move || slow().then(|| view! {
@@ -203,7 +203,7 @@ fn OrderCard(detail: OrderDetail, returning: bool) -> impl IntoView {
         Ok(order_now(order_id).await.unwrap_or(OrderView {
             status: OrderStatus::Cancelled {
                 cancelled_by: domain::Canceller::Shopper,
-                refunded: false,
+                refund: domain::Refund::None,
             },
             ..before
         }))

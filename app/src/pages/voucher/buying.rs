@@ -17,7 +17,7 @@ use crate::{
     rest,
     url::sign_in_path,
     wire::OrderView,
-    words::{order_label, t, Texts},
+    words::{fill, held_order_prefix, order_label, t, Texts},
 };
 use webapi::answers::Bought;
 
@@ -109,11 +109,11 @@ pub fn BuyPanel(sale: LiveSale, purchase: Purchase, signed_in: bool) -> impl Int
     move || match held.get() {
         Some((order_id, status)) => EitherOf3::A(view! {
             <p class="bought" data-testid="your-order" data-status=status.as_str()>
-                {t.buy_you_bought()}
+                {held_order_prefix(t, status)}
                 <a href=format!("/orders/{order_id}") data-testid="bought-order-link">
                     <code>{order_id.to_string()}</code>
                 </a>
-                " (" {order_label(t, status)} ")"
+                {fill(t.bracketed(), &[&order_label(t, status)])}
             </p>
             {status.pay_by().map(|pay_by| view! { <HeldPay order_id pay_by/> })}
         }),

@@ -24,7 +24,7 @@ use crate::{
     pages::home::StockBar,
     session::Session,
     time::When,
-    wire::{format_price, EntryView, OrderView, VoucherDetail, VoucherView},
+    wire::{EntryView, OrderView, VoucherDetail, VoucherView},
     words::{countdown, fill, t, voucher_status},
 };
 
@@ -143,7 +143,7 @@ fn SaleFacts(sale: LiveSale) -> impl IntoView {
         <span class=move || format!("badge badge-{}", phase.get().as_str()) data-testid="phase">
             {move || voucher_status(t, phase.get())}
         </span>
-        <p class="price">{format_price(price_cents)}</p>
+        <p class="price">{crate::money::price(price_cents)}</p>
         {(!description.is_empty()).then(|| view! { <p class="description">{description}</p> })}
         {move || {
             let v = v.read();

@@ -2,6 +2,8 @@
 //! admin's refund and listing.
 
 use super::*;
+use i18n::Lang;
+use reqwest::header;
 
 #[sqlx::test]
 async fn a_refund_refused_for_good_blocks_no_other_refund_and_is_for_an_admin(db: PgPool) {
@@ -42,7 +44,47 @@ async fn a_refund_refused_for_good_blocks_no_other_refund_and_is_for_an_admin(db
     for (c, id) in [(&a, &first), (&b, &second)] {
         assert_eq!(order(&app, c, id).await["status"], "cancelled");
     }
+    // Money words follow the money: the shopper whose refund Stripe refused is not told it was
+    // refunded (REST, and the order's page in both languages); the other one is.
+    let refused = order(&app, &a, &first).await;
+    assert_eq!(refused["refund"], "refused", "{refused}");
+    assert!(refused.get("refunded").is_none(), "{refused}");
+    let refunded = order(&app, &b, &second).await;
+    assert_eq!(
+        (&refunded["refund"], &refunded["refunded"]),
+        (&json!("refunded"), &json!(true)),
+        "{refunded}"
+    );
+    for lang in [Lang::En, Lang::ZhCn] {
+        let t = lang.texts();
+        let page = |c: &Client, id: &str| {
+            let url = format!("{}/orders/{id}", app.base);
+            let req = c.get(url).header(header::ACCEPT_LANGUAGE, lang.tag());
+            async move { unescaped(&req.send().await.expect("page").text().await.expect("body")) }
+        };
+        let refused = page(&a, &first).await;
+        assert!(
+            refused.contains(t.order_refund_refused_sentence()),
+            "{lang:?}: {refused}"
+        );
+        for word in [t.order_refunded(), t.order_refunded_late_sentence()] {
+            assert!(!refused.contains(word), "{lang:?} says {word:?}: {refused}");
+        }
+        let refunded = page(&b, &second).await;
+        assert!(
+            refunded.contains(t.order_refunded_late_sentence()),
+            "{lang:?}: {refunded}"
+        );
+    }
     money_holds(&app, &fake).await;
+}
+
+/// A page's text with the escapes HTML writes undone.
+fn unescaped(html: &str) -> String {
+    html.replace("&#39;", "'")
+        .replace("&#x27;", "'")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&")
 }
 
 /// The payment's dispute column.

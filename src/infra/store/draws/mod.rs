@@ -5,7 +5,10 @@
 use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool};
 
-use crate::domain::{UserId, VoucherId};
+use crate::domain::{OrderId, UserId, VoucherId};
+
+mod due;
+pub use due::{awaiting_draw, overdue, recorded_live, unrecorded};
 
 /// A draw as PostgreSQL holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,26 +139,6 @@ pub async fn get(db: &PgPool, voucher: VoucherId) -> Result<Option<DrawRow>, sql
     .transpose()
 }
 
-/// Draw sales whose ranking is not recorded and whose sale has not ended at `now`, with their
-/// start, soonest first: the draws an instance waits for.
-pub async fn unrecorded(
-    db: &PgPool,
-    now: DateTime<Utc>,
-) -> Result<Vec<(VoucherId, DateTime<Utc>)>, sqlx::Error> {
-    let rows: Vec<(i64, DateTime<Utc>)> = sqlx::query_as(
-        "SELECT v.id, v.begins_at FROM draws d JOIN vouchers v ON v.id = d.voucher_id
-         WHERE d.drawn_at IS NULL AND v.ends_at > $1
-         ORDER BY v.begins_at, v.id",
-    )
-    .bind(now)
-    .fetch_all(db)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(id, begins)| (VoucherId::from_db(id), begins))
-        .collect())
-}
-
 /// What a draw fixed, to record.
 #[derive(Debug)]
 pub struct Drawn<'a> {
@@ -164,8 +147,10 @@ pub struct Drawn<'a> {
     pub randomness: &'a [u8],
     pub seed: [u8; 32],
     pub stock: i64,
-    /// The ranks the draw itself reached.
+    /// The draw's own winners (`run.rs`).
     pub winners: i64,
+    /// The sale's end, when it stopped the draw's admissions: the record is dated no earlier.
+    pub not_before: Option<DateTime<Utc>>,
 }
 
 /// Records `voucher`'s draw once: `false` when it was recorded before (another instance, or
@@ -207,8 +192,8 @@ pub async fn record(
     let entrants = i32::try_from(ranking.len()).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
     let int = |n: i64| i32::try_from(n).map_err(|e| sqlx::Error::Encode(Box::new(e)));
     sqlx::query(
-        "UPDATE draws SET drawn_at = now(), entrants = $2, randomness = $3, draw_seed = $4,
-                stock_at_draw = $5, winners = $6
+        "UPDATE draws SET drawn_at = greatest(now(), $7), entrants = $2, randomness = $3,
+                draw_seed = $4, stock_at_draw = $5, winners = $6
          WHERE voucher_id = $1",
     )
     .bind(voucher.get())
@@ -217,6 +202,7 @@ pub async fn record(
     .bind(drawn.seed.as_slice())
     .bind(int(drawn.stock.max(0))?)
     .bind(int(drawn.winners)?)
+    .bind(drawn.not_before)
     .execute(&mut *tx)
     .await?;
     tx.commit().await?;
@@ -279,36 +265,44 @@ pub struct MoveRow {
     pub admitted_at: DateTime<Utc>,
 }
 
-/// The orders of entrants ranked past the draw's own `winners`, in the order they were
-/// admitted: the units that went down the ranking after the draw.
+/// The first order of each entrant ranked past the draw's own `winners`, written or refused by
+/// the worker (the unit went to them all the same), in the order admitted (order IDs ascend):
+/// the units that went down the ranking. A later order of theirs (bought first come once every
+/// entrant was reached) is not one.
 pub async fn moves(
     db: &PgPool,
     voucher: VoucherId,
     winners: i64,
 ) -> Result<Vec<MoveRow>, sqlx::Error> {
-    let rows: Vec<(Option<Vec<u8>>, DateTime<Utc>)> = sqlx::query_as(
-        "SELECT e.leaf, o.admitted_at FROM draw_entries e
-         JOIN orders o ON o.voucher_id = e.voucher_id AND o.user_id = e.user_id
-         WHERE e.voucher_id = $1 AND e.rank >= $2
-         ORDER BY o.admitted_at, o.id",
+    let rows: Vec<(Option<Vec<u8>>, i64)> = sqlx::query_as(
+        "SELECT leaf, id FROM (
+             SELECT DISTINCT ON (e.user_id) e.leaf, a.id FROM draw_entries e
+             JOIN (SELECT id, user_id FROM orders WHERE voucher_id = $1
+                   UNION ALL
+                   SELECT id, user_id FROM order_failures WHERE voucher_id = $1) a
+               ON a.user_id = e.user_id
+             WHERE e.voucher_id = $1 AND e.rank >= $2
+             ORDER BY e.user_id, a.id) firsts
+         ORDER BY id",
     )
     .bind(voucher.get())
     .bind(winners)
     .fetch_all(db)
     .await?;
     rows.into_iter()
-        .map(|(leaf, admitted_at)| {
+        .map(|(leaf, id)| {
+            let order = OrderId::from_db(id).map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
             Ok(MoveRow {
                 leaf: bytes32(leaf.unwrap_or_default())?,
-                admitted_at,
+                admitted_at: order.issued_at(),
             })
         })
         .collect()
 }
 
-/// Why units came back to `voucher` after its draw, one per unit, in the order applied:
-/// `added` for an admin's units, else the cancelled order's canceller (`shopper`, `deadline`,
-/// `shop`).
+/// Why units came back to `voucher` since `since` (its close), one per unit, in the order
+/// applied: `added` for an admin's units, else the cancelled order's canceller (`shopper`,
+/// `deadline`, `shop`).
 pub async fn returns_since(
     db: &PgPool,
     voucher: VoucherId,
@@ -358,7 +352,7 @@ pub async fn latest_order(
     db: &PgPool,
     voucher: VoucherId,
     user: UserId,
-) -> Result<Option<crate::domain::OrderId>, sqlx::Error> {
+) -> Result<Option<OrderId>, sqlx::Error> {
     let id: Option<i64> = sqlx::query_scalar(
         "SELECT id FROM orders WHERE voucher_id = $1 AND user_id = $2 ORDER BY id DESC LIMIT 1",
     )
@@ -366,32 +360,6 @@ pub async fn latest_order(
     .bind(user.get())
     .fetch_optional(db)
     .await?;
-    id.map(|id| crate::domain::OrderId::from_db(id).map_err(|e| sqlx::Error::Decode(Box::new(e))))
+    id.map(|id| OrderId::from_db(id).map_err(|e| sqlx::Error::Decode(Box::new(e))))
         .transpose()
-}
-
-/// Draw sales whose ranking is recorded and whose sale has not ended at `now`: the ones a unit
-/// coming back may still go down the ranking of.
-pub async fn recorded_live(db: &PgPool, now: DateTime<Utc>) -> Result<Vec<VoucherId>, sqlx::Error> {
-    let ids: Vec<i64> = sqlx::query_scalar(
-        "SELECT v.id FROM draws d JOIN vouchers v ON v.id = d.voucher_id
-         WHERE d.drawn_at IS NOT NULL AND v.ends_at > $1 AND d.entrants > 0
-         ORDER BY v.id",
-    )
-    .bind(now)
-    .fetch_all(db)
-    .await?;
-    Ok(ids.into_iter().map(VoucherId::from_db).collect())
-}
-
-/// Draw sales that began before `began_before`, have not ended and whose ranking is not
-/// recorded: draws overdue (health).
-pub async fn overdue(db: &PgPool, began_before: DateTime<Utc>) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar(
-        "SELECT count(*) FROM draws d JOIN vouchers v ON v.id = d.voucher_id
-         WHERE d.drawn_at IS NULL AND v.begins_at < $1 AND v.ends_at > now()",
-    )
-    .bind(began_before)
-    .fetch_one(db)
-    .await
 }

@@ -15,7 +15,7 @@ use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 
 use crate::domain::{
-    CancellerError, FailureReason, OrderId, OrderStatus, Shard, UserId, VoucherId,
+    CancellerError, FailureReason, OrderId, OrderStatus, Refund, Shard, UserId, VoucherId,
 };
 
 /// An order's state as PostgreSQL knows it.
@@ -27,16 +27,16 @@ pub struct StoredOrder {
 }
 
 /// The columns every read of an order's state selects, from `orders` or from
-/// `order_failures`: id, voucher, status text, pay-by, canceller, failure reason, and whether a
-/// payment of a cancelled order went back (a refund owed or made).
+/// `order_failures`: id, voucher, status text, pay-by, canceller, failure reason, and the states
+/// of a cancelled order's payments that went back or must ([`Refund::of_payment_states`]).
 const FROM_ORDERS: &str =
     "SELECT id, voucher_id, status, pay_by, cancelled_by, NULL::text AS reason,
-        status = 'cancelled' AND EXISTS (
-            SELECT 1 FROM payments p
-            WHERE p.order_id = orders.id AND p.state IN ('refund_due', 'refunded')
-        ) AS refunded
+        CASE WHEN status = 'cancelled' THEN (
+            SELECT array_agg(p.state) FROM payments p
+            WHERE p.order_id = orders.id AND p.state IN ('refund_due', 'refunded', 'refund_failed')
+        ) END AS refunds
     FROM orders";
-const FROM_FAILURES: &str = "SELECT id, voucher_id, 'failed'::text, NULL::timestamptz, NULL::text, reason, false FROM order_failures";
+const FROM_FAILURES: &str = "SELECT id, voucher_id, 'failed'::text, NULL::timestamptz, NULL::text, reason, NULL::text[] FROM order_failures";
 
 type Row = (
     i64,
@@ -45,11 +45,11 @@ type Row = (
     Option<DateTime<Utc>>,
     Option<String>,
     Option<String>,
-    bool,
+    Option<Vec<String>>,
 );
 
 fn stored(
-    (id, voucher, status, pay_by, by, failure, refunded): Row,
+    (id, voucher, status, pay_by, by, failure, refunds): Row,
 ) -> Result<StoredOrder, sqlx::Error> {
     let decode = |e: String| sqlx::Error::Decode(e.into());
     let status = match (status.as_str(), pay_by, by, failure) {
@@ -60,7 +60,7 @@ fn stored(
             cancelled_by: by
                 .parse()
                 .map_err(|e: CancellerError| decode(e.to_string()))?,
-            refunded,
+            refund: Refund::of_payment_states(refunds.iter().flatten().map(String::as_str)),
         },
         ("failed", _, _, Some(text)) => OrderStatus::Failed {
             reason: reason(&text)?,
