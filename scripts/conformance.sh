@@ -6,7 +6,7 @@
 # status code or content type the document does not declare, a body or header that breaks its
 # schema. A fixed seed and size in the test command; SEED=… EXAMPLES=… for a wider run, and
 # SECKILL_CONFORMANCE_BASE=http://… to point it at a running shop (the release server).
-# Expects the tools, the services and target/site (scripts/setup.sh, services.sh, build.sh).
+# Expects the tools, the services and the debug server (scripts/setup.sh, services.sh, cargo test).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
@@ -17,13 +17,22 @@ examples=${EXAMPLES:-10}
 st="$TOOLS_DIR/schemathesis/bin/schemathesis"
 [ -x "$st" ] || die "schemathesis is missing: run scripts/setup.sh"
 pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done' EXIT
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done; [ -z "${site:-}" ] || rm -rf "$site"' EXIT
 
 base=${SECKILL_CONFORMANCE_BASE:-}
 if [ -z "$base" ]; then
   port=${SECKILL_CONFORMANCE_PORT:-3930}
   base="http://127.0.0.1:$port"
-  export LEPTOS_SITE_ADDR="127.0.0.1:$port" LEPTOS_SITE_ROOT="$ROOT/target/site" LEPTOS_SITE_PKG_DIR=pkg
+  # The API needs no static files: an empty site, so the test command can build the browser
+  # bundles into target/site while this runs (scripts/test.sh).
+  site=$(mktemp -d)
+  export LEPTOS_SITE_ADDR="127.0.0.1:$port" LEPTOS_SITE_ROOT="$site" LEPTOS_SITE_PKG_DIR=pkg
+  # A database and key prefix of its own, new each run: the vouchers and orders it makes up are
+  # nobody else's (the journeys' shop lists its database's sales).
+  db="seckill_api_$port"
+  psql "$DATABASE_URL" -qc "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" >/dev/null
+  export DATABASE_URL="${DATABASE_URL%/*}/$db"
+  redis-cli -u "$REDIS_URL" --scan --pattern "api-$port:*" | xargs -r -n 500 redis-cli -u "$REDIS_URL" DEL >/dev/null
   export SECKILL_DEV_LOGIN=true SECKILL_DEV_PAYMENTS=true SECKILL_KEY_PREFIX="api-$port:"
   export SECKILL_INSTANCE_ID="api-$port" SECKILL_ADMIN_PHONES=13800000000 SECKILL_METRICS_ADDR=off
   # Every pass signs in from loopback; the limits have their own tests.

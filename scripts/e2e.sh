@@ -9,9 +9,13 @@ source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 start_services
 
-# The test command passes --for-tests (the debug server it already built); alone, the release.
+# The test command passes `built` (it built the site with --for-tests beside the conformance
+# run, and the debug server with its tests); --for-tests builds them so; alone, the release.
 build=${SECKILL_E2E_BUILD:---release}
-"$ROOT/scripts/build.sh" "$build"
+case "$build" in
+  built) [ -d "$ROOT/target/site/pkg" ] || die "SECKILL_E2E_BUILD=built, but there is no target/site/pkg: run scripts/build.sh --for-tests" ;;
+  *) "$ROOT/scripts/build.sh" "$build" ;;
+esac
 server_dir=$([ "$build" = --release ] && echo release || echo debug)
 port=${SECKILL_E2E_PORT:-3917}
 export LEPTOS_SITE_ADDR="127.0.0.1:$port" LEPTOS_SITE_ROOT="$ROOT/target/site" LEPTOS_SITE_PKG_DIR=pkg

@@ -44,7 +44,10 @@ async fn call<T: DeserializeOwned>(
 
     // A failure of the browser's own (offline, a dropped connection): retried where it counts.
     fn transport(e: JsValue) -> AppError {
-        AppError::Transport(e.as_string().unwrap_or_else(|| format!("{e:?}")))
+        let why = e.as_string().unwrap_or_else(|| format!("{e:?}"));
+        // For a developer, in the console; the page says it in its own language.
+        leptos::logging::error!("a request did not get through: {why}");
+        AppError::Transport(why)
     }
 
     let init = web_sys::RequestInit::new();

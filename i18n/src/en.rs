@@ -69,7 +69,7 @@ pub const EN: Catalogue = Catalogue {
     err_timeout: "The request took too long to arrive.",
     err_unavailable: "The service is busy; try again shortly.",
     err_internal: "Something went wrong on our side (reference {0}).",
-    err_transport: "The request did not get through: {0}",
+    err_transport: "The request did not get through. Check your connection and try again.",
     bad_request_cut_off: "the body was cut off",
     bad_request_not_a_path: "the request target must be a path",
     bad_request_not_json: "the body must be JSON, sent as Content-Type: application/json",

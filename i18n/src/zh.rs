@@ -105,7 +105,7 @@ pub const ZH: Catalogue = Catalogue {
     err_timeout: "请求超时。",
     err_unavailable: "服务繁忙，请稍后再试。",
     err_internal: "抱歉，系统出了点问题（错误编号：{0}）。",
-    err_transport: "网络请求失败：{0}",
+    err_transport: "网络请求失败，请检查网络后重试。",
     bad_request_cut_off: "请求内容不完整",
     bad_request_not_a_path: "请求的网址必须是路径",
     bad_request_not_json: "请求内容必须是 JSON 格式",

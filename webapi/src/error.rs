@@ -164,7 +164,9 @@ impl AppError {
             Self::Timeout => t.err_timeout().to_owned(),
             Self::Unavailable => t.err_unavailable().to_owned(),
             Self::Internal(reference) => fill(t.err_internal(), reference),
-            Self::Transport(why) => fill(t.err_transport(), why),
+            // The browser's own words (`TypeError: Failed to fetch`) are for its console
+            // (`app::rest`), not for the page.
+            Self::Transport(_) => t.err_transport().to_owned(),
         }
     }
 
