@@ -176,9 +176,15 @@ pub fn field_message(t: Texts, message: &str) -> String {
     if let Some(n) = number("must be at most ", " characters") {
         return fill(t.field_at_most_chars(), &[&domain::grouped(n)]);
     }
-    if let Some(fen) = number("must be between 0 and ", " cents") {
-        let yuan = format!("{}.{:02}", domain::grouped(fen / 100), fen % 100);
-        return fill(t.field_price_range(), &[&yuan]);
+    if let Some(cents) = number("must be between 0 and ", " cents") {
+        // In the shop's currency, with separators: the largest price is a long number.
+        let symbol = crate::money::symbol();
+        let most = format!(
+            "{symbol}{}.{:02}",
+            domain::grouped(cents / 100),
+            cents % 100
+        );
+        return fill(t.field_price_range(), &[&format!("{symbol}0.00"), &most]);
     }
     if let Some(n) = number("must be between 1 and ", "") {
         return fill(t.field_between(), &[&domain::grouped(n)]);

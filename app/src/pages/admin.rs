@@ -78,7 +78,7 @@ fn NewVoucherForm(zone: String, zone_label: String) -> impl IntoView {
                 <textarea id="description" name="description" rows="3" data-testid="description"
                     aria-invalid=invalid("description") aria-describedby=described("description")></textarea>
                 {error("description", t.new_field_description())}
-                <label for="price">{t.new_field_price()}</label>
+                <label for="price">{crate::words::fill(t.new_field_price(), &[&crate::money::symbol()])}</label>
                 <input id="price" name="price" inputmode="decimal" data-testid="price"
                     aria-invalid=invalid("price_cents") aria-describedby=described("price_cents")/>
                 {error("price_cents", t.new_field_price_short())}

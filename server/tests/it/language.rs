@@ -91,7 +91,7 @@ fn readable(html: &str) -> String {
 }
 
 /// The Latin words of `page` that are not names: English left untranslated.
-fn english_in(page: &str) -> BTreeSet<String> {
+pub(crate) fn english_in(page: &str) -> BTreeSet<String> {
     readable(page)
         .split(|c: char| !c.is_ascii_alphabetic())
         .filter(|w| w.len() >= 3 && !LATIN_OK.contains(w))
