@@ -53,6 +53,9 @@ cleanup() {
   if [ -d "$clone" ]; then
     new_env bash "$clone/scripts/cluster.sh" stop >/dev/null 2>&1 || true
     new_env bash "$clone/scripts/services.sh" stop >/dev/null 2>&1 || true
+    # PostgreSQL's data, kept beside the clone where the postgres user cannot reach into it
+    # (scripts/services.sh, pg_dir).
+    $keep || rm -rf "/var/tmp/seckill-pg-$(printf '%s' "$clone" | md5sum | cut -c1-12)"
   fi
   if $keep; then log "kept $base"; else rm -rf "$base"; fi
   exit "$status"

@@ -74,7 +74,7 @@ phase "HAProxy's per-source connection limit (cluster.sh lb-check)"
 # benchmarks' figures come from scripts/bench.sh, on release builds.
 # The conformance run waits on the server most of its time (the sale stream's held answers):
 # the bundles build beside it, into target/site, which its server does not read.
-phase "REST API conformance (schemathesis, fixed seed), the browser bundles built beside it"
+phase "REST API conformance (schemathesis), the bundles built beside it"
 mkdir -p "$ROOT/target"
 bundles_log="$ROOT/target/bundles-build.log"
 "$ROOT/scripts/build.sh" --for-tests > "$bundles_log" 2>&1 &

@@ -12,7 +12,7 @@
 
 use std::{
     sync::{
-        atomic::{AtomicBool, Ordering},
+        atomic::{AtomicBool, AtomicU64, Ordering},
         Arc,
     },
     time::{SystemTime, UNIX_EPOCH},
@@ -62,6 +62,8 @@ struct Chain {
     hash: String,
     /// Serve signatures made with another key (a relay that lies).
     forged: AtomicBool,
+    /// One round served forged (0: none).
+    forged_round: AtomicU64,
 }
 
 fn now() -> i64 {
@@ -106,7 +108,9 @@ impl Chain {
         if round == 0 || round > self.latest() {
             return (StatusCode::TOO_EARLY, "round not emitted yet").into_response();
         }
-        let secret = if self.forged.load(Ordering::Relaxed) {
+        let secret = if self.forged.load(Ordering::Relaxed)
+            || self.forged_round.load(Ordering::Relaxed) == round
+        {
             Scalar::from(7u64)
         } else {
             self.secret
@@ -176,6 +180,7 @@ impl FakeDrand {
             public_key,
             hash,
             forged: AtomicBool::new(false),
+            forged_round: AtomicU64::new(0),
         });
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
         let base = format!("http://{}", listener.local_addr()?);
@@ -210,6 +215,11 @@ impl FakeDrand {
     /// chain's own.
     pub fn forge(&self, on: bool) {
         self.chain.forged.store(on, Ordering::Relaxed);
+    }
+
+    /// Serves `round` alone signed with another key (0: none): a relay lying about one round.
+    pub fn forge_round(&self, round: u64) {
+        self.chain.forged_round.store(round, Ordering::Relaxed);
     }
 
     /// The randomness of `round` as the chain signs it (whether emitted or not).

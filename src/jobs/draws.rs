@@ -2,22 +2,73 @@
 //! ([`draw::run`]; the draw's lock lets one instance run it, and a crash leaves it to the next
 //! offer), and now and then gives units left on drawn sales to their next entrants
 //! ([`draw::advance`]: a unit a rejected order gave back, a unit back whose own advance failed).
+//!
+//! Each draw runs in a task of its own, owned by the job: a draw waiting for a round the relay
+//! withholds (or serves forged) waits alone, and every other draw due runs beside it (issue
+//! #51). A draw already running here is not offered again until its task ends.
 
-use std::time::Duration;
+use std::{collections::HashSet, time::Duration};
 
 use chrono::Utc;
+use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::{draw, infra::store, Core};
+use crate::{
+    domain::VoucherId,
+    draw::{self, DrawError},
+    infra::store,
+    Core,
+};
 
 /// How often the draw sales are read again (new ones, ones recorded elsewhere), and the drawn
 /// ones advanced.
 const REFRESH: Duration = Duration::from_secs(2);
 
-/// Runs until `shutdown`.
+/// The draws this instance is running, each in its own task.
+#[derive(Default)]
+struct Running {
+    tasks: JoinSet<(VoucherId, Result<Option<draw::DrawReport>, DrawError>)>,
+    vouchers: HashSet<VoucherId>,
+}
+
+impl Running {
+    /// Starts `voucher`'s draw unless it is running here already.
+    fn offer(&mut self, core: &Core, voucher: VoucherId) {
+        if self.vouchers.insert(voucher) {
+            let core = core.clone();
+            self.tasks
+                .spawn(async move { (voucher, draw::run(&core, voucher).await) });
+        }
+    }
+
+    /// Forgets the draws whose task ended, saying why one failed (it is offered again).
+    fn reap(&mut self) {
+        while let Some(ended) = self.tasks.try_join_next() {
+            match ended {
+                Ok((voucher, result)) => {
+                    self.vouchers.remove(&voucher);
+                    if let Err(e) = result {
+                        tracing::warn!(%voucher, error = %e, "the draw did not run; retrying");
+                    }
+                }
+                Err(e) => {
+                    // A task that panicked names no voucher: start afresh, so none stays
+                    // marked as running forever.
+                    tracing::error!(error = %e, "a draw's task ended abnormally");
+                    self.vouchers.clear();
+                }
+            }
+        }
+    }
+}
+
+/// Runs until `shutdown` (the draws still running are dropped with the job: a draw resumes
+/// where it stood at the next offer, here or on another instance).
 pub async fn run(core: Core, shutdown: CancellationToken) {
+    let mut running = Running::default();
     loop {
-        let wait = pass(&core).await;
+        running.reap();
+        let wait = pass(&core, &mut running).await;
         tokio::select! {
             () = shutdown.cancelled() => return,
             () = tokio::time::sleep(wait) => {}
@@ -25,9 +76,9 @@ pub async fn run(core: Core, shutdown: CancellationToken) {
     }
 }
 
-/// One pass: runs the draws due, advances the drawn sales; returns how long to sleep (until the
-/// next start, at most [`REFRESH`]).
-async fn pass(core: &Core) -> Duration {
+/// One pass: offers the draws due, advances the drawn sales; returns how long to sleep (until
+/// the next start, at most [`REFRESH`]).
+async fn pass(core: &Core, running: &mut Running) -> Duration {
     let now = Utc::now();
     let due = match store::draws::unrecorded(&core.db, now).await {
         Ok(due) => due,
@@ -43,10 +94,7 @@ async fn pass(core: &Core) -> Duration {
             wait = wait.min(until);
             continue;
         }
-        match draw::run(core, voucher).await {
-            Ok(_) => {}
-            Err(e) => tracing::warn!(%voucher, error = %e, "the draw did not run; retrying"),
-        }
+        running.offer(core, voucher);
     }
     match store::draws::recorded_live(&core.db, now).await {
         Ok(drawn) => {

@@ -286,6 +286,55 @@ async fn a_committed_draw_cannot_be_ended_before_its_ranking_is_published(db: Pg
         .expect("ended after the draw");
 }
 
+/// Issue #51: a draw whose round is withheld (the relay serves that round forged, so it never
+/// verifies) stalls no other draw: the draws job runs each due draw in a task of its own.
+#[sqlx::test]
+async fn a_withheld_round_stalls_no_other_draw(db: PgPool) {
+    let drand = FakeDrand::start(Scheme::Quicknet, 1, b"quicknet stand-in")
+        .await
+        .expect("drand");
+    let core = beacon_core(db, &drand).await;
+    let stuck = draw_sale(&core, 1, 1).await;
+    let other = draw_sale(&core, 1, 4).await;
+    for u in users(&core, 3).await {
+        draw::enter(&core, u, stuck, loopback())
+            .await
+            .expect("enter");
+        draw::enter(&core, u, other, loopback())
+            .await
+            .expect("enter");
+    }
+    let named = |t: draw::Transcript| t.beacon.expect("a round named at creation").round;
+    let stuck_round = named(draw::transcript(&core, stuck).await.expect("t"));
+    let other_round = named(draw::transcript(&core, other).await.expect("t"));
+    assert!(stuck_round < other_round, "{stuck_round} {other_round}");
+    drand.forge_round(stuck_round);
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let job = tokio::spawn(seckill::jobs::draws::run(core.clone(), shutdown.clone()));
+    // A hang guard of a minute; the draw is due in seconds.
+    let mut tries = 0;
+    while draw::transcript(&core, other)
+        .await
+        .expect("transcript")
+        .seed
+        .is_none()
+    {
+        tries += 1;
+        assert!(
+            tries < 600,
+            "the other draw waited behind the withheld round"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let waiting = draw::transcript(&core, stuck).await.expect("transcript");
+    assert!(
+        waiting.entries_root.is_some() && waiting.seed.is_none(),
+        "the first draw is committed and still waits for a round that verifies"
+    );
+    shutdown.cancel();
+    job.await.expect("the job stops at shutdown");
+}
+
 /// When `round` is emitted, by the chain's own `/info` (as the shop reads it).
 async fn drand_time(_drand: &FakeDrand, core: &Core, round: u64) -> chrono::DateTime<Utc> {
     let timing = seckill::testing::beacon_timing(core).await.expect("timing");
