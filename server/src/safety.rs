@@ -24,13 +24,13 @@ pub fn check(config: &Config, settings: &Settings) -> anyhow::Result<()> {
     if !config.dev_login && config.auth.webhook.is_none() {
         bail!(
             "sign-in codes would go nowhere: set SECKILL_SMS_WEBHOOK_URL and SECKILL_SMS_WEBHOOK_SECRET \
-             (the SMS gateway's webhook; README, Security), or SECKILL_DEV_LOGIN=true on a development machine"
+             (the SMS gateway's webhook; docs/security.md), or SECKILL_DEV_LOGIN=true on a development machine"
         );
     }
     if matches!(config.payments.provider, ProviderSettings::None) {
         bail!(
             "orders could not be paid, so every one would be cancelled at its deadline: set \
-             SECKILL_STRIPE_SECRET_KEY, SECKILL_STRIPE_WEBHOOK_SECRET and SECKILL_PUBLIC_ORIGIN (README, Payments), \
+             SECKILL_STRIPE_SECRET_KEY, SECKILL_STRIPE_WEBHOOK_SECRET and SECKILL_PUBLIC_ORIGIN (docs/payments.md), \
              or SECKILL_DEV_PAYMENTS=true on a development machine"
         );
     }
@@ -44,7 +44,7 @@ pub fn check(config: &Config, settings: &Settings) -> anyhow::Result<()> {
     if !config.dev_login && !config.draw.beacon_chosen {
         bail!(
             "draws need a public randomness beacon: set SECKILL_DRAND_URL to a drand relay (https://api.drand.sh; \
-             quicknet is pinned by default), or to `off` to draw on the shop's committed secret alone (README, Draws)"
+             quicknet is pinned by default), or to `off` to draw on the shop's committed secret alone (docs/draws.md)"
         );
     }
     let public = !settings.site_addr.ip().is_loopback();
@@ -75,7 +75,7 @@ pub fn check(config: &Config, settings: &Settings) -> anyhow::Result<()> {
     if config.draw.beacon.is_none() {
         tracing::warn!(
             "draws run without a public beacon: their seeds rest on the shop's committed secret and the \
-             committed entrant list only (README, Draws)"
+             committed entrant list only (docs/draws.md)"
         );
     }
     if config.admin_phones.is_empty() {

@@ -18,7 +18,7 @@
 //!   refuses a Redis whose masters have fewer replicas than asked for.
 //!
 //! `everysec` and `fsync` do not cover a failover to an asynchronous replica, which can lose
-//! the writes it had not received yet (README, "Durability").
+//! the writes it had not received yet (docs/operations.md, "Durability").
 
 use std::{collections::HashMap, fmt, str::FromStr, time::Duration};
 

@@ -1,6 +1,6 @@
 //! `verify-draw <shop URL> <voucher id> [--receipt FILE] [--stock-before N]
 //! [--commit-margin-ms N] [--drand-public-key HEX] [--drand-chain-hash HEX] [--drand-relay URL]`:
-//! checks a draw from what the shop publishes, as anyone could (README, "Checking a draw"):
+//! checks a draw from what the shop publishes, as anyone could (docs/draws.md, "Checking a draw"):
 //!
 //! 1. the beacon's chain: the transcript names the pinned chain (quicknet's hash unless given),
 //!    and the relay's `/info` gives that hash, the pinned public key and (for quicknet) its known
