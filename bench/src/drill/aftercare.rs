@@ -181,6 +181,9 @@ async fn act(
                 let token = &tokens[i];
                 let deadline = Instant::now() + Duration::from_secs(30);
                 let mut status = 0;
+                // An answer lost to a kill -9 (no answer, or a 5xx): the request may have
+                // taken effect, so a later refusal is not the whole story.
+                let mut lost = false;
                 while Instant::now() < deadline {
                     let req = match intent {
                         Intent::Cancel => client.post(format!("{base}/api/orders/{order}/cancel")),
@@ -193,11 +196,15 @@ async fn act(
                     if let Ok(r) = sent {
                         status = r.status().as_u16();
                         if status == 409 && intent == Intent::Pay {
-                            // A pay whose answer a kill -9 lost, then asked again: the order is
-                            // paid already. The shopper was told so: count it as paid.
+                            // A pay asked again after its answer was lost: `already_paid` says
+                            // it took effect; another refusal (the deadline passed meanwhile)
+                            // cannot say whether the first one's payment was found since, so
+                            // either end is true to what the shopper was told (status 0).
                             let body: serde_json::Value = r.json().await.unwrap_or_default();
                             if body["error"] == "already_paid" {
                                 status = 200;
+                            } else if lost {
+                                status = 0;
                             }
                             break;
                         }
@@ -222,6 +229,7 @@ async fn act(
                             break;
                         }
                     }
+                    lost = true;
                     tokio::time::sleep(Duration::from_millis(50)).await;
                 }
                 (order, intent, status)
@@ -333,6 +341,8 @@ async fn check(
             (Intent::Pay, Some((_, 200))) => status == "paid",
             // A payment refused (too late: the deadline passed while the server was down).
             (Intent::Pay, Some((_, 409))) => status == "cancelled",
+            // Refused after an answer lost to a kill: paid by the first request, or cancelled.
+            (Intent::Pay, Some((_, 0))) => status == "paid" || status == "cancelled",
             (Intent::Forget, None) => status == "cancelled" && by.as_deref() == Some("deadline"),
             _ => false,
         };
