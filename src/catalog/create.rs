@@ -102,6 +102,7 @@ async fn create_checked(
             id,
             seed.expose(),
             &seed.commitment(),
+            &core.config.draw.receipt_key.public(),
             beacon.as_ref(),
         )
         .await?;

@@ -9,13 +9,13 @@ use chrono::{DateTime, Utc};
 use crate::{
     auth::limits,
     catalog::{self, Staged},
-    domain::{fair, UserId, VoucherId},
+    domain::{fair, UserId, Voucher, VoucherId},
     infra::{backend::Backend, scripts::EntryOutcome, store::draw_log::LoggedEntry},
     sale::deciders::EntryDecision,
     Core,
 };
 
-use super::{draw_sale, DrawError};
+use super::{draw_sale, settings::ReceiptKey, DrawError, Terms};
 
 /// What a shopper keeps to prove they entered: the shop's signature of their leaf.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,23 +26,23 @@ pub struct Receipt {
     /// 16 bytes chosen by the shop for this entry, hex.
     pub salt: String,
     pub entered_at: DateTime<Utc>,
-    /// Ed25519 over `"seckill-receipt-v1:{voucher}:{leaf}"`, hex.
+    /// The signing key's id (`domain::fair::key_id`), as the transcript names it.
+    pub key_id: String,
+    /// Ed25519 over the leaf and the sale's terms (`domain::fair::ReceiptTerms::message`), hex.
     pub signature: String,
 }
 
 impl Receipt {
-    /// The receipt of a logged entry, signed with the shop's draw key.
-    pub fn of(core: &Core, voucher: VoucherId, entry: &LoggedEntry) -> Self {
+    /// The receipt of a logged entry of `sale`, signed with the key its terms name.
+    pub fn of(sale: &Voucher, terms: &Terms, key: &ReceiptKey, entry: &LoggedEntry) -> Self {
+        let covered = terms.receipt_terms(sale.id, sale.window.begins_at());
         Self {
-            voucher_id: voucher,
+            voucher_id: sale.id,
             leaf: hex::encode(entry.leaf),
             salt: hex::encode(entry.salt),
             entered_at: entry.entered_at,
-            signature: core
-                .config
-                .draw
-                .receipt_key
-                .sign_hex(&fair::receipt_message(voucher.get(), &entry.leaf)),
+            key_id: fair::key_id(&terms.receipt_key),
+            signature: key.sign_hex(&covered.message(&entry.leaf)),
         }
     }
 }
@@ -69,7 +69,9 @@ pub async fn enter(
         tracing::info!(%client, "draw entries limited");
         return Err(DrawError::ClientLimited(wait.as_secs().max(1)));
     }
-    draw_sale(core, voucher).await?;
+    let (sale, terms) = draw_sale(core, voucher).await?;
+    // Before anything is logged: an entry is answered with its receipt or not taken.
+    let key = terms.signing_key(&core.config.draw)?;
     let decision = catalog::with_sale_staged::<DrawError, _, _, _>(
         core,
         voucher,
@@ -89,7 +91,7 @@ pub async fn enter(
         } => (
             if new { "entered" } else { "already_entered" },
             Ok(Entered {
-                receipt: Receipt::of(core, voucher, &entry),
+                receipt: Receipt::of(&sale, &terms, key, &entry),
                 entrants,
                 new,
             }),

@@ -13,6 +13,7 @@
 //! | --- | --- |
 //! | `settings.rs` | the receipt key and the beacon's settings |
 //! | `seed.rs` | the secret committed at creation |
+//! | `terms.rs` | what a sale fixed at creation: the secret, the round named, the receipt key |
 //! | `beacon.rs` | the drand round: fetched, verified |
 //! | `enter.rs` | [`enter`]: an entry, batched like the buys and logged; its signed receipt |
 //! | `standing.rs` | [`standing`]: where a shopper stands, with their receipt and proof |
@@ -29,6 +30,7 @@ mod run;
 pub mod seed;
 pub mod settings;
 mod standing;
+pub mod terms;
 mod transcript;
 
 pub use crate::catalog::restore_entries;
@@ -40,6 +42,7 @@ pub use run::{run, DrawReport};
 pub use seed::Seed;
 pub use settings::DrawSettings;
 pub use standing::{standing, Standing};
+pub use terms::Terms;
 pub use transcript::{transcript, transcript_json, Move, RankedLeaf, Transcript};
 
 use crate::{
@@ -77,6 +80,10 @@ pub enum DrawError {
     /// The beacon's round cannot be had or does not verify: the draw waits.
     #[error("beacon: {0}")]
     Beacon(#[from] BeaconError),
+    /// The key this sale named at creation is not among the configured ones
+    /// (`SECKILL_DRAW_SIGNING_KEY`, `SECKILL_DRAW_PREVIOUS_SIGNING_KEYS`).
+    #[error("the receipt key {0} this sale named at creation is not configured")]
+    KeyNotHeld(String),
 }
 
 backend_error!(DrawError);
@@ -87,7 +94,7 @@ impl Unavailable for DrawError {
             Self::Backend(e) => e.is_unavailable(),
             Self::Preload(e) => e.is_unavailable(),
             Self::Lock(e) => e.is_unavailable(),
-            Self::Beacon(_) => true,
+            Self::Beacon(_) | Self::KeyNotHeld(_) => true,
             Self::NotFound
             | Self::NotADraw
             | Self::EntriesNotOpen
@@ -117,9 +124,9 @@ pub async fn name_round(
     }))
 }
 
-/// A draw sale and its seed (from this instance's memory after the first read: a seed never
-/// changes).
-async fn draw_sale(core: &Core, voucher: VoucherId) -> Result<(Voucher, Seed), DrawError> {
+/// A draw sale and its terms (from this instance's memory after the first read: they never
+/// change).
+async fn draw_sale(core: &Core, voucher: VoucherId) -> Result<(Voucher, Terms), DrawError> {
     if !core.known.may_exist(&core.db, voucher).await? {
         return Err(DrawError::NotFound);
     }
@@ -131,13 +138,20 @@ async fn draw_sale(core: &Core, voucher: VoucherId) -> Result<(Voucher, Seed), D
     if !v.opening.is_draw() {
         return Err(DrawError::NotADraw);
     }
-    if let Some(seed) = core.draw_seeds.get(&voucher) {
-        return Ok((v, seed));
+    if let Some(terms) = core.draw_terms.get(&voucher) {
+        return Ok((v, terms));
     }
     let row = store::draws::get(&core.db, voucher)
         .await?
         .ok_or(DrawError::NotADraw)?;
-    let seed = Seed::from_bytes(row.seed);
-    core.draw_seeds.insert(voucher, seed);
-    Ok((v, seed))
+    let terms = Terms {
+        seed: Seed::from_bytes(row.seed),
+        commitment: row.commitment,
+        round: row.beacon.as_ref().map(|b| b.planned.unwrap_or(b.round)),
+        receipt_key: row
+            .receipt_key
+            .unwrap_or_else(|| core.config.draw.receipt_key.public()),
+    };
+    core.draw_terms.insert(voucher, terms);
+    Ok((v, terms))
 }

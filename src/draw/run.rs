@@ -87,7 +87,12 @@ pub async fn run(core: &Core, voucher: VoucherId) -> Result<Option<DrawReport>, 
     catalog::put_entries(core, voucher, &logged).await?;
     let cursor = open(core, voucher, entrants).await?;
     let randomness = randomness(core, voucher, closed.round).await?;
-    let seed = fair::draw_seed(voucher.get(), committed.expose(), &closed.root, &randomness);
+    let seed = fair::draw_seed(
+        voucher.get(),
+        committed.seed.expose(),
+        &closed.root,
+        &randomness,
+    );
     let users: HashMap<fair::Hash, UserId> = logged.into_iter().map(|(u, l)| (l, u)).collect();
     let ranking: Vec<(UserId, fair::Hash, fair::Hash)> = fair::rank(&seed, &closed.leaves)
         .into_iter()

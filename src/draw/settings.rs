@@ -4,6 +4,7 @@
 //! | variable | meaning |
 //! | --- | --- |
 //! | `SECKILL_DRAW_SIGNING_KEY` | the 32-byte Ed25519 seed, 64 hex characters; the same on every instance. Unset: a published dev key, which the server refuses to start with unless dev login is on (`server/src/safety.rs`) |
+//! | `SECKILL_DRAW_PREVIOUS_SIGNING_KEYS` | earlier signing keys' seeds, comma-separated: a sale's receipts stay signed with the key its transcript named at creation, so a sale created before a rotation keeps signing with its own |
 //! | `SECKILL_DRAND_URL` | a drand relay (`https://api.drand.sh`), or `off`; unset means `off`, which the server refuses unless dev login is on |
 //! | `SECKILL_DRAND_CHAIN_HASH`, `SECKILL_DRAND_PUBLIC_KEY` | the chain pinned (hex); default the League of Entropy's quicknet |
 //! | `SECKILL_DRAW_COMMIT_MARGIN_MS` | how long after entries close the round named at creation is emitted at the earliest (5 s): the entrant list is committed within it |
@@ -60,7 +61,12 @@ impl ReceiptKey {
 
     /// The public key, hex (`GET /api/draws/key`).
     pub fn public_hex(&self) -> String {
-        hex::encode(self.key.verifying_key().to_bytes())
+        hex::encode(self.public())
+    }
+
+    /// The public key.
+    pub fn public(&self) -> [u8; 32] {
+        self.key.verifying_key().to_bytes()
     }
 
     /// The Ed25519 signature of `message`, hex.
@@ -85,6 +91,8 @@ pub struct BeaconSettings {
 pub struct DrawSettings {
     /// The configured key, or the published dev key when none is (`dev` says which).
     pub receipt_key: ReceiptKey,
+    /// Keys rotated out: they sign only for the sales created under them.
+    pub previous_keys: Vec<ReceiptKey>,
     /// `None`: no beacon (`SECKILL_DRAND_URL=off`, or unset).
     pub beacon: Option<BeaconSettings>,
     /// Whether `SECKILL_DRAND_URL` was set at all (a production start must choose).
@@ -104,6 +112,17 @@ impl DrawSettings {
             }
             None => ReceiptKey::dev(),
         };
+        const PREVIOUS: &str = "SECKILL_DRAW_PREVIOUS_SIGNING_KEYS";
+        let previous_keys = get(PREVIOUS)
+            .unwrap_or_default()
+            .split(',')
+            .filter(|k| !k.trim().is_empty())
+            .map(ReceiptKey::parse)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|message| ConfigError {
+                var: PREVIOUS,
+                message,
+            })?;
         let url = get(URL);
         let beacon = match url.as_deref().map(str::trim) {
             None | Some("off") => None,
@@ -111,10 +130,20 @@ impl DrawSettings {
         };
         Ok(Self {
             receipt_key,
+            previous_keys,
             beacon,
             beacon_chosen: url.is_some(),
             commit_margin: millis(get, "SECKILL_DRAW_COMMIT_MARGIN_MS", 5_000)?,
         })
+    }
+}
+
+impl DrawSettings {
+    /// The key whose public half is `public`: the current one or one rotated out.
+    pub fn signing_key(&self, public: &[u8; 32]) -> Option<&ReceiptKey> {
+        std::iter::once(&self.receipt_key)
+            .chain(&self.previous_keys)
+            .find(|k| &k.public() == public)
     }
 }
 
@@ -202,6 +231,23 @@ mod tests {
         }
         let s = settings(&[("SECKILL_DRAW_SIGNING_KEY", &"22".repeat(32))]).expect("ok");
         assert!(!format!("{s:?}").contains(&"22".repeat(32)));
+    }
+
+    #[test]
+    fn a_sale_finds_its_own_key_after_a_rotation() {
+        let (old, new) = ("33".repeat(32), "44".repeat(32));
+        let s = settings(&[
+            ("SECKILL_DRAW_SIGNING_KEY", &new),
+            ("SECKILL_DRAW_PREVIOUS_SIGNING_KEYS", &format!("{old}, ")),
+        ])
+        .expect("two keys");
+        let old_public = ReceiptKey::parse(&old).expect("a key").public();
+        let found = s.signing_key(&old_public).expect("the old key is kept");
+        assert_eq!(found.public(), old_public);
+        assert_ne!(s.receipt_key.public(), old_public);
+        assert!(s.signing_key(&[9; 32]).is_none());
+        let err = settings(&[("SECKILL_DRAW_PREVIOUS_SIGNING_KEYS", "abc")]).expect_err("bad");
+        assert_eq!(err.var, "SECKILL_DRAW_PREVIOUS_SIGNING_KEYS");
     }
 
     #[test]

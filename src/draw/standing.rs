@@ -61,7 +61,7 @@ pub async fn standing(
     shopper: Option<UserId>,
     voucher: VoucherId,
 ) -> Result<Standing, DrawError> {
-    let (v, _) = draw_sale(core, voucher).await?;
+    let (v, terms) = draw_sale(core, voucher).await?;
     let keys = core.keys.voucher(voucher);
     let mut redis = core.redis.clone();
     let row = store::draws::get(&core.db, voucher).await?;
@@ -94,7 +94,8 @@ pub async fn standing(
     let Some(entry) = entry else {
         return Ok(standing);
     };
-    standing.receipt = Some(Receipt::of(core, voucher, &entry));
+    let key = terms.signing_key(&core.config.draw)?;
+    standing.receipt = Some(Receipt::of(&v, &terms, key, &entry));
     if closed {
         let leaves = leaves(core, voucher).await?;
         standing.entrants = i64::try_from(leaves.len()).unwrap_or(i64::MAX);

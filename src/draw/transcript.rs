@@ -94,7 +94,8 @@ async fn fixed(core: &Core, voucher: VoucherId) -> Result<Fixed, DrawError> {
         closed_at: None,
         entries_root: None,
         leaves: None,
-        committed_seed: ended_before_start.then(|| hex::encode(committed.expose())),
+        receipt_key: fair::ReceiptKeyView::of(&committed.receipt_key),
+        committed_seed: ended_before_start.then(|| hex::encode(committed.seed.expose())),
         randomness: None,
         seed: None,
         stock: None,
@@ -111,7 +112,15 @@ async fn fixed(core: &Core, voucher: VoucherId) -> Result<Fixed, DrawError> {
         t.leaves = Some(leaves.iter().map(hex::encode).collect());
     }
     if let (Some(drawn), Some((drawn_at, _))) = (&row.drawn, row.recorded) {
-        reveal(core, voucher, &mut t, drawn, drawn_at, committed.expose()).await?;
+        reveal(
+            core,
+            voucher,
+            &mut t,
+            drawn,
+            drawn_at,
+            committed.seed.expose(),
+        )
+        .await?;
         let mut head = json(&t);
         // `{…}` without its brace: the moves follow.
         head.pop();

@@ -36,6 +36,8 @@ pub enum ConnectError {
     Migrate(#[source] sqlx::migrate::MigrateError),
     #[error("cannot rewrite stored phones in E.164 form: {0}")]
     LegacyPhones(#[source] sqlx::Error),
+    #[error("cannot name the receipt key of older draws: {0}")]
+    ReceiptKeys(#[source] sqlx::Error),
     #[error("cannot read the session signing key: {0}")]
     SessionKey(String),
     #[error("cannot read the revoked sessions: {0}")]
@@ -91,8 +93,8 @@ pub struct CoreParts {
     pub admissions: Arc<Admissions>,
     /// A draw's entries gathered into batched calls the same way.
     pub entries: Arc<Entries>,
-    /// Draw sales' seeds read from PostgreSQL (a seed never changes).
-    pub(crate) draw_seeds: TtlMap<crate::domain::VoucherId, crate::draw::seed::Seed>,
+    /// Draw sales' terms read from PostgreSQL (fixed at creation).
+    pub(crate) draw_terms: TtlMap<crate::domain::VoucherId, crate::draw::Terms>,
     /// Recorded draws as published (`GET …/draw`), kept for an hour, a few at a time.
     pub(crate) draw_reveals: TtlMap<crate::domain::VoucherId, Arc<crate::draw::memory::Revealed>>,
     /// Closed entry logs' leaves, sorted (the root's and the proofs' input), a few at a time.
@@ -199,6 +201,16 @@ impl Core {
                 "accounts whose phone has a newer E.164 account were left as they were"
             );
         }
+        let key = self.config.draw.receipt_key.public();
+        let adopted = store::draws::adopt_receipt_key(&self.db, &key)
+            .await
+            .map_err(ConnectError::ReceiptKeys)?;
+        if adopted > 0 {
+            tracing::info!(
+                adopted,
+                "draws created before receipts named their key now name this one"
+            );
+        }
         Ok(())
     }
 
@@ -275,7 +287,7 @@ impl CoreParts {
                 config.admissions.clone(),
                 owner(),
             ),
-            draw_seeds: TtlMap::new(Duration::from_secs(3_600), MEMO_CAP),
+            draw_terms: TtlMap::new(Duration::from_secs(3_600), MEMO_CAP),
             draw_reveals: TtlMap::new(Duration::from_secs(3_600), 16),
             draw_leaves: TtlMap::new(Duration::from_secs(3_600), 16),
             beacon: config

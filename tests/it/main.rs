@@ -8,6 +8,7 @@ mod catalog_cache;
 mod common;
 mod console;
 mod draw;
+mod draw_receipts;
 mod draw_trust;
 mod durability;
 mod failover;

@@ -81,11 +81,13 @@ pub struct Entered {
     pub entrants: i64,
 }
 
-/// `GET /api/draws/key`: the public key receipts are signed with (hex).
+/// `GET /api/draws/key`: the public key the receipts of sales created now are signed with (hex),
+/// and its id. A sale keeps the key named in its transcript (`receipt_key`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ReceiptKey {
     pub ed25519: String,
+    pub id: String,
 }
 
 /// `POST /api/orders/{id}/pay`: where to send the shopper to pay.

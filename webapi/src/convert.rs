@@ -59,6 +59,7 @@ pub fn receipt(r: seckill::draw::Receipt) -> crate::wire::ReceiptView {
         leaf: r.leaf,
         salt: r.salt,
         entered_at: r.entered_at,
+        key_id: r.key_id,
         signature: r.signature,
     }
 }

@@ -157,7 +157,8 @@ impl From<DrawError> for AppError {
             e @ (DrawError::Backend(_)
             | DrawError::Preload(_)
             | DrawError::Lock(_)
-            | DrawError::Beacon(_)) => fault(e),
+            | DrawError::Beacon(_)
+            | DrawError::KeyNotHeld(_)) => fault(e),
         }
     }
 }

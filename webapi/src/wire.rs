@@ -297,6 +297,9 @@ pub struct ReceiptView {
     pub salt: String,
     #[serde(deserialize_with = "domain::rfc3339::deserialize")]
     pub entered_at: DateTime<Utc>,
+    /// The signing key's id: the transcript's `receipt_key.id`.
+    pub key_id: String,
+    /// Ed25519 over `"seckill-receipt-v2:{voucher}:{leaf}:{commitment}:{round or -}:{closes_at ms}"`.
     pub signature: String,
 }
 

@@ -16,9 +16,10 @@
 //!    the sale ended before the draw was recorded); each move goes to the next entrant by rank;
 //! 3. the beacon round is drand's: fetched from the relay and its BLS signature verified
 //!    against the public key pinned here, and its randomness is the transcript's;
-//! 4. with `--receipt` (the JSON `POST …/entries` or `GET …/entries/me` answered): the receipt's
-//!    signature verifies with the shop's key, its leaf is in the list, and its proof, if any,
-//!    leads to the root.
+//! 4. with `--receipt` (the JSON `POST …/entries` or `GET …/entries/me` answered): the receipt
+//!    names the key the transcript names (fixed at the sale's creation), its signature over the
+//!    leaf, the commitment, the round named and the close verifies with that key, its leaf is in
+//!    the list, and its proof, if any, leads to the root.
 //!
 //! Exits 0 when everything holds, 1 on the first thing that does not, 2 when it cannot tell.
 
@@ -250,7 +251,7 @@ async fn run() -> anyhow::Result<bool> {
         }
     }
     if let Some(file) = &a.receipt {
-        return receipt(&http, &a, &t, file).await;
+        return receipt(&t, file);
     }
     Ok(true)
 }
@@ -290,36 +291,31 @@ fn timing_said(t: &Transcript, b: &fair::BeaconView, timing: Timing) -> String {
     }
 }
 
-async fn receipt(
-    http: &reqwest::Client,
-    a: &Args,
-    t: &Transcript,
-    file: &str,
-) -> anyhow::Result<bool> {
+fn receipt(t: &Transcript, file: &str) -> anyhow::Result<bool> {
     let body: Value = serde_json::from_str(&std::fs::read_to_string(file)?)?;
     let r = &body["receipt"];
     let text = |v: &Value| v.as_str().map(str::to_owned).context("a receipt field");
     let leaf = fair::hash_from_hex(&text(&r["leaf"])?).context("the receipt's leaf")?;
-    let key: Value = http
-        .get(format!("{}/api/draws/key", a.base))
-        .send()
-        .await?
-        .error_for_status()?
-        .json()
-        .await?;
-    let key: [u8; 32] = hex::decode(text(&key["ed25519"])?)?
+    // The key the transcript named at the sale's creation, and the terms it fixed then: the
+    // receipt covers both, so a transcript restating them otherwise contradicts the receipt.
+    let key: [u8; 32] = hex::decode(&t.receipt_key.ed25519)?
         .try_into()
-        .map_err(|_| anyhow::anyhow!("the shop's key is not 32 bytes"))?;
+        .map_err(|_| anyhow::anyhow!("the transcript's receipt key is not 32 bytes"))?;
+    let named = fair::key_id(&key) == t.receipt_key.id && text(&r["key_id"])? == t.receipt_key.id;
+    if !said(named, "the receipt names the key the transcript names") {
+        return Ok(false);
+    }
+    let terms = fair::ReceiptTerms::of(t).context("the transcript's commitment")?;
     let signature: [u8; 64] = hex::decode(text(&r["signature"])?)?
         .try_into()
         .map_err(|_| anyhow::anyhow!("the signature is not 64 bytes"))?;
     let signed = VerifyingKey::from_bytes(&key)?
         .verify_strict(
-            fair::receipt_message(a.voucher, &leaf).as_bytes(),
+            terms.message(&leaf).as_bytes(),
             &Signature::from_bytes(&signature),
         )
         .is_ok();
-    if !said(signed, "the receipt is signed by the shop's published key") {
+    if !said(signed, "the receipt is signed by that key over its leaf, the commitment, the round named and the close") {
         return Ok(false);
     }
     let leaves = t.leaves.clone().unwrap_or_default();

@@ -4,7 +4,8 @@
 //!
 //! - An entrant's **leaf** is `SHA-256("{voucher}:{user}:{salt hex}")`: it names the entry
 //!   without naming the shopper, as only the shopper and the shop know the salt.
-//! - A **receipt** is the shop's Ed25519 signature of `"seckill-receipt-v1:{voucher}:{leaf hex}"`.
+//! - A **receipt** is the shop's Ed25519 signature of the leaf and the sale's terms fixed at its
+//!   creation ([`ReceiptTerms::message`]), by the key its transcript names ([`ReceiptKeyView`]).
 //! - The entrant list is committed as the **RFC 9162 Merkle tree hash** over the leaves sorted
 //!   ascending ([`merkle_root`]), with inclusion proofs ([`inclusion_proof`], [`verify_inclusion`]).
 //! - The draw's **seed** is `SHA-256("seckill-draw-v1:{voucher}:{committed seed hex}:{root
@@ -18,10 +19,12 @@
 
 mod chain;
 mod check;
+mod receipt;
 mod transcript;
 
 pub use chain::{BeaconCheck, Chain, Timing};
 pub use check::{check, Checked, Mismatch, Sale, StockSeen};
+pub use receipt::{key_id, ReceiptKeyView, ReceiptTerms};
 pub use transcript::{BeaconView, Move, RankedLeaf, Transcript};
 
 use hmac::{KeyInit, Mac};
@@ -29,11 +32,6 @@ use sha2::{Digest, Sha256};
 
 /// 32 bytes: a leaf, a root, a seed, a key.
 pub type Hash = [u8; 32];
-
-/// The text a receipt's signature covers.
-pub fn receipt_message(voucher: i64, leaf: &Hash) -> String {
-    format!("seckill-receipt-v1:{voucher}:{}", hex::encode(leaf))
-}
 
 /// An entrant's leaf: `SHA-256("{voucher}:{user}:{salt hex}")`.
 pub fn leaf(voucher: i64, user: i64, salt: &[u8; 16]) -> Hash {

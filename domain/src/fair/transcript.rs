@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::MoveReason;
+use super::{MoveReason, ReceiptKeyView};
 
 /// The beacon round a draw takes its randomness from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,6 +46,8 @@ pub struct Transcript {
     /// Entries close at the sale's start.
     pub closes_at: DateTime<Utc>,
     pub beacon: Option<BeaconView>,
+    /// The key this sale's receipts are signed with, fixed at its creation.
+    pub receipt_key: ReceiptKeyView,
     pub entrants: i64,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub closed_at: Option<DateTime<Utc>>,

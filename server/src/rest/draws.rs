@@ -21,7 +21,7 @@ use super::{
     extract::{ApiPath, Shopper},
 };
 
-/// `202 {"receipt": {"voucher_id","leaf","salt","entered_at","signature"}, "entrants"}`: the
+/// `202 {"receipt": {"voucher_id","leaf","salt","entered_at","key_id","signature"}, "entrants"}`: the
 /// entry is logged; entering again answers the same receipt.
 #[utoipa::path(post, path = "/vouchers/{id}/entries", tag = "draws", security(("session" = [])), params(("id" = i64, Path, description = "The voucher's ID")),
     responses(
@@ -82,11 +82,14 @@ pub async fn transcript(
     Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
 }
 
-/// `{"ed25519": "<hex>"}`: the public key receipts are signed with, the same on every instance.
+/// `{"ed25519": "<hex>", "id"}`: the public key the receipts of sales created now are signed
+/// with, the same on every instance. A sale keeps the key its transcript names (`receipt_key`).
 #[utoipa::path(get, path = "/draws/key", tag = "draws",
-    responses((status = 200, description = "The Ed25519 key receipts are signed with.", body = ReceiptKey)))]
+    responses((status = 200, description = "The Ed25519 key the receipts of sales created now are signed with; a sale keeps the key its transcript names.", body = ReceiptKey)))]
 pub async fn key(State(core): State<Core>) -> Json<ReceiptKey> {
+    let public = core.config.draw.receipt_key.public();
     Json(ReceiptKey {
-        ed25519: core.config.draw.receipt_key.public_hex(),
+        ed25519: hex::encode(public),
+        id: seckill::domain::fair::key_id(&public),
     })
 }

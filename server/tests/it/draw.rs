@@ -178,6 +178,18 @@ async fn the_draw_admits_entrants_by_their_keys_and_anyone_can_check_it(db: PgPo
     };
     let shop_key = key_of_shop(a).await;
     assert_eq!(shop_key, key_of_shop(b).await);
+    // The transcript names it from the sale's creation, with its id (8 bytes of its SHA-256).
+    assert_eq!(before["receipt_key"]["ed25519"], shop_key);
+    let key_id = hex::encode(&sha256(&[&unhex(&shop_key)])[..8]);
+    assert_eq!(before["receipt_key"]["id"], key_id.as_str());
+    // What every receipt covers beside its leaf: the terms fixed at creation.
+    let round = before["beacon"]["round"]
+        .as_u64()
+        .map_or("-".to_owned(), |r| r.to_string());
+    let closes_ms =
+        chrono::DateTime::parse_from_rfc3339(before["closes_at"].as_str().expect("close"))
+            .expect("a time")
+            .timestamp_millis();
     let shop_key: [u8; 32] = unhex(&shop_key).try_into().expect("32 bytes");
     let shop_key = ed25519_dalek::VerifyingKey::from_bytes(&shop_key).expect("a key");
 
@@ -199,7 +211,11 @@ async fn the_draw_admits_entrants_by_their_keys_and_anyone_can_check_it(db: PgPo
         assert_eq!(salt.len(), 32, "16 bytes");
         assert_eq!(leaf, sha256(&[format!("{v}:{user}:{salt}").as_bytes()]));
         let signature: [u8; 64] = unhex(&receipt["signature"]).try_into().expect("64 bytes");
-        let message = format!("seckill-receipt-v1:{v}:{}", hex::encode(&leaf));
+        assert_eq!(receipt["key_id"], key_id.as_str());
+        let message = format!(
+            "seckill-receipt-v2:{v}:{}:{commitment}:{round}:{closes_ms}",
+            hex::encode(&leaf)
+        );
         shop_key
             .verify_strict(
                 message.as_bytes(),

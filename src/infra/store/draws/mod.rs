@@ -16,6 +16,8 @@ pub struct DrawRow {
     /// The secret committed at creation (`committed_seed` once revealed).
     pub seed: [u8; 32],
     pub commitment: [u8; 32],
+    /// The public key its receipts are signed with (fixed at creation).
+    pub receipt_key: Option<[u8; 32]>,
     /// When the ranking was recorded, with how many entrants.
     pub recorded: Option<(DateTime<Utc>, i64)>,
     pub beacon: Option<BeaconRound>,
@@ -57,16 +59,18 @@ pub async fn insert(
     voucher: VoucherId,
     seed: &[u8; 32],
     commitment: &[u8; 32],
+    receipt_key: &[u8; 32],
     beacon: Option<&BeaconRound>,
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "INSERT INTO draws (voucher_id, seed, commitment, beacon_url, beacon_chain_hash,
-                            beacon_round)
-         VALUES ($1, $2, $3, $4, $5, $6)",
+        "INSERT INTO draws (voucher_id, seed, commitment, receipt_key, beacon_url,
+                            beacon_chain_hash, beacon_round)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
     )
     .bind(voucher.get())
     .bind(seed.as_slice())
     .bind(commitment.as_slice())
+    .bind(receipt_key.as_slice())
     .bind(beacon.map(|b| b.url.as_str()))
     .bind(beacon.map(|b| b.chain_hash.as_str()))
     .bind(beacon.and_then(|b| i64::try_from(b.round).ok()))
@@ -75,10 +79,21 @@ pub async fn insert(
     Ok(())
 }
 
+/// Names `key` as the receipt key of every draw created before receipts named theirs (the key
+/// that signed them until then); returns how many.
+pub async fn adopt_receipt_key(db: &PgPool, key: &[u8; 32]) -> Result<u64, sqlx::Error> {
+    let done = sqlx::query("UPDATE draws SET receipt_key = $1 WHERE receipt_key IS NULL")
+        .bind(key.as_slice())
+        .execute(db)
+        .await?;
+    Ok(done.rows_affected())
+}
+
 #[derive(sqlx::FromRow)]
 struct Row {
     seed: Vec<u8>,
     commitment: Vec<u8>,
+    receipt_key: Option<Vec<u8>>,
     drawn_at: Option<DateTime<Utc>>,
     entrants: Option<i32>,
     beacon_url: Option<String>,
@@ -96,7 +111,7 @@ struct Row {
 /// `voucher`'s draw, if it is a draw sale.
 pub async fn get(db: &PgPool, voucher: VoucherId) -> Result<Option<DrawRow>, sqlx::Error> {
     let row: Option<Row> = sqlx::query_as(
-        "SELECT seed, commitment, drawn_at, entrants, beacon_url, beacon_chain_hash,
+        "SELECT seed, commitment, receipt_key, drawn_at, entrants, beacon_url, beacon_chain_hash,
                 beacon_round, planned_round, closed_at, entries_root, randomness, draw_seed,
                 stock_at_draw, winners
          FROM draws WHERE voucher_id = $1",
@@ -130,6 +145,7 @@ pub async fn get(db: &PgPool, voucher: VoucherId) -> Result<Option<DrawRow>, sql
         Ok(DrawRow {
             seed: bytes32(r.seed)?,
             commitment: bytes32(r.commitment)?,
+            receipt_key: r.receipt_key.map(bytes32).transpose()?,
             recorded: r.drawn_at.zip(r.entrants.map(i64::from)),
             beacon,
             closed,

@@ -73,6 +73,7 @@ fn drawn_closing(n: u8, stock: i64, close_after_ms: i64) -> Transcript {
             round,
             planned_round,
         }),
+        receipt_key: crate::fair::ReceiptKeyView::of(&[3; 32]),
         entrants: i64::from(n),
         closed_at: Some(closed_at),
         entries_root: Some(hex::encode(root)),
