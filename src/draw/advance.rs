@@ -54,3 +54,14 @@ pub async fn advance(core: &Core, voucher: VoucherId) -> Result<i64, DrawError> 
         }
     }
 }
+
+/// Records the moves of a drawn `voucher` whose orders were written (or refused) since the last
+/// call, each with its reason and the next link of the chain; returns how many. Safe on several
+/// instances at once (the draw's row is locked while appending).
+pub async fn record_moves(core: &Core, voucher: VoucherId) -> Result<u64, DrawError> {
+    let recorded = store::draws::record_moves(&core.db, voucher).await?;
+    if recorded > 0 {
+        tracing::info!(%voucher, recorded, "draw moves recorded");
+    }
+    Ok(recorded)
+}

@@ -20,7 +20,7 @@
 //! | `transcript.rs` | [`transcript`]: what anyone may check |
 //! | `memory.rs` | what an instance keeps of a drawn sale |
 //! | `run.rs` | [`run`]: the draw at the start |
-//! | `advance.rs` | [`advance`]: units back go down the ranking, each a chained move |
+//! | `advance.rs` | [`advance`]: units back go down the ranking; [`record_moves`]: each a chained move, appended once its order is written |
 
 mod advance;
 pub mod beacon;
@@ -34,14 +34,14 @@ pub mod terms;
 mod transcript;
 
 pub use crate::catalog::restore_entries;
-pub use advance::advance;
+pub use advance::{advance, record_moves};
 pub use beacon::{Beacon, BeaconError, ChainTiming};
 pub use enter::{enter, Entered, Receipt};
 pub use memory::Revealed;
 pub use run::{run, DrawReport};
 pub use seed::Seed;
 pub use settings::DrawSettings;
-pub use standing::{standing, Standing};
+pub use standing::{standing, Moved, Standing};
 pub use terms::Terms;
 pub use transcript::{transcript, transcript_json, Move, RankedLeaf, Transcript};
 

@@ -35,9 +35,18 @@ pub struct Standing {
     pub order_id: Option<OrderId>,
     /// Their rank (1 first), once the ranking is recorded.
     pub rank: Option<i64>,
+    /// The move that gave them a unit that came back, once recorded.
+    pub moved: Option<Moved>,
     pub entrants: i64,
     /// When the draw runs: the sale's start.
     pub draw_at: DateTime<Utc>,
+}
+
+/// A move as the transcript shows it, with its place there (1 first).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Moved {
+    pub seq: i64,
+    pub step: fair::Move,
 }
 
 /// `leaf`'s inclusion proof in the sorted `leaves`.
@@ -72,6 +81,7 @@ pub async fn standing(
         proof: None,
         order_id: None,
         rank: None,
+        moved: None,
         entrants: 0,
         draw_at: v.window.begins_at(),
     };
@@ -128,6 +138,12 @@ pub async fn standing(
     .await?;
     standing.state = state;
     standing.order_id = order;
+    standing.moved = store::draws::move_of(&core.db, voucher, shopper)
+        .await?
+        .map(|m| Moved {
+            seq: m.seq,
+            step: super::transcript::step(m),
+        });
     Ok(standing)
 }
 

@@ -11,10 +11,7 @@ use redis::AsyncCommands;
 
 pub use crate::domain::fair::{BeaconView, Move, RankedLeaf, Transcript};
 use crate::{
-    domain::{
-        fair::{self, MoveReason},
-        VoucherId,
-    },
+    domain::{fair, VoucherId},
     infra::store,
     Core,
 };
@@ -32,7 +29,7 @@ pub async fn transcript(core: &Core, voucher: VoucherId) -> Result<Transcript, D
         Fixed::Undrawn(t) => Ok(*t),
         Fixed::Drawn(r) => {
             let mut t = r.transcript.clone();
-            t.moves = Some(moves(core, voucher, &t).await?);
+            t.moves = Some(moves(core, voucher).await?);
             Ok(t)
         }
     }
@@ -47,7 +44,7 @@ pub async fn transcript_json(
     match fixed(core, voucher).await? {
         Fixed::Undrawn(t) => Ok(vec![json(&t).into()]),
         Fixed::Drawn(r) => {
-            let moves = moves(core, voucher, &r.transcript).await?;
+            let moves = moves(core, voucher).await?;
             let mut tail = b",\"moves\":".to_vec();
             tail.extend(json(&moves));
             tail.push(b'}');
@@ -189,36 +186,22 @@ async fn reveal(
     Ok(())
 }
 
-/// The moves of `t`, chained from the seed: each the first order (written or refused) of an
-/// entrant ranked past the winners, its reason the matching unit that came back (in the order
-/// applied) since the close: the draw's stock was read just after it, so a unit back while the
-/// draw waited for its round or admitted is a move's too.
-async fn moves(core: &Core, voucher: VoucherId, t: &Transcript) -> Result<Vec<Move>, DrawError> {
-    let (Some(seed), Some(closed_at), Some(winners)) = (
-        t.seed.as_deref().and_then(fair::hash_from_hex),
-        t.closed_at,
-        t.winners.as_ref().map(Vec::len),
-    ) else {
-        return Ok(Vec::new());
-    };
-    let rows = store::draws::moves(&core.db, voucher, i64::try_from(winners).unwrap_or(0)).await?;
-    let reasons = store::draws::returns_since(&core.db, voucher, closed_at).await?;
-    let mut previous = seed;
-    let mut moves = Vec::with_capacity(rows.len());
-    for (i, row) in rows.into_iter().enumerate() {
-        let reason = match reasons.get(i).map(String::as_str) {
-            Some("added") => MoveReason::Added,
-            Some("deadline") => MoveReason::Unpaid,
-            Some("shop") => MoveReason::Refunded,
-            _ => MoveReason::Cancelled,
-        };
-        previous = fair::move_hash(&previous, &row.leaf, reason);
-        moves.push(Move {
-            leaf: hex::encode(row.leaf),
-            reason,
-            at: row.admitted_at,
-            hash: hex::encode(previous),
-        });
+/// `voucher`'s moves as recorded (`store::draws::record_moves`): read, never recomputed.
+async fn moves(core: &Core, voucher: VoucherId) -> Result<Vec<Move>, DrawError> {
+    Ok(store::draws::recorded_moves(&core.db, voucher)
+        .await?
+        .into_iter()
+        .map(step)
+        .collect())
+}
+
+/// A recorded move as the transcript publishes it.
+pub(super) fn step(m: store::draws::RecordedMove) -> Move {
+    Move {
+        leaf: hex::encode(m.leaf),
+        reason: m.reason,
+        at: m.moved_at,
+        recorded_at: Some(m.recorded_at),
+        hash: hex::encode(m.hash),
     }
-    Ok(moves)
 }

@@ -1,7 +1,8 @@
 //! The draws: every instance waits for the next draw sale's start and offers to run its draw
 //! ([`draw::run`]; the draw's lock lets one instance run it, and a crash leaves it to the next
 //! offer), and now and then gives units left on drawn sales to their next entrants
-//! ([`draw::advance`]: a unit a rejected order gave back, a unit back whose own advance failed).
+//! ([`draw::advance`]: a unit a rejected order gave back, a unit back whose own advance failed),
+//! then records the moves whose orders were written since ([`draw::record_moves`]).
 //!
 //! Each draw runs in a task of its own, owned by the job: a draw waiting for a round the relay
 //! withholds (or serves forged) waits alone, and every other draw due runs beside it (issue
@@ -23,6 +24,10 @@ use crate::{
 /// How often the draw sales are read again (new ones, ones recorded elsewhere), and the drawn
 /// ones advanced.
 const REFRESH: Duration = Duration::from_secs(2);
+
+/// How long after a drawn sale's end its moves are still looked for (orders admitted before the
+/// end are written within seconds; a day covers a worker that was down).
+const MOVES_RECORDED_FOR: chrono::Duration = chrono::Duration::days(1);
 
 /// The draws this instance is running, each in its own task.
 #[derive(Default)]
@@ -101,6 +106,16 @@ async fn pass(core: &Core, running: &mut Running) -> Duration {
             for voucher in drawn {
                 if let Err(e) = draw::advance(core, voucher).await {
                     tracing::debug!(%voucher, error = %e, "advancing a drawn sale");
+                }
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "reading the drawn sales"),
+    }
+    match store::draws::recent_drawn(&core.db, now - MOVES_RECORDED_FOR).await {
+        Ok(drawn) => {
+            for voucher in drawn {
+                if let Err(e) = draw::record_moves(core, voucher).await {
+                    tracing::warn!(%voucher, error = %e, "recording a drawn sale's moves");
                 }
             }
         }

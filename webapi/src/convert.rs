@@ -47,6 +47,13 @@ pub fn entry(s: seckill::draw::Standing) -> crate::wire::EntryView {
         }),
         order_id: s.order_id,
         rank: s.rank,
+        moved: s.moved.map(|m| crate::wire::MoveView {
+            seq: m.seq,
+            reason: m.step.reason.as_str().to_owned(),
+            at: m.step.at,
+            recorded_at: m.step.recorded_at.unwrap_or(m.step.at),
+            hash: m.step.hash,
+        }),
         entrants: s.entrants,
         draw_at: s.draw_at,
     }

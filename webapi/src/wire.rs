@@ -283,6 +283,9 @@ pub struct EntryView {
     pub order_id: Option<OrderId>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub rank: Option<i64>,
+    /// The move that gave this shopper a unit that came back, as the transcript records it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub moved: Option<MoveView>,
     pub entrants: i64,
     #[serde(deserialize_with = "domain::rfc3339::deserialize")]
     pub draw_at: DateTime<Utc>,
@@ -301,6 +304,24 @@ pub struct ReceiptView {
     pub key_id: String,
     /// Ed25519 over `"seckill-receipt-v2:{voucher}:{leaf}:{commitment}:{round or -}:{closes_at ms}"`.
     pub signature: String,
+}
+
+/// A unit given down a draw's ranking, as recorded: the transcript's `moves[seq - 1]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct MoveView {
+    /// 1 first: its place in the transcript's `moves`.
+    pub seq: i64,
+    /// `cancelled`, `unpaid`, `refunded` or `added`.
+    pub reason: String,
+    /// When the unit was admitted.
+    #[serde(deserialize_with = "domain::rfc3339::deserialize")]
+    pub at: DateTime<Utc>,
+    /// When the shop recorded it.
+    #[serde(deserialize_with = "domain::rfc3339::deserialize")]
+    pub recorded_at: DateTime<Utc>,
+    /// The chain's link at this move, hex.
+    pub hash: String,
 }
 
 /// An RFC 9162 inclusion proof of a leaf in a draw's committed entrant list.

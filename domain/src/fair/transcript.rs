@@ -31,7 +31,11 @@ pub struct RankedLeaf {
 pub struct Move {
     pub leaf: String,
     pub reason: MoveReason,
+    /// When the unit was admitted (the order ID's second).
     pub at: DateTime<Utc>,
+    /// When the shop recorded the move (appended, never rewritten).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub recorded_at: Option<DateTime<Utc>>,
     /// `SHA-256("{previous hash}:{leaf}:{reason}")`, the seed as the first previous hash.
     pub hash: String,
 }

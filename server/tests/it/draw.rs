@@ -129,6 +129,19 @@ fn proves(leaf: &[u8], index: u64, size: u64, path: &[Vec<u8>], root: &[u8]) -> 
     s == 0 && r.as_slice() == root
 }
 
+/// The transcript's moves once `n` are recorded (within 10 s: the draws job records each pass).
+async fn recorded_moves(app: &TestApp, v: i64, n: usize) -> Value {
+    let mut last = Value::Null;
+    for _ in 0..200 {
+        last = public_draw(app, v).await["moves"].clone();
+        if last.as_array().map(Vec::len) == Some(n) {
+            return last;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("never {n} moves: {last}");
+}
+
 /// A state reached within 10 s, as shopper `c` sees it.
 async fn until_state(app: &TestApp, c: &Client, v: i64, state: &str) -> Value {
     let mut last = Value::Null;
@@ -373,13 +386,27 @@ async fn the_draw_admits_entrants_by_their_keys_and_anyone_can_check_it(db: PgPo
     let next = until_state(b, &loser.0, v, "won").await;
     let next_order = next["order_id"].as_str().expect("order").to_owned();
     written(b, &loser.0, &next_order).await;
-    let moves = public_draw(b, v).await["moves"].clone();
+    // Recorded once its order is written (the draws job's next pass), then never recomputed.
+    let moves = recorded_moves(b, v, 1).await;
     let chained =
         sha256(&[format!("{}:{}:cancelled", hex::encode(seed), hex::encode(&loser.2)).as_bytes()]);
     assert_eq!(moves.as_array().map(Vec::len), Some(1), "{moves}");
     assert_eq!(moves[0]["leaf"], hex::encode(&loser.2));
     assert_eq!(moves[0]["reason"], "cancelled");
     assert_eq!(moves[0]["hash"], hex::encode(chained));
+    assert!(moves[0]["recorded_at"].is_string(), "{moves}");
+    // The shopper the move reached sees it with their standing.
+    let moved = standing(a, &loser.0, v).await["moved"].clone();
+    assert_eq!(moved["seq"], 1);
+    assert_eq!(moved["reason"], "cancelled");
+    assert_eq!(moved["hash"], hex::encode(chained));
+    // The record is the shop's word at the time: orders rewritten since change nothing of it.
+    sqlx::query("UPDATE orders SET cancelled_by = 'shop' WHERE voucher_id = $1")
+        .bind(v)
+        .execute(&a.core.db)
+        .await
+        .expect("rewrite");
+    assert_eq!(public_draw(a, v).await["moves"], moves);
     assert_eq!(
         standing(a, &in_line(STOCK as usize + 1).0, v).await["state"],
         "lost"

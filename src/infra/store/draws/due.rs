@@ -60,6 +60,23 @@ pub async fn recorded_live(db: &PgPool, now: DateTime<Utc>) -> Result<Vec<Vouche
     Ok(ids.into_iter().map(VoucherId::from_db).collect())
 }
 
+/// Drawn sales whose sale has not ended, or ended after `ended_after`: the ones whose moves may
+/// not all be recorded yet (an order admitted just before the end is written just after).
+pub async fn recent_drawn(
+    db: &PgPool,
+    ended_after: DateTime<Utc>,
+) -> Result<Vec<VoucherId>, sqlx::Error> {
+    let ids: Vec<i64> = sqlx::query_scalar(
+        "SELECT v.id FROM draws d JOIN vouchers v ON v.id = d.voucher_id
+         WHERE d.drawn_at IS NOT NULL AND v.ends_at > $1 AND d.entrants > 0
+         ORDER BY v.id",
+    )
+    .bind(ended_after)
+    .fetch_all(db)
+    .await?;
+    Ok(ids.into_iter().map(VoucherId::from_db).collect())
+}
+
 /// Draw sales that began before `began_before` and whose ranking is not recorded, while their
 /// sale lasts or once their entry list is committed: draws overdue (health).
 pub async fn overdue(db: &PgPool, began_before: DateTime<Utc>) -> Result<i64, sqlx::Error> {

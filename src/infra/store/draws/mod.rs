@@ -8,7 +8,9 @@ use sqlx::{PgConnection, PgPool};
 use crate::domain::{OrderId, UserId, VoucherId};
 
 mod due;
-pub use due::{awaiting_draw, overdue, recorded_live, unrecorded};
+mod moves;
+pub use due::{awaiting_draw, overdue, recent_drawn, recorded_live, unrecorded};
+pub use moves::{move_of, record_moves, recorded_moves, RecordedMove};
 
 /// A draw as PostgreSQL holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -272,71 +274,6 @@ pub async fn ranking(
     rows.into_iter()
         .map(|(leaf, key)| Ok((bytes32(leaf.unwrap_or_default())?, bytes32(key)?)))
         .collect()
-}
-
-/// A unit given down the ranking after the draw: the entrant's leaf, the order, when.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MoveRow {
-    pub leaf: [u8; 32],
-    pub admitted_at: DateTime<Utc>,
-}
-
-/// The first order of each entrant ranked past the draw's own `winners`, written or refused by
-/// the worker (the unit went to them all the same), in the order admitted (order IDs ascend):
-/// the units that went down the ranking. A later order of theirs (bought first come once every
-/// entrant was reached) is not one.
-pub async fn moves(
-    db: &PgPool,
-    voucher: VoucherId,
-    winners: i64,
-) -> Result<Vec<MoveRow>, sqlx::Error> {
-    let rows: Vec<(Option<Vec<u8>>, i64)> = sqlx::query_as(
-        "SELECT leaf, id FROM (
-             SELECT DISTINCT ON (e.user_id) e.leaf, a.id FROM draw_entries e
-             JOIN (SELECT id, user_id FROM orders WHERE voucher_id = $1
-                   UNION ALL
-                   SELECT id, user_id FROM order_failures WHERE voucher_id = $1) a
-               ON a.user_id = e.user_id
-             WHERE e.voucher_id = $1 AND e.rank >= $2
-             ORDER BY e.user_id, a.id) firsts
-         ORDER BY id",
-    )
-    .bind(voucher.get())
-    .bind(winners)
-    .fetch_all(db)
-    .await?;
-    rows.into_iter()
-        .map(|(leaf, id)| {
-            let order = OrderId::from_db(id).map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
-            Ok(MoveRow {
-                leaf: bytes32(leaf.unwrap_or_default())?,
-                admitted_at: order.issued_at(),
-            })
-        })
-        .collect()
-}
-
-/// Why units came back to `voucher` since `since` (its close), one per unit, in the order
-/// applied: `added` for an admin's units, else the cancelled order's canceller (`shopper`,
-/// `deadline`, `shop`).
-pub async fn returns_since(
-    db: &PgPool,
-    voucher: VoucherId,
-    since: DateTime<Utc>,
-) -> Result<Vec<String>, sqlx::Error> {
-    sqlx::query_scalar(
-        "SELECT CASE WHEN m.key LIKE 'add:%' THEN 'added'
-                     ELSE coalesce(o.cancelled_by, 'shopper') END
-         FROM stock_moves m
-         LEFT JOIN orders o ON o.id = m.order_id
-         CROSS JOIN LATERAL generate_series(1, m.units) AS unit
-         WHERE m.voucher_id = $1 AND m.applied_at > $2
-         ORDER BY m.applied_at, m.key, unit",
-    )
-    .bind(voucher.get())
-    .bind(since)
-    .fetch_all(db)
-    .await
 }
 
 /// A recorded draw's cursor (one past the last rank whose entrant ever held an order of the

@@ -120,6 +120,7 @@ fn with_moves(mut t: Transcript, ranks: &[usize]) -> Transcript {
                     leaf: ranking[r].leaf.clone(),
                     reason,
                     at: closes_at() + Duration::minutes(5),
+                    recorded_at: Some(closes_at() + Duration::minutes(5)),
                     hash: hex::encode(previous),
                 }
             })
