@@ -7,7 +7,7 @@ use axum::{
 };
 
 use super::{
-    webhooks::{complete, deliver},
+    webhooks::{complete, send_later},
     St,
 };
 
@@ -65,7 +65,7 @@ pub(super) async fn hosted_pay(State((fake, http)): St, Path(id): Path<String>) 
     match complete(&fake, &id, None) {
         Ok(event) => {
             // Stripe sends the webhook on its own schedule; the shopper is sent back at once.
-            tokio::spawn(async move { deliver(&fake, &http, event).await });
+            send_later(&fake, &http, Some(event));
             Redirect::to(&success).into_response()
         }
         Err(status) => (

@@ -146,6 +146,8 @@ struct Inner {
     /// API calls past the screen, and webhooks delivered, counted for the chaos.
     steered_calls: u64,
     deliveries: u64,
+    /// Webhooks sent on Stripe's own schedule not yet answered (or given up on).
+    webhooks_pending: u64,
     /// Every API call answers 500 until then (an outage).
     outage_until: Option<std::time::Instant>,
     refunds: Vec<Refund>,
@@ -291,6 +293,15 @@ impl FakeStripe {
     /// The `Stripe-Version` each API call named.
     pub fn versions(&self) -> Vec<Option<String>> {
         self.fake.lock().versions.clone()
+    }
+
+    /// Waits until every webhook the fake sent on its own schedule (a payment's, a refund's
+    /// `charge.refunded`) was delivered or given up on: a test that sends its own event next
+    /// then knows it arrives after them, as Stripe's later event would.
+    pub async fn settled(&self) {
+        while self.fake.lock().webhooks_pending > 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     pub fn sessions(&self) -> Vec<Session> {

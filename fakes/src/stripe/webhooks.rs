@@ -120,9 +120,14 @@ pub(super) fn lapsed(f: &mut Inner, id: &str) -> Option<Value> {
     Some(new_event(f, "checkout.session.expired", object))
 }
 
+/// Sends `event` on Stripe's own schedule: in a task of its own, counted in flight until done.
 pub(super) fn send_later(fake: &Fake, http: &reqwest::Client, event: Option<Value>) {
     if let Some(event) = event {
         let (fake, http) = (fake.clone(), http.clone());
-        tokio::spawn(async move { deliver(&fake, &http, event).await });
+        fake.lock().webhooks_pending += 1;
+        tokio::spawn(async move {
+            deliver(&fake, &http, event).await;
+            fake.lock().webhooks_pending -= 1;
+        });
     }
 }
