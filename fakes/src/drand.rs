@@ -32,6 +32,8 @@ use bls12_381::{
 use serde_json::json;
 use sha2::Digest;
 
+/// The chain's beacon ID (not drand's default, so it is hashed into the chain hash).
+const BEACON_ID: &str = "fake";
 const DST_G1: &[u8] = b"BLS_SIG_BLS12381G1_XMD:SHA-256_SSWU_RO_NUL_";
 const DST_G2: &[u8] = b"BLS_SIG_BLS12381G2_XMD:SHA-256_SSWU_RO_NUL_";
 
@@ -59,6 +61,8 @@ struct Chain {
     genesis: i64,
     period: i64,
     public_key: Vec<u8>,
+    /// The group hash the info publishes (32 bytes, hex): part of the chain hash.
+    group_hash: String,
     hash: String,
     /// Serve signatures made with another key (a relay that lies).
     forged: AtomicBool,
@@ -170,14 +174,27 @@ impl FakeDrand {
                 .to_compressed()
                 .to_vec(),
         };
-        let hash = hex::encode(sha2::Sha256::digest(&public_key));
         let period = period.max(1);
+        let genesis = now() - 10 * period;
+        let group_hash: [u8; 32] = sha2::Sha256::digest(&public_key).into();
+        // The chain hash as drand derives it from the info (common/chain/info.go, `Hash`):
+        // period (u32 BE), genesis (i64 BE), public key, group hash, a non-default beacon ID.
+        let hash = {
+            let mut h = sha2::Sha256::new();
+            h.update(u32::try_from(period).unwrap_or(u32::MAX).to_be_bytes());
+            h.update(genesis.to_be_bytes());
+            h.update(&public_key);
+            h.update(group_hash);
+            h.update(BEACON_ID.as_bytes());
+            hex::encode(h.finalize())
+        };
         let chain = Arc::new(Chain {
             secret,
             scheme,
-            genesis: now() - 10 * period,
+            genesis,
             period,
             public_key,
+            group_hash: hex::encode(group_hash),
             hash,
             forged: AtomicBool::new(false),
             forged_round: AtomicU64::new(0),
@@ -237,9 +254,9 @@ async fn info(State(chain): State<Arc<Chain>>, Path(hash): Path<String>) -> Resp
         "period": chain.period,
         "genesis_time": chain.genesis,
         "hash": chain.hash,
-        "groupHash": chain.hash,
+        "groupHash": chain.group_hash,
         "schemeID": chain.scheme.id(),
-        "metadata": {"beaconID": "fake"},
+        "metadata": {"beaconID": BEACON_ID},
     }))
     .into_response()
 }

@@ -7,9 +7,12 @@
 //!   webhooks (`fake-stripe` runs it as a process for the browser journeys).
 //! - [`drand::FakeDrand`]: a drand randomness beacon's HTTP API, its rounds signed with a real
 //!   BLS key as drand's unchained schemes sign them.
+//! - [`tsa::FakeTsa`]: an RFC 3161 timestamping authority over HTTP, its tokens made and signed
+//!   by OpenSSL's own authority (`openssl ts -reply`).
 
 pub mod drand;
 pub mod stripe;
+pub mod tsa;
 
 /// Logs of a stand-in run as a process (`fake-stripe`, `fake-drand`): `RUST_LOG`, else `info`,
 /// to standard error (standard output is the process's answer to whoever started it).

@@ -7,8 +7,14 @@
 // The rules are domain/src/fair (check.rs, chain.rs): the same ones, a second implementation.
 // Beside the transcript it reads the sale's end (`GET /api/vouchers/{id}`) when a rule needs it.
 //
+// When the transcript publishes an outside witness (an RFC 3161 timestamp of the committed list
+// and the round, `transcript.witness`), the page reads its token (a small DER reader) and checks
+// what it states: this draw's imprint, the time the transcript states, before the round was
+// emitted. The authority's signature over it is checked offline (`openssl ts -verify`, the
+// command shown); without a witness the close's time is the shop's word (a neutral step).
+//
 // The page ends in one of these states (`data-state` of #draw-check):
-//   verified   every step held, the beacon round included;
+//   verified   every step held, the beacon round included (and the witness, when published);
 //   mismatch   a step does not hold (the first one is named);
 //   unchecked  everything published recomputes, but the beacon round could not be checked from
 //              here (the relay not reached, a chain whose key this page does not know, no BLS
@@ -21,6 +27,7 @@ const voucher = out && out.dataset.voucher;
 
 // drand chains whose public key this page knows (quicknet, as drand's own clients pin it).
 // A relay is only a transport: a round's signature verifies against this key or it is refused.
+// An entry is used only if its info hashes to its chain hash (`chainHash`), as drand derives it.
 const CHAINS = {
   // quicknet
   "52db9ba70e0cc0f6eaf7803dd07447a1f5477735fd3f661792ba94600c84e971": {
@@ -29,6 +36,8 @@ const CHAINS = {
       "83cf0f2896adee7eb8b5f01fcad3912212c437e0073e911fb90022d3e760183c8c4b450b6a0a6c3ac6a5776a2d1064510d1fec758c921cc22b0e17e63aaf4bcb5ed66304de9cf809bd274ca73bab4af5a6e9c76a4bc09e76eae8991ef5ece45a",
     genesis: 1692803367,
     period: 3,
+    groupHash: "f477d5c89f21a17c863a7f937c6a6d15859414d2be09cd448d4279af331c5d3e",
+    beaconID: "quicknet",
   },
 };
 // The BLS12-381 module, vendored from npm (scripts/setup.sh pins it, scripts/build.sh copies it).
@@ -128,6 +137,19 @@ const WORDS = {
     unknownChain: (h) => `chain \`${short(h)}\` is not one whose public key this page knows, so its key is only the relay's word`,
     unknownScheme: (s) => `the chain's signature scheme \`${s}\` is not one this page verifies`,
     noBls: (r) => `drand round ${r}'s BLS signature is not checked here (this page's BLS library could not be loaded)`,
+    // The relay's chain info, when the chain is not one this page knows.
+    chainInfo: (h) => `the relay's chain info (period, genesis, public key, group hash, beacon ID) hashes to the chain the transcript names, \`${short(h)}\``,
+    // The outside witness (RFC 3161 timestamp) of the committed list and the round.
+    noWitness: "no outside timestamp: the close's time is the shop's word",
+    witnessed: (tsa, at, r, e) => `timestamped by \`${tsa}\` at \`${at}\`, before round ${r} was emitted (\`${e}\`)`,
+    witnessedNoRound: (tsa, at) => `timestamped by \`${tsa}\` at \`${at}\``,
+    witnessUnclocked: (tsa, at, r) => `timestamped by \`${tsa}\` at \`${at}\`, but not compared with round ${r}'s emission: the chain's clock is not known here`,
+    witnessOffline: "The authority's signature is not checked in this browser; with its certificate, this command checks it:",
+    certificate: "<the authority's certificate>",
+    witnessUnreadable: "`witness.token` is not a timestamp token this page can read (an RFC 3161 TimeStampToken over a SHA-256 imprint)",
+    witnessOther: (m) => `the outside timestamp covers another list or round than this draw's (its imprint is not the SHA-256 of \`${m}\`)`,
+    witnessAt: (token, said) => `the outside timestamp's token says \`${token}\`, the transcript \`${said}\``,
+    witnessLate: (at, r, e) => `the outside timestamp, \`${at}\`, is not before round ${r} was emitted (\`${e}\`): it does not show the list was fixed before the randomness`,
   },
   "zh-CN": {
     checking: "正在核验…",
@@ -192,6 +214,17 @@ const WORDS = {
     unknownChain: (h) => `本页不知道链 \`${short(h)}\` 的公钥，该公钥只是中继的一面之词`,
     unknownScheme: (s) => `本页不能验证该链的签名方案 \`${s}\``,
     noBls: (r) => `本页未能核对 drand 第${r}轮的 BLS 签名（无法加载本页的 BLS 程序库）`,
+    chainInfo: (h) => `中继提供的链信息（周期、起始时间、公钥、组哈希、信标标识）的哈希正是记录中指定的链 \`${short(h)}\``,
+    noWitness: "没有外部时间戳：截止时间只是本店的说法",
+    witnessed: (tsa, at, r, e) => `由 \`${tsa}\` 在 \`${at}\` 加盖时间戳，早于第${r}轮产生的时间（\`${e}\`）`,
+    witnessedNoRound: (tsa, at) => `由 \`${tsa}\` 在 \`${at}\` 加盖时间戳`,
+    witnessUnclocked: (tsa, at, r) => `由 \`${tsa}\` 在 \`${at}\` 加盖时间戳，但本页不知道该链的时钟，未能与第${r}轮的产生时间比较`,
+    witnessOffline: "本页不在浏览器中核对时间戳机构的签名；可用该机构的证书，以下面的命令离线核对：",
+    certificate: "<时间戳机构的证书>",
+    witnessUnreadable: "`witness.token` 不是本页能读取的时间戳令牌（须为对 SHA-256 摘要签发的时间戳）",
+    witnessOther: (m) => `外部时间戳针对的是另一份名单或另一轮，而不是本次抽签的（其摘要不是 \`${m}\` 的 SHA-256）`,
+    witnessAt: (token, said) => `外部时间戳的令牌时间是 \`${token}\`，记录中却是 \`${said}\``,
+    witnessLate: (at, r, e) => `外部时间戳（\`${at}\`）并不早于第${r}轮产生的时间（\`${e}\`），不能证明名单在随机数产生前已固定`,
   },
 };
 const W = WORDS[document.documentElement.lang] || WORDS.en;
@@ -211,13 +244,15 @@ function write(el, text) {
   });
 }
 
-// One step: "ok" ✓, "bad" ✗, "unchecked" – (not checked from here: neither held nor failed).
-const MARKS = { ok: "✓", bad: "✗", unchecked: "–" };
+// One step: "ok" ✓, "bad" ✗, "unchecked" – (not checked from here: neither held nor failed),
+// "neutral" ○ (nothing to check, and nothing it prevents). Returns the step's <li>.
+const MARKS = { ok: "✓", bad: "✗", unchecked: "–", neutral: "○" };
 function say(mark, text) {
   const li = document.createElement("li");
   write(li, `${MARKS[mark]} ${text}`);
   li.className = mark;
   steps.appendChild(li);
+  return li;
 }
 
 // How a check ends before its last step.
@@ -253,6 +288,123 @@ function seconds(text) {
   const m = typeof text === "string" && /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.exec(text);
   if (!m) return NaN;
   return Date.parse(`${m[1]}${m[3]}`) / 1000 + (m[2] ? Number(`0${m[2]}`) : 0);
+}
+
+// An instant to compare exactly: whole seconds since the epoch and the fraction's digits (no
+// trailing zeros); null when `text` is not an RFC 3339 time.
+function instant(text) {
+  const m = typeof text === "string" && /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})$/.exec(text);
+  const ms = m ? Date.parse(`${m[1]}${m[3]}`) : NaN;
+  if (Number.isNaN(ms)) return null;
+  return { s: ms / 1000, f: (m[2] || "").replace(/0+$/, "") };
+}
+const sameInstant = (a, b) => a.s === b.s && a.f === b.f;
+// An instant as RFC 3339 in UTC (`2023-08-23T15:10:00Z`).
+const rfc3339 = ({ s, f }) => `${new Date(s * 1000).toISOString().slice(0, 19)}${f ? `.${f}` : ""}Z`;
+
+// A drand chain's hash recomputed from its info as drand derives it (domain/src/fair/chain.rs
+// `chain_hash`, drand's `Info::Hash`): SHA-256 of the period in seconds (u32, big-endian), the
+// genesis time (i64, big-endian), the public key as published, the group hash, then the beacon
+// ID's UTF-8 bytes unless it is "" or "default". The scheme is not hashed. Null when a field is
+// not well formed.
+async function chainHash(period, genesis, publicKey, groupHash, beaconID) {
+  if (!Number.isSafeInteger(period) || period < 0 || period > 0xffffffff || !Number.isSafeInteger(genesis) ||
+      !isHex(publicKey) || !isHex(groupHash) || typeof beaconID !== "string") {
+    return null;
+  }
+  const clock = new Uint8Array(12);
+  const view = new DataView(clock.buffer);
+  view.setUint32(0, period);
+  view.setBigInt64(4, BigInt(genesis));
+  const id = beaconID === "" || beaconID === "default" ? new Uint8Array(0) : enc.encode(beaconID);
+  return hex(await sha256(clock, unhex(publicKey), unhex(groupHash), id));
+}
+
+// The chain this page pins under `hash`, if its info hashes to it (else null: not known here).
+async function pinnedChain(hash) {
+  const c = Object.hasOwn(CHAINS, hash) ? CHAINS[hash] : null;
+  if (!c) return null;
+  return (await chainHash(c.period, c.genesis, c.publicKey, c.groupHash, c.beaconID)) === hash ? c : null;
+}
+
+// RFC 3161 timestamp tokens, read as domain/src/fair/witness/mod.rs `read_token` reads them: a
+// small DER reader, the path ContentInfo → [0] → SignedData → encapContentInfo (id-ct-TSTInfo)
+// → [0] → OCTET STRING → TSTInfo { version, policy, messageImprint { sha256, hash }, serial,
+// genTime }. The signature is not checked here (`openssl ts -verify` does, offline).
+const SIGNED_DATA_OID = "2a864886f70d010702"; // 1.2.840.113549.1.7.2
+const TST_INFO_OID = "2a864886f70d0109100104"; // 1.2.840.113549.1.9.16.1.4
+const SHA256_OID = "608648016503040201"; // 2.16.840.1.101.3.4.2.1
+class DerError extends Error {}
+
+// The DER element of `b` at `at`, within `end`: its tag, its content's bounds, where it ends.
+function element(b, at, end) {
+  if (at + 2 > end) throw new DerError("truncated");
+  const tag = b[at];
+  let len = b[at + 1];
+  let start = at + 2;
+  if (len >= 0x80) {
+    const n = len & 0x7f;
+    if (n === 0 || n > 4 || start + n > end) throw new DerError("a length this reader does not take");
+    len = 0;
+    for (let i = 0; i < n; i++) len = len * 256 + b[start + i];
+    start += n;
+  }
+  if (start + len > end) throw new DerError("an element longer than its input");
+  return { tag, start, end: start + len };
+}
+// The element tagged `tag` at `at` (within `end`).
+function expect(b, at, end, tag) {
+  const e = element(b, at, end);
+  if (e.tag !== tag) throw new DerError(`an unexpected element (tag ${e.tag}, not ${tag})`);
+  return e;
+}
+const contentHex = (b, e) => hex(b.subarray(e.start, e.end));
+
+// What a token states: `{ imprint, at }` (the SHA-256 imprint, genTime as an instant).
+function readToken(b) {
+  const contentInfo = expect(b, 0, b.length, 0x30);
+  const type = expect(b, contentInfo.start, contentInfo.end, 0x06);
+  if (contentHex(b, type) !== SIGNED_DATA_OID) throw new DerError("not signed data");
+  const explicit = expect(b, type.end, contentInfo.end, 0xa0);
+  const signedData = expect(b, explicit.start, explicit.end, 0x30);
+  const version = expect(b, signedData.start, signedData.end, 0x02);
+  const digests = expect(b, version.end, signedData.end, 0x31);
+  const encap = expect(b, digests.end, signedData.end, 0x30);
+  const content = expect(b, encap.start, encap.end, 0x06);
+  if (contentHex(b, content) !== TST_INFO_OID) throw new DerError("not a TSTInfo");
+  const wrapped = expect(b, content.end, encap.end, 0xa0);
+  const octets = expect(b, wrapped.start, wrapped.end, 0x04);
+
+  const info = expect(b, octets.start, octets.end, 0x30);
+  const infoVersion = expect(b, info.start, info.end, 0x02);
+  const policy = expect(b, infoVersion.end, info.end, 0x06);
+  const imprint = expect(b, policy.end, info.end, 0x30);
+  const algorithm = expect(b, imprint.start, imprint.end, 0x30);
+  const oid = expect(b, algorithm.start, algorithm.end, 0x06);
+  if (contentHex(b, oid) !== SHA256_OID) throw new DerError("an imprint not SHA-256");
+  const hashed = expect(b, algorithm.end, imprint.end, 0x04);
+  if (hashed.end - hashed.start !== 32) throw new DerError("an imprint not SHA-256");
+  const serial = expect(b, imprint.end, info.end, 0x02);
+  const time = expect(b, serial.end, info.end, 0x18);
+  const raw = String.fromCharCode(...b.subarray(time.start, time.end));
+  const at = generalizedTime(raw);
+  if (!at) throw new DerError(`genTime ${JSON.stringify(raw)} is not a GeneralizedTime`);
+  return { imprint: contentHex(b, hashed), at };
+}
+
+// `YYYYMMDDHHMMSS[.f]Z` (RFC 3161 §2.4.2: UTC) as an instant, or null.
+function generalizedTime(text) {
+  const m = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(?:\.(\d{0,9}))?Z$/.exec(text);
+  if (!m) return null;
+  const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number);
+  const t = new Date(0);
+  t.setUTCFullYear(y, mo - 1, d);
+  t.setUTCHours(h, mi, s, 0);
+  if (t.getUTCFullYear() !== y || t.getUTCMonth() !== mo - 1 || t.getUTCDate() !== d || t.getUTCHours() !== h ||
+      t.getUTCMinutes() !== mi || t.getUTCSeconds() !== s) {
+    return null;
+  }
+  return { s: t.getTime() / 1000, f: (m[7] || "").replace(/0+$/, "") };
 }
 
 // The field `name` of `t`: present, and well formed by `test` (`label`: its name in messages).

@@ -78,6 +78,12 @@ pub fn check(config: &Config, settings: &Settings) -> anyhow::Result<()> {
              committed entrant list only (docs/draws.md)"
         );
     }
+    if config.draw.tsa.is_none() {
+        tracing::warn!(
+            "draws are not witnessed outside the shop: set SECKILL_DRAW_TSA_URL to an RFC 3161 timestamping \
+             authority so a skeptic can show each entrant list existed before its beacon round (docs/draws.md)"
+        );
+    }
     if config.admin_phones.is_empty() {
         tracing::warn!(
             "no admins: SECKILL_ADMIN_PHONES names none, so nobody can manage the vouchers"

@@ -83,6 +83,40 @@ struct Info {
     hash: String,
     #[serde(rename = "schemeID", default)]
     scheme_id: String,
+    /// `groupHash` (drand's v1 JSON) or `genesis_seed` (v2).
+    #[serde(rename = "groupHash", alias = "genesis_seed", default)]
+    group_hash: String,
+    #[serde(default)]
+    metadata: InfoMetadata,
+    /// v2 JSON's beacon ID.
+    #[serde(default)]
+    beacon_id: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+struct InfoMetadata {
+    #[serde(rename = "beaconID", default)]
+    beacon_id: String,
+}
+
+impl Info {
+    /// The chain hash recomputed from the info as drand derives it (`domain::fair::chain_hash`).
+    fn recomputed_hash(&self) -> Option<String> {
+        let period = u32::try_from(self.period).ok()?;
+        let public_key = hex::decode(&self.public_key).ok()?;
+        let group_hash = hex::decode(&self.group_hash).ok()?;
+        let beacon_id = self
+            .beacon_id
+            .as_deref()
+            .unwrap_or(&self.metadata.beacon_id);
+        Some(hex::encode(fair::chain_hash(
+            period,
+            self.genesis_time,
+            &public_key,
+            &group_hash,
+            beacon_id,
+        )))
+    }
 }
 
 #[derive(Deserialize)]
@@ -148,6 +182,16 @@ impl Beacon {
                     .await?;
                 if !info.hash.eq_ignore_ascii_case(&self.settings.chain_hash) {
                     return Err(BeaconError::WrongChain(format!("hash {}", info.hash)));
+                }
+                // The hash the relay states is its word; the one its info hashes to is not.
+                match info.recomputed_hash() {
+                    Some(h) if h.eq_ignore_ascii_case(&self.settings.chain_hash) => {}
+                    other => {
+                        return Err(BeaconError::WrongChain(format!(
+                            "its info (period, genesis, key, group hash, beacon ID) hashes to {}, not to the chain pinned",
+                            other.as_deref().unwrap_or("nothing: a field is malformed")
+                        )))
+                    }
                 }
                 if hex::decode(&info.public_key).ok().as_deref() != Some(&self.settings.public_key)
                 {

@@ -18,6 +18,7 @@
 //! | `enter.rs` | [`enter`]: an entry, batched like the buys and logged; its signed receipt |
 //! | `standing.rs` | [`standing`]: where a shopper stands, with their receipt and proof |
 //! | `transcript.rs` | [`transcript`]: what anyone may check |
+//! | `witness.rs` | [`witness`]: the close timestamped by an RFC 3161 authority outside the shop |
 //! | `memory.rs` | what an instance keeps of a drawn sale |
 //! | `run.rs` | [`run`]: the draw at the start |
 //! | `advance.rs` | [`advance`]: units back go down the ranking; [`record_moves`]: each a chained move, appended once its order is written |
@@ -32,6 +33,7 @@ pub mod settings;
 mod standing;
 pub mod terms;
 mod transcript;
+pub mod witness;
 
 pub use crate::catalog::restore_entries;
 pub use advance::{advance, record_moves};

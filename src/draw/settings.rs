@@ -7,6 +7,7 @@
 //! | `SECKILL_DRAW_PREVIOUS_SIGNING_KEYS` | earlier signing keys' seeds, comma-separated: a sale's receipts stay signed with the key its transcript named at creation, so a sale created before a rotation keeps signing with its own |
 //! | `SECKILL_DRAND_URL` | a drand relay (`https://api.drand.sh`), or `off`; unset means `off`, which the server refuses unless dev login is on |
 //! | `SECKILL_DRAND_CHAIN_HASH`, `SECKILL_DRAND_PUBLIC_KEY` | the chain pinned (hex); default the League of Entropy's quicknet |
+//! | `SECKILL_DRAW_TSA_URL` | an RFC 3161 timestamping authority (HTTP transport) that timestamps each closed entrant list with its round; unset: none (a warning at start) |
 //! | `SECKILL_DRAW_COMMIT_MARGIN_MS` | how long after entries close the round named at creation is emitted at the earliest (5 s): the entrant list is committed within it |
 
 use std::{fmt, time::Duration};
@@ -97,6 +98,8 @@ pub struct DrawSettings {
     pub beacon: Option<BeaconSettings>,
     /// Whether `SECKILL_DRAND_URL` was set at all (a production start must choose).
     pub beacon_chosen: bool,
+    /// The timestamping authority that witnesses each close (`None`: none).
+    pub tsa: Option<String>,
     pub commit_margin: Duration,
 }
 
@@ -128,11 +131,27 @@ impl DrawSettings {
             None | Some("off") => None,
             Some(url) => Some(beacon(get, url)?),
         };
+        const TSA: &str = "SECKILL_DRAW_TSA_URL";
+        let tsa = match get(TSA).map(|t| t.trim().to_owned()) {
+            None => None,
+            Some(t) if t.is_empty() || t == "off" => None,
+            Some(t) => match url::Url::parse(&t) {
+                Ok(u) if matches!(u.scheme(), "http" | "https") => Some(t),
+                _ => {
+                    return Err(ConfigError {
+                        var: TSA,
+                        message: "must be an http(s) URL of an RFC 3161 timestamping authority"
+                            .into(),
+                    })
+                }
+            },
+        };
         Ok(Self {
             receipt_key,
             previous_keys,
             beacon,
             beacon_chosen: url.is_some(),
+            tsa,
             commit_margin: millis(get, "SECKILL_DRAW_COMMIT_MARGIN_MS", 5_000)?,
         })
     }

@@ -91,6 +91,7 @@ async fn fixed(core: &Core, voucher: VoucherId) -> Result<Fixed, DrawError> {
         closed_at: None,
         entries_root: None,
         leaves: None,
+        witness: None,
         receipt_key: fair::ReceiptKeyView::of(&committed.receipt_key),
         committed_seed: ended_before_start.then(|| hex::encode(committed.seed.expose())),
         randomness: None,
@@ -107,6 +108,11 @@ async fn fixed(core: &Core, voucher: VoucherId) -> Result<Fixed, DrawError> {
         t.closed_at = Some(closed_at);
         t.entries_root = Some(hex::encode(root));
         t.leaves = Some(leaves.iter().map(hex::encode).collect());
+        t.witness = row.witness.as_ref().map(|w| fair::WitnessView {
+            tsa: w.tsa.clone(),
+            at: w.at,
+            token: hex::encode(&w.token),
+        });
     }
     if let (Some(drawn), Some((drawn_at, _))) = (&row.drawn, row.recorded) {
         reveal(

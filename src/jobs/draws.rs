@@ -29,6 +29,30 @@ const REFRESH: Duration = Duration::from_secs(2);
 /// end are written within seconds; a day covers a worker that was down).
 const MOVES_RECORDED_FOR: chrono::Duration = chrono::Duration::days(1);
 
+/// How long after a close its outside timestamp is still asked for (`draw::witness` gives up by
+/// itself once the round is emitted; this bounds the reads).
+const WITNESS_ASKED_FOR: chrono::Duration = chrono::Duration::hours(1);
+
+/// Asks the authority again for the closed lists not timestamped yet (its answer lost, an
+/// instance killed just after the close).
+async fn witness_closed(core: &Core, now: chrono::DateTime<Utc>) {
+    let closed = match store::draws::unwitnessed(&core.db, now - WITNESS_ASKED_FOR).await {
+        Ok(closed) => closed,
+        Err(e) => return tracing::warn!(error = %e, "reading the closed draws"),
+    };
+    for (voucher, root, round) in closed {
+        let (Ok(root), round) = (
+            <[u8; 32]>::try_from(root),
+            round.and_then(|r| u64::try_from(r).ok()),
+        ) else {
+            continue;
+        };
+        if let Err(e) = draw::witness::witness(core, voucher, &root, round).await {
+            tracing::warn!(%voucher, error = %e, "the draw's list is not timestamped yet");
+        }
+    }
+}
+
 /// The draws this instance is running, each in its own task.
 #[derive(Default)]
 struct Running {
@@ -110,6 +134,9 @@ async fn pass(core: &Core, running: &mut Running) -> Duration {
             }
         }
         Err(e) => tracing::warn!(error = %e, "reading the drawn sales"),
+    }
+    if core.config.draw.tsa.is_some() {
+        witness_closed(core, now).await;
     }
     match store::draws::recent_drawn(&core.db, now - MOVES_RECORDED_FOR).await {
         Ok(drawn) => {

@@ -10,6 +10,7 @@ mod console;
 mod draw;
 mod draw_receipts;
 mod draw_trust;
+mod draw_witness;
 mod durability;
 mod failover;
 mod lifecycle;

@@ -3,9 +3,9 @@
 //! checks a draw from what the shop publishes, as anyone could (docs/draws.md, "Checking a draw"):
 //!
 //! 1. the beacon's chain: the transcript names the pinned chain (quicknet's hash unless given),
-//!    and the relay's `/info` gives that hash, the pinned public key and (for quicknet) its known
-//!    genesis and period. drand's notes do not say how the hash is derived from the info, so it
-//!    is compared, not recomputed;
+//!    and the relay's `/info` states that hash, hashes to it (recomputed as drand derives it from
+//!    the period, genesis, public key, group hash and beacon ID: `domain::fair::chain_hash`), and
+//!    gives the pinned public key; so its genesis and period are the chain's, not the relay's word;
 //! 2. the transcript recomputes (`domain::fair::check`): it is this voucher's; the commitment,
 //!    the Merkle root of the sorted leaves, the seed, every key and rank; a beacon round is named,
 //!    a moved one is later than the one named at creation, the one named is emitted at or after
@@ -16,7 +16,11 @@
 //!    the sale ended before the draw was recorded); each move goes to the next entrant by rank;
 //! 3. the beacon round is drand's: fetched from the relay and its BLS signature verified
 //!    against the public key pinned here, and its randomness is the transcript's;
-//! 4. with `--receipt` (the JSON `POST …/entries` or `GET …/entries/me` answered): the receipt
+//! 4. the outside witness, when published: an RFC 3161 token over the voucher, the root and the
+//!    round, whose time comes before the round was emitted; with `--tsa-ca PEM` (the authority's
+//!    certificate, pinned) its signature is checked by `openssl ts -verify`, and a draw without
+//!    one fails;
+//! 5. with `--receipt` (the JSON `POST …/entries` or `GET …/entries/me` answered): the receipt
 //!    names the key the transcript names (fixed at the sale's creation), its signature over the
 //!    leaf, the commitment, the round named and the close verifies with that key, its leaf is in
 //!    the list, and its proof, if any, leads to the root.
@@ -41,7 +45,10 @@ use serde_json::Value;
 const QUICKNET_GENESIS: i64 = 1_692_803_367;
 const QUICKNET_PERIOD: i64 = 3;
 
-const USAGE: &str = "usage: verify-draw <shop URL> <voucher id> [--receipt FILE] [--stock-before N] [--commit-margin-ms N] [--drand-public-key HEX] [--drand-chain-hash HEX] [--drand-relay URL]";
+const USAGE: &str = "usage: verify-draw <shop URL> <voucher id> [--receipt FILE] [--stock-before N] [--commit-margin-ms N] [--drand-public-key HEX] [--drand-chain-hash HEX] [--drand-relay URL] [--tsa-ca PEM]";
+
+#[path = "verify_draw/witness.rs"]
+mod witness;
 
 struct Args {
     base: String,
@@ -54,6 +61,8 @@ struct Args {
     relay: Option<String>,
     stock_before: Option<i64>,
     margin: Option<chrono::Duration>,
+    /// The timestamping authority's certificate, pinned.
+    tsa_ca: Option<std::path::PathBuf>,
 }
 
 fn args() -> anyhow::Result<Args> {
@@ -61,6 +70,7 @@ fn args() -> anyhow::Result<Args> {
     let mut positional = Vec::new();
     let (mut receipt, mut drand_key) = (None, QUICKNET_PUBLIC_KEY.to_owned());
     let (mut chain_hash, mut relay, mut stock_before, mut margin) = (None, None, None, None);
+    let mut tsa_ca = None;
     let mut it = raw.into_iter();
     while let Some(a) = it.next() {
         let flag = a.as_str();
@@ -70,6 +80,7 @@ fn args() -> anyhow::Result<Args> {
             "--drand-public-key" => drand_key = value()?,
             "--drand-chain-hash" => chain_hash = Some(value()?.to_ascii_lowercase()),
             "--drand-relay" => relay = Some(value()?),
+            "--tsa-ca" => tsa_ca = Some(std::path::PathBuf::from(value()?)),
             "--stock-before" => stock_before = Some(value()?.parse().context("--stock-before")?),
             "--commit-margin-ms" => {
                 let ms: i64 = value()?.parse().context("--commit-margin-ms")?;
@@ -94,6 +105,7 @@ fn args() -> anyhow::Result<Args> {
         relay: relay.map(|r| r.trim_end_matches('/').to_owned()),
         stock_before,
         margin,
+        tsa_ca,
     })
 }
 
@@ -171,10 +183,10 @@ async fn chain(
     let whose = if quicknet {
         "quicknet's"
     } else {
-        "as the relay says"
+        "which the chain hash commits to"
     };
     let what = format!(
-        "the relay's chain info: hash {}, the pinned public key, genesis {}, period {} s ({whose})",
+        "the relay's chain info hashes to the chain {}, with the pinned public key, genesis {}, period {} s ({whose})",
         b.chain_hash, timing.genesis, timing.period
     );
     Ok(said(known, &what).then(|| timing.chain()))
@@ -223,6 +235,9 @@ async fn run() -> anyhow::Result<bool> {
         ),
     );
     said(true, &stock_said(&t, &sale));
+    if !witness::report(&t, c.witness, a.tsa_ca.as_deref())? {
+        return Ok(false);
+    }
     if c.cut_short {
         said(
             true,

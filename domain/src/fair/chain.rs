@@ -78,6 +78,30 @@ impl Chain {
     }
 }
 
+/// A drand chain's hash, recomputed from its info as drand does (`common/chain/info.go`,
+/// `Info::Hash`): SHA-256 of the period in seconds (u32, big-endian), the genesis time (i64,
+/// big-endian), the public key as published, the group hash (`groupHash`, or `genesis_seed`),
+/// then the beacon ID's bytes unless it is the default one (`""` or `"default"`). The scheme is
+/// not hashed. A relay's `/info` is believed only if it hashes to the chain pinned.
+pub fn chain_hash(
+    period_secs: u32,
+    genesis_time: i64,
+    public_key: &[u8],
+    group_hash: &[u8],
+    beacon_id: &str,
+) -> super::Hash {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(period_secs.to_be_bytes());
+    h.update(genesis_time.to_be_bytes());
+    h.update(public_key);
+    h.update(group_hash);
+    if !matches!(beacon_id, "" | "default") {
+        h.update(beacon_id.as_bytes());
+    }
+    h.finalize().into()
+}
+
 /// What the verifier knows of the beacon beside the transcript.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BeaconCheck {
@@ -208,5 +232,50 @@ mod tests {
         assert!(c.emitted_at(c.round_after_close(on_a_round, Duration::zero())) > on_a_round);
         assert_eq!(c.round_after_close(on_a_round, Duration::seconds(5)), 12);
         assert_eq!(c.named_round(on_a_round, Duration::seconds(6)), 12);
+    }
+}
+
+#[cfg(test)]
+mod hash_tests {
+    use super::chain_hash;
+
+    fn unhex(s: &str) -> Vec<u8> {
+        hex::decode(s).expect("hex")
+    }
+
+    #[test]
+    fn quicknet_and_the_default_chain_hash_as_drand_publishes_them() {
+        // quicknet (drand's own TestJsonFromRelay) and the League of Entropy's default chain.
+        let quicknet = chain_hash(
+            3,
+            1_692_803_367,
+            &unhex("83cf0f2896adee7eb8b5f01fcad3912212c437e0073e911fb90022d3e760183c8c4b450b6a0a6c3ac6a5776a2d1064510d1fec758c921cc22b0e17e63aaf4bcb5ed66304de9cf809bd274ca73bab4af5a6e9c76a4bc09e76eae8991ef5ece45a"),
+            &unhex("f477d5c89f21a17c863a7f937c6a6d15859414d2be09cd448d4279af331c5d3e"),
+            "quicknet",
+        );
+        assert_eq!(
+            hex::encode(quicknet),
+            "52db9ba70e0cc0f6eaf7803dd07447a1f5477735fd3f661792ba94600c84e971"
+        );
+        let default = chain_hash(
+            30,
+            1_595_431_050,
+            &unhex("868f005eb8e6e4ca0a47c8a77ceaa5309a47978a7c71bc5cce96366b5d7a569937c529eeda66c7293784a9402801af31"),
+            &unhex("176f93498eac9ca337150b46d21dd58673ea4e3581185f869672e59fa4cb390a"),
+            "default",
+        );
+        assert_eq!(
+            hex::encode(default),
+            "8990e7a9aaed2ffed73dbd7092123d6f289930540d7651336225dc172e51b2ce"
+        );
+        // Any field changed is another chain.
+        let shifted = chain_hash(
+            3,
+            1_692_803_368,
+            &unhex("83cf0f2896adee7eb8b5f01fcad3912212c437e0073e911fb90022d3e760183c8c4b450b6a0a6c3ac6a5776a2d1064510d1fec758c921cc22b0e17e63aaf4bcb5ed66304de9cf809bd274ca73bab4af5a6e9c76a4bc09e76eae8991ef5ece45a"),
+            &unhex("f477d5c89f21a17c863a7f937c6a6d15859414d2be09cd448d4279af331c5d3e"),
+            "quicknet",
+        );
+        assert_ne!(shifted, quicknet);
     }
 }

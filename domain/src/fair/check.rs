@@ -6,6 +6,7 @@
 use chrono::{DateTime, Utc};
 
 use super::chain::{self, BeaconCheck, Timing};
+pub use super::witness::Witnessed;
 use super::{commitment, draw_seed, hash_from_hex, merkle_root, move_hash, rank, Hash, Transcript};
 
 /// What does not hold, the first found.
@@ -73,6 +74,8 @@ pub enum Mismatch {
     WinnersCut(usize),
     #[error("move {index}: {what}")]
     Move { index: usize, what: String },
+    #[error("the outside timestamp: {0}")]
+    Witness(String),
 }
 
 /// The voucher's `stock` (`GET /api/vouchers/{id}`) as the caller read it. It counts every unit
@@ -110,6 +113,8 @@ pub struct Checked {
     /// The sale ended before the draw was recorded: the winners are the ranks it admitted
     /// before its end (none when the round came after it), fewer than the units.
     pub cut_short: bool,
+    /// What the outside timestamp of the committed list established (its signature aside).
+    pub witness: Witnessed,
 }
 
 fn need<'a>(v: Option<&'a String>, name: &'static str) -> Result<&'a String, Mismatch> {
@@ -136,6 +141,7 @@ pub fn check(t: &Transcript, sale: &Sale, beacon: &BeaconCheck) -> Result<Checke
     let (committed, leaves, root) = committed_list(t)?;
     let closed_at = t.closed_at.ok_or(Mismatch::NotDrawn("close time"))?;
     let timing = chain::rounds(t, closed_at, beacon)?;
+    let witness = super::witness::check(t, &root, beacon)?;
     let randomness = need(t.randomness.as_ref(), "randomness")?;
     let randomness = match t.beacon {
         Some(_) => hex32("the randomness", randomness)?.to_vec(),
@@ -171,6 +177,7 @@ pub fn check(t: &Transcript, sale: &Sale, beacon: &BeaconCheck) -> Result<Checke
         moves: moves.len(),
         timing,
         cut_short,
+        witness,
     })
 }
 

@@ -21,11 +21,16 @@ mod chain;
 mod check;
 mod receipt;
 mod transcript;
+mod witness;
 
-pub use chain::{BeaconCheck, Chain, Timing};
-pub use check::{check, Checked, Mismatch, Sale, StockSeen};
+pub use chain::{chain_hash, BeaconCheck, Chain, Timing};
+pub use check::{check, Checked, Mismatch, Sale, StockSeen, Witnessed};
 pub use receipt::{key_id, ReceiptKeyView, ReceiptTerms};
-pub use transcript::{BeaconView, Move, RankedLeaf, Transcript};
+pub use transcript::{BeaconView, Move, RankedLeaf, Transcript, WitnessView};
+pub use witness::{
+    read_token, timestamp_request, token_of_reply, witness_imprint, witness_message, TokenFacts,
+    WitnessError,
+};
 
 use hmac::{KeyInit, Mac};
 use sha2::{Digest, Sha256};

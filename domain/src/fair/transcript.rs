@@ -17,6 +17,18 @@ pub struct BeaconView {
     pub planned_round: Option<u64>,
 }
 
+/// The outside witness of the committed list: an RFC 3161 timestamp token over
+/// `witness_imprint(voucher, entries_root, round)`, from the authority `tsa`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WitnessView {
+    /// The authority's URL, as the shop asked it.
+    pub tsa: String,
+    /// The authority's time in the token (`genTime`).
+    pub at: DateTime<Utc>,
+    /// The `TimeStampToken` (a CMS ContentInfo), DER in hex: `openssl ts -verify -token_in`.
+    pub token: String,
+}
+
 /// One entrant of the ranking.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RankedLeaf {
@@ -60,6 +72,9 @@ pub struct Transcript {
     /// The leaves sorted ascending, as the root hashes them.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub leaves: Option<Vec<String>>,
+    /// The committed list's timestamp by an authority outside the shop, once had.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub witness: Option<WitnessView>,
     /// The secret committed at creation: after the draw, or once a sale ended before its start.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub committed_seed: Option<String>,

@@ -77,6 +77,26 @@ pub async fn recent_drawn(
     Ok(ids.into_iter().map(VoucherId::from_db).collect())
 }
 
+/// Draws closed after `closed_after` whose list has no outside timestamp yet, with the root and
+/// the round it covers: the ones whose witness is worth asking for again.
+pub async fn unwitnessed(
+    db: &PgPool,
+    closed_after: DateTime<Utc>,
+) -> Result<Vec<(VoucherId, Vec<u8>, Option<i64>)>, sqlx::Error> {
+    let rows: Vec<(i64, Vec<u8>, Option<i64>)> = sqlx::query_as(
+        "SELECT voucher_id, entries_root, beacon_round FROM draws
+         WHERE closed_at > $1 AND witness_token IS NULL
+         ORDER BY voucher_id",
+    )
+    .bind(closed_after)
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, root, round)| (VoucherId::from_db(id), root, round))
+        .collect())
+}
+
 /// Draw sales that began before `began_before` and whose ranking is not recorded, while their
 /// sale lasts or once their entry list is committed: draws overdue (health).
 pub async fn overdue(db: &PgPool, began_before: DateTime<Utc>) -> Result<i64, sqlx::Error> {

@@ -9,7 +9,7 @@ use crate::domain::{OrderId, UserId, VoucherId};
 
 mod due;
 mod moves;
-pub use due::{awaiting_draw, overdue, recent_drawn, recorded_live, unrecorded};
+pub use due::{awaiting_draw, overdue, recent_drawn, recorded_live, unrecorded, unwitnessed};
 pub use moves::{move_of, record_moves, recorded_moves, RecordedMove};
 
 /// A draw as PostgreSQL holds it.
@@ -25,6 +25,8 @@ pub struct DrawRow {
     pub beacon: Option<BeaconRound>,
     /// When the log closed, with its root.
     pub closed: Option<(DateTime<Utc>, [u8; 32])>,
+    /// The close's outside timestamp, once had.
+    pub witness: Option<WitnessRow>,
     /// Once drawn: the round's randomness, the seed, the units at the draw, the ranks the draw
     /// itself reached.
     pub drawn: Option<DrawnRow>,
@@ -38,6 +40,16 @@ pub struct BeaconRound {
     pub round: u64,
     /// The round named at creation, when a late close moved it.
     pub planned: Option<u64>,
+}
+
+/// An RFC 3161 authority's timestamp of the committed list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WitnessRow {
+    pub tsa: String,
+    /// The `TimeStampToken`, DER.
+    pub token: Vec<u8>,
+    /// The time the token states.
+    pub at: DateTime<Utc>,
 }
 
 /// What the draw fixed.
@@ -81,6 +93,21 @@ pub async fn insert(
     Ok(())
 }
 
+/// Records the close's outside timestamp, unless one was recorded first (by another instance).
+pub async fn witness(db: &PgPool, voucher: VoucherId, w: &WitnessRow) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE draws SET witness_tsa = $2, witness_token = $3, witnessed_at = $4
+         WHERE voucher_id = $1 AND closed_at IS NOT NULL AND witness_token IS NULL",
+    )
+    .bind(voucher.get())
+    .bind(&w.tsa)
+    .bind(&w.token)
+    .bind(w.at)
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
 /// Names `key` as the receipt key of every draw created before receipts named theirs (the key
 /// that signed them until then); returns how many.
 pub async fn adopt_receipt_key(db: &PgPool, key: &[u8; 32]) -> Result<u64, sqlx::Error> {
@@ -108,6 +135,9 @@ struct Row {
     draw_seed: Option<Vec<u8>>,
     stock_at_draw: Option<i32>,
     winners: Option<i32>,
+    witness_tsa: Option<String>,
+    witness_token: Option<Vec<u8>>,
+    witnessed_at: Option<DateTime<Utc>>,
 }
 
 /// `voucher`'s draw, if it is a draw sale.
@@ -115,7 +145,7 @@ pub async fn get(db: &PgPool, voucher: VoucherId) -> Result<Option<DrawRow>, sql
     let row: Option<Row> = sqlx::query_as(
         "SELECT seed, commitment, receipt_key, drawn_at, entrants, beacon_url, beacon_chain_hash,
                 beacon_round, planned_round, closed_at, entries_root, randomness, draw_seed,
-                stock_at_draw, winners
+                stock_at_draw, winners, witness_tsa, witness_token, witnessed_at
          FROM draws WHERE voucher_id = $1",
     )
     .bind(voucher.get())
@@ -151,6 +181,10 @@ pub async fn get(db: &PgPool, voucher: VoucherId) -> Result<Option<DrawRow>, sql
             recorded: r.drawn_at.zip(r.entrants.map(i64::from)),
             beacon,
             closed,
+            witness: match (r.witness_tsa, r.witness_token, r.witnessed_at) {
+                (Some(tsa), Some(token), Some(at)) => Some(WitnessRow { tsa, token, at }),
+                _ => None,
+            },
             drawn,
         })
     })

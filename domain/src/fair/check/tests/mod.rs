@@ -74,6 +74,7 @@ fn drawn_closing(n: u8, stock: i64, close_after_ms: i64) -> Transcript {
             planned_round,
         }),
         receipt_key: crate::fair::ReceiptKeyView::of(&[3; 32]),
+        witness: None,
         entrants: i64::from(n),
         closed_at: Some(closed_at),
         entries_root: Some(hex::encode(root)),
@@ -140,6 +141,7 @@ fn honest_transcripts_check() {
             moves: 0,
             timing: Timing::Checked { pinned: true },
             cut_short: false,
+            witness: crate::fair::Witnessed::Absent,
         }
     );
     assert_eq!(
