@@ -68,12 +68,19 @@ for _ in $(seq 100); do
   [ "$(grep -c '^SECKILL_DRAND_' "$ROOT/target/e2e-drand.env" 2>/dev/null)" = 3 ] && break
   sleep 0.1
 done
-log "starting a production-mode server on $prod_addr (codes through the webhook, payments through the Stripe stand-in on $stripe_port, draws on the drand stand-in on $drand_port)"
+tsa_port=$((port + 5))
+"$CARGO_TARGET_DIR/$server_dir/fake-tsa" "$tsa_port" > "$ROOT/target/e2e-tsa.env" 2> "$ROOT/target/e2e-tsa.log" &
+pids+=($!)
+for _ in $(seq 100); do
+  [ "$(grep -c '^SECKILL_DRAW_TSA_URL=' "$ROOT/target/e2e-tsa.env" 2>/dev/null)" = 1 ] && break
+  sleep 0.1
+done
+log "starting a production-mode server on $prod_addr (codes through the webhook, payments through the Stripe stand-in on $stripe_port, draws on the drand stand-in on $drand_port, witnessed by the timestamping stand-in on $tsa_port)"
 # shellcheck disable=SC2046 # the stand-in prints three VAR=value lines of hex and a URL
 env DATABASE_URL="${DATABASE_URL%/*}/$prod_db" LEPTOS_SITE_ADDR=$prod_addr SECKILL_KEY_PREFIX="e2e-$((port + 1)):" SECKILL_INSTANCE_ID="e2e-$((port + 1))" \
   SECKILL_DEV_LOGIN=false SECKILL_DEV_PAYMENTS=false \
   SECKILL_DRAW_SIGNING_KEY="$(printf 'e2e draw key %s' "$port" | sha256sum | cut -c1-64)" \
-  $(cat "$ROOT/target/e2e-drand.env") \
+  $(cat "$ROOT/target/e2e-drand.env") $(grep '^SECKILL_DRAW_TSA_URL=' "$ROOT/target/e2e-tsa.env") \
   SECKILL_SMS_WEBHOOK_URL="http://127.0.0.1:$relay_port/sms" SECKILL_SMS_WEBHOOK_SECRET=$secret \
   SECKILL_STRIPE_SECRET_KEY=sk_test_e2e SECKILL_STRIPE_WEBHOOK_SECRET=$whsec \
   SECKILL_STRIPE_API_BASE="http://127.0.0.1:$stripe_port" SECKILL_PUBLIC_ORIGIN="http://$prod_addr" \

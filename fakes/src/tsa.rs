@@ -71,6 +71,11 @@ async fn openssl(args: &[&str], dir: &Path) -> anyhow::Result<()> {
 impl FakeTsa {
     /// A new authority (key, certificate, serial file) on a free loopback port.
     pub async fn start() -> anyhow::Result<Self> {
+        Self::start_on(0).await
+    }
+
+    /// Like [`FakeTsa::start`], on 127.0.0.1:`port` (0: a free one).
+    pub async fn start_on(port: u16) -> anyhow::Result<Self> {
         let dir = std::env::temp_dir().join(format!(
             "seckill-fake-tsa-{}-{}",
             std::process::id(),
@@ -121,7 +126,7 @@ impl FakeTsa {
             served: AtomicU64::new(0),
             next: AtomicU64::new(0),
         });
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
         let url = format!("http://{}/", listener.local_addr()?);
         let app = Router::new()
             .route("/", post(timestamp))

@@ -530,13 +530,73 @@ async function relay(url, shown) {
   throw notChecked(W.relayUnreadable(shown));
 }
 
-// The beacon: the round after the close (and the planned round's rule), the relay's randomness
-// the draw's, the signature over it. Throws a Stop when it does not hold or cannot be checked.
-async function beacon(t) {
+// The outside witness (`transcript.witness`), when published: its token timestamps this draw's
+// list and round (`seckill-draw-witness-v1:{voucher}:{entries_root}:{round, or - without a
+// beacon}`), at the time the transcript states, and before the round was emitted when the
+// chain's clock is known (`emitted(round)`, else null). Absent: a neutral step (the close's time
+// is the shop's word). Throws a Stop "mismatch" when it does not hold.
+async function witness(t, entriesRoot, round, emitted) {
+  const w = t.witness;
+  if (w === undefined || w === null) {
+    say("neutral", W.noWitness);
+    return;
+  }
+  if (typeof w !== "object" || Array.isArray(w)) throw refuse(W.malformed("witness"));
+  const tsa = field(w, "tsa", (v) => typeof v === "string" && v !== "", "witness.tsa");
+  const said = instant(field(w, "at", (v) => instant(v) !== null, "witness.at"));
+  const token = field(w, "token", (v) => isHex(v) && v !== "", "witness.token").toLowerCase();
+  let facts;
+  try {
+    facts = readToken(unhex(token));
+  } catch (e) {
+    if (!(e instanceof DerError)) throw e;
+    console.error("draw check: witness.token:", e.message);
+    throw refuse(W.witnessUnreadable);
+  }
+  const message = `seckill-draw-witness-v1:${t.voucher_id}:${hex(entriesRoot)}:${round ?? "-"}`;
+  const imprint = hex(await sha256(enc.encode(message)));
+  if (facts.imprint !== imprint) throw refuse(W.witnessOther(message));
+  const at = rfc3339(facts.at);
+  if (!sameInstant(facts.at, said)) throw refuse(W.witnessAt(at, w.at));
+  let li;
+  if (round === null) {
+    li = say("ok", W.witnessedNoRound(tsa, at));
+  } else if (!emitted) {
+    li = say("unchecked", W.witnessUnclocked(tsa, at, round));
+  } else {
+    // Strictly before: genTime's fraction cannot bring a later second back before a whole one.
+    const e = rfc3339({ s: emitted(round), f: "" });
+    if (!(facts.at.s < emitted(round))) throw refuse(W.witnessLate(at, round, e));
+    li = say("ok", W.witnessed(tsa, at, round, e));
+  }
+  // The authority's signature: offline, with its certificate.
+  const offline = document.createElement("p");
+  write(offline, W.witnessOffline);
+  const command = document.createElement("code");
+  command.textContent = `echo ${token} | xxd -r -p > token.der && openssl ts -verify -digest ${imprint} -in token.der -token_in -CAfile ${W.certificate}`;
+  const line = document.createElement("p");
+  line.appendChild(command);
+  li.append(offline, line);
+}
+
+// The witness of a list closed but not drawn yet: the round named, the clock of a chain this
+// page pins (no relay is asked before the draw).
+async function closedWitness(t, entriesRoot) {
+  const b = t.beacon;
+  if (!b || typeof b !== "object") return witness(t, entriesRoot, null, null);
+  const round = field(b, "round", (r) => Number.isSafeInteger(r) && r >= 1, "beacon.round");
+  const chain = hex32(b.chain_hash) ? await pinnedChain(b.chain_hash.toLowerCase()) : null;
+  return witness(t, entriesRoot, round, chain && ((r) => chain.genesis + (r - 1) * chain.period));
+}
+
+// The beacon: the round after the close (and the planned round's rule), the witness against its
+// emission, the relay's randomness the draw's, the signature over it. Throws a Stop when it
+// does not hold or cannot be checked.
+async function beacon(t, entriesRoot) {
   const b = t.beacon;
   if (!b || typeof b !== "object") throw refuse(W.noBeacon);
   const round = field(b, "round", (r) => Number.isSafeInteger(r) && r >= 1, "beacon.round");
-  const chainHash = field(b, "chain_hash", hex32, "beacon.chain_hash").toLowerCase();
+  const hash = field(b, "chain_hash", hex32, "beacon.chain_hash").toLowerCase();
   const url = field(b, "url", (u) => typeof u === "string" && /^https?:\/\/[^\s/]+/.test(u), "beacon.url")
     .replace(/\/+$/, "");
   const planned = b.planned_round;
@@ -546,21 +606,35 @@ async function beacon(t) {
   }
   const closed = seconds(t.closed_at);
   if (Number.isNaN(closed)) throw refuse(t.closed_at ? W.malformed("closed_at") : W.missing("closed_at"));
-  const base = `${url}/${chainHash}`;
+  const base = `${url}/${hash}`;
 
   // The chain: one this page knows, else as the relay describes it (its key then is only the
-  // relay's word, and the round at best "not checked").
-  let chain = CHAINS[chainHash];
+  // relay's word, and the round at best "not checked"). Its info is believed only if it hashes
+  // to the chain named (drand's v1 JSON: `hash`, `groupHash`, `metadata.beaconID`, `schemeID`;
+  // v2: `chain_hash`, `genesis_seed`, `beacon_id`, `scheme`). Without the chain's clock the
+  // witness is still read, before the check ends "not checked".
+  let chain = await pinnedChain(hash);
   let unknown = null;
   if (!chain) {
-    const info = await relay(`${base}/info`, url);
-    if (typeof info.hash !== "string" || info.hash.toLowerCase() !== chainHash) throw refuse(W.otherChain);
-    if (!Number.isSafeInteger(info.genesis_time) || !Number.isSafeInteger(info.period) || info.period <= 0 ||
-        !isHex(info.public_key)) {
-      throw notChecked(W.relayUnreadable(url));
+    const unclocked = async (stop) => {
+      await witness(t, entriesRoot, round, null);
+      return stop;
+    };
+    let info;
+    try {
+      info = await relay(`${base}/info`, url);
+    } catch (e) {
+      throw e instanceof Stop ? await unclocked(e) : e;
     }
-    chain = { scheme: info.schemeID, publicKey: info.public_key, genesis: info.genesis_time, period: info.period };
-    unknown = W.unknownChain(chainHash);
+    const stated = info.hash ?? info.chain_hash;
+    if (stated !== undefined && (typeof stated !== "string" || stated.toLowerCase() !== hash)) throw refuse(W.otherChain);
+    const recomputed = await chainHash(info.period, info.genesis_time, info.public_key, info.groupHash ?? info.genesis_seed,
+      info.beacon_id ?? info.metadata?.beaconID ?? "");
+    if (recomputed === null || info.period <= 0) throw await unclocked(notChecked(W.relayUnreadable(url)));
+    if (recomputed !== hash) throw refuse(W.otherChain);
+    say("ok", W.chainInfo(hash));
+    chain = { scheme: info.schemeID ?? info.scheme, publicKey: info.public_key, genesis: info.genesis_time, period: info.period };
+    unknown = W.unknownChain(hash);
   }
   // Round r is emitted at genesis + (r - 1) · period; the round used comes after the close. A
   // close after the round named at creation was emitted (src/draw/run.rs `close`) takes a later
@@ -576,6 +650,7 @@ async function beacon(t) {
     if (emitted(planned) > closed) throw refuse(W.plannedLate(planned));
     say("ok", W.moved(planned, round));
   }
+  await witness(t, entriesRoot, round, emitted);
 
   const reply = await relay(`${base}/public/${round}`, url);
   if (reply.round !== round) throw refuse(W.otherRound(round));
@@ -665,7 +740,8 @@ async function check() {
       return ["pending", W.ended];
     }
     if (t.entries_root !== undefined && t.entries_root !== null) {
-      await committedList(t);
+      const { root: entriesRoot } = await committedList(t);
+      await closedWitness(t, entriesRoot);
       return ["pending", W.pending];
     }
     return ["pending", W.notRun];
@@ -676,8 +752,11 @@ async function check() {
   // Without a beacon round the seed is the shop's secret, the root and nothing else: the shop
   // knew the ranking as soon as the entries closed (docs/draws.md). It recomputes, but nothing
   // outside the shop fixed it: never "verified".
-  if (!t.beacon || typeof t.beacon !== "object") throw notChecked(W.noBeacon);
-  await beacon(t);
+  if (!t.beacon || typeof t.beacon !== "object") {
+    await witness(t, entriesRoot, null, null);
+    throw notChecked(W.noBeacon);
+  }
+  await beacon(t, entriesRoot);
   return ["verified", W.verified];
 }
 
