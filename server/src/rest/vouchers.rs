@@ -156,7 +156,7 @@ pub(super) async fn end_sale(
     responses(
         (status = 200, description = "Added: the voucher as it is now.", body = VoucherView),
         (status = 401, description = "`unauthenticated`.", body = crate::rest::error::ErrorBody),
-        (status = 409, description = "`ended`: the sale has ended.", body = crate::rest::error::ErrorBody),
+        (status = 403, description = "`ended`: the sale has ended (nothing was added).", body = crate::rest::error::ErrorBody),
     ))]
 pub(super) async fn add_stock(
     State(core): State<Core>,

@@ -372,3 +372,29 @@ async fn a_client_that_does_not_read_its_answers_is_dropped(db: PgPool) {
     // The server itself is fine.
     assert_eq!(app.live(&client()).await.status(), StatusCode::OK);
 }
+
+#[sqlx::test]
+async fn a_shopper_over_the_buy_limit_is_told_when_to_try_again(db: PgPool) {
+    let app = spawn_app_setting(db, &[("SECKILL_BUYS_PER_SECOND", "1")]).await;
+    let admin = app.sign_in("13800000000").await;
+    let v = app.create(&admin, -5, 3600, 10).await;
+    let shopper = app.sign_in("13900000031").await;
+    // One attempt a second on a sale, refused ones included: five in a row meet the limit (two
+    // of them fall in one second however slowly the machine sends them, unless each takes one).
+    let mut limited = None;
+    for _ in 0..5 {
+        let r = app.buy(&shopper, v).await;
+        if r.status() == StatusCode::TOO_MANY_REQUESTS {
+            limited = Some(r);
+            break;
+        }
+        assert!(
+            [StatusCode::ACCEPTED, StatusCode::CONFLICT].contains(&r.status()),
+            "{}",
+            r.status()
+        );
+    }
+    let r = limited.expect("a buy over the limit");
+    assert_eq!(retry_after(&r), 1, "the limit counts per second");
+    expect_error(r, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+}
