@@ -140,24 +140,24 @@ pub async fn switch(Query(q): Query<Switch>) -> Response {
     res
 }
 
-/// Says an API error's message in the request's language, and names the language of every
-/// page and error (`Content-Language`).
+tokio::task_local! {
+    /// The language of the request being answered, for the errors made while answering it.
+    static LANGUAGE: Lang;
+}
+
+/// The language of the request being answered ([`errors`] sets it; English outside).
+pub fn current() -> Lang {
+    LANGUAGE.try_with(|lang| *lang).unwrap_or(Lang::En)
+}
+
+/// Finds the request's language once and answers the request within it, so an API error says
+/// its message in that language as it is made (once: no English first, no second rendering);
+/// then names the language of every page and error (`Content-Language`).
 pub async fn errors(req: Request, next: Next) -> Response {
     let lang = app::words::of_request(req.headers());
-    let mut res = next.run(req).await;
-    if let Some(Spoken(error)) = res.extensions_mut().remove::<Spoken>() {
-        if lang != Lang::En {
-            let mut said = ApiError(error).respond(lang);
-            for (name, value) in res.headers() {
-                if name != header::CONTENT_LENGTH && !said.headers().contains_key(name) {
-                    said.headers_mut().append(name, value.clone());
-                }
-            }
-            *said.status_mut() = res.status();
-            res = said;
-        }
-        name_language(&mut res, lang);
-    } else if is_html(&res) && res.status() != StatusCode::NOT_MODIFIED {
+    let mut res = LANGUAGE.scope(lang, next.run(req)).await;
+    let spoken = res.extensions_mut().remove::<Spoken>().is_some();
+    if spoken || (is_html(&res) && res.status() != StatusCode::NOT_MODIFIED) {
         name_language(&mut res, lang);
     }
     res

@@ -22,11 +22,11 @@ impl<E: Into<AppError>> From<E> for ApiError {
 }
 
 impl IntoResponse for ApiError {
-    /// In English; [`crate::localize::errors`] says it again in the request's language, from
-    /// the error this response carries.
+    /// In the language of the request being answered ([`crate::localize::current`]: English
+    /// outside [`crate::localize::errors`]).
     fn into_response(self) -> Response {
-        let mut res = self.respond(i18n::Lang::En);
-        res.extensions_mut().insert(Spoken(self.0));
+        let mut res = self.respond(crate::localize::current());
+        res.extensions_mut().insert(Spoken);
         res
     }
 }
@@ -42,9 +42,9 @@ pub struct ErrorBody {
     pub fields: Option<std::collections::BTreeMap<String, String>>,
 }
 
-/// The error a JSON error response was made from, for its words in another language.
-#[derive(Debug, Clone)]
-pub struct Spoken(pub AppError);
+/// Marks a JSON error response: [`crate::localize::errors`] names its language.
+#[derive(Debug, Clone, Copy)]
+pub struct Spoken;
 
 impl ApiError {
     /// The response, its `message` in `lang` (the `error` code is the same in every language),
