@@ -280,6 +280,7 @@ catalogue! {
     console_newer,
     console_older,
     console_table_label,
+    console_draw_awaits,
     col_voucher,
     col_sale,
     col_stock,

@@ -232,6 +232,7 @@ pub const EN: Catalogue = Catalogue {
     console_newer: "← Newer vouchers",
     console_older: "Older vouchers →",
     console_table_label: "Vouchers and their counts",
+    console_draw_awaits: "Draw waits for drand round {0}",
     col_voucher: "Voucher",
     col_sale: "Sale",
     col_stock: "Stock",

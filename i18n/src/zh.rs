@@ -268,6 +268,7 @@ pub const ZH: Catalogue = Catalogue {
     console_newer: "← 较新的优惠券",
     console_older: "较早的优惠券 →",
     console_table_label: "优惠券数据",
+    console_draw_awaits: "抽签等待 drand 第{0}轮",
     col_voucher: "优惠券",
     col_sale: "抢购状态",
     col_stock: "库存",

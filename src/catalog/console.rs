@@ -17,6 +17,8 @@ pub struct VoucherCounts {
     pub state: VoucherState,
     /// Its written orders and payments, from PostgreSQL.
     pub counts: OrderCounts,
+    /// A draw whose list is committed and whose ranking is not recorded: the round it waits for.
+    pub awaiting_round: Option<u64>,
 }
 
 /// The newest vouchers first, each with its counts: the catalog's listing (one query, one
@@ -41,10 +43,15 @@ async fn with_tallies(
     }
     let ids: Vec<VoucherId> = states.iter().map(|s| s.voucher.id).collect();
     let tallies = store::sales::tallies(&core.db, &ids).await?;
+    let awaiting = store::draws::awaiting_rounds(&core.db, &ids).await?;
     Ok(states
         .into_iter()
         .zip(tallies)
-        .map(|(state, counts)| VoucherCounts { state, counts })
+        .map(|(state, counts)| VoucherCounts {
+            awaiting_round: awaiting.get(&state.voucher.id).copied(),
+            state,
+            counts,
+        })
         .collect())
 }
 

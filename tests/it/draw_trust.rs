@@ -266,6 +266,20 @@ async fn a_committed_draw_cannot_be_ended_before_its_ranking_is_published(db: Pg
         matches!(refused, Err(SaleAdminError::DrawCommitted)),
         "{refused:?}"
     );
+    // The console shows the draw waiting, and for which round.
+    let round = draw::transcript(&core, v)
+        .await
+        .expect("transcript")
+        .beacon
+        .expect("beacon")
+        .round;
+    let row = catalog::console::overview(&core, 25)
+        .await
+        .expect("console")
+        .into_iter()
+        .find(|r| r.state.voucher.id == v)
+        .expect("the draw's row");
+    assert_eq!(row.awaiting_round, Some(round));
     // The round comes out; whichever instance gets the lock next runs the draw.
     drand.forge(false);
     let mut report = None;
@@ -281,6 +295,13 @@ async fn a_committed_draw_cannot_be_ended_before_its_ranking_is_published(db: Pg
     let t = draw::transcript(&core, v).await.expect("transcript");
     let ranked = recompute(&t, v);
     assert_eq!(t.ranking.expect("ranking").len(), ranked.len());
+    let row = catalog::console::overview(&core, 25)
+        .await
+        .expect("console")
+        .into_iter()
+        .find(|r| r.state.voucher.id == v)
+        .expect("the draw's row");
+    assert_eq!(row.awaiting_round, None, "drawn: nothing awaited");
     catalog::admin::end_sale(&core, &admin, v)
         .await
         .expect("ended after the draw");

@@ -92,6 +92,7 @@ pub fn console_row(c: console::VoucherCounts) -> ConsoleRow {
         queued: c.state.queued,
         counts: c.counts,
         dead_lettered: c.state.dead_lettered,
+        awaiting_round: c.awaiting_round,
         voucher: voucher(VoucherNow {
             remaining: c.state.remaining,
             voucher: c.state.voucher,

@@ -287,6 +287,9 @@ pub struct ConsoleRow {
     pub counts: domain::OrderCounts,
     /// Given up on by the worker.
     pub dead_lettered: i64,
+    /// A draw whose entrant list is committed, waiting for this beacon round (issue #51).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub awaiting_round: Option<u64>,
 }
 
 /// Orders written per interval of admission time, for the console's chart.

@@ -194,7 +194,11 @@ fn CountsTable(
                             <tr data-testid="console-row" data-voucher=id.get() class:selected=selected
                                 class:created=fresh == Some(id) data-created=(fresh == Some(id)).then_some("true")>
                                 <th scope="row"><a href=format!("/vouchers/{id}")>{r.voucher.title.clone()}</a></th>
-                                <td data-label=t.col_sale()><StatusBadge status=r.voucher.status/></td>
+                                <td data-label=t.col_sale()><StatusBadge status=r.voucher.status/>
+                                    {r.awaiting_round.map(|round| view! {
+                                        <span class="badge badge-draw" data-testid="draw-awaits">{i18n::fill(t.console_draw_awaits(), &[&round])}</span>
+                                    })}
+                                </td>
                                 <td class="num" data-label=t.col_stock()>{domain::grouped(r.voucher.stock)}</td>
                                 <td class="num" data-label=t.col_redis() data-testid="count-redis">{r.redis_stock.map_or_else(|| "–".to_owned(), |s| s.to_string())}</td>
                                 <td class="num" data-label=t.col_queued() data-testid="count-queued">{r.queued}</td>

@@ -97,6 +97,27 @@ pub async fn unwitnessed(
         .collect())
 }
 
+/// Of `vouchers`, the draws whose list is committed and whose ranking is not recorded, with the
+/// beacon round each waits for (the console shows them).
+pub async fn awaiting_rounds(
+    db: &PgPool,
+    vouchers: &[VoucherId],
+) -> Result<std::collections::HashMap<VoucherId, u64>, sqlx::Error> {
+    let ids: Vec<i64> = vouchers.iter().map(|v| v.get()).collect();
+    let rows: Vec<(i64, i64)> = sqlx::query_as(
+        "SELECT voucher_id, beacon_round FROM draws
+         WHERE voucher_id = ANY($1) AND closed_at IS NOT NULL AND drawn_at IS NULL
+           AND beacon_round IS NOT NULL",
+    )
+    .bind(&ids)
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(id, round)| Some((VoucherId::from_db(id), u64::try_from(round).ok()?)))
+        .collect())
+}
+
 /// Draw sales that began before `began_before` and whose ranking is not recorded, while their
 /// sale lasts or once their entry list is committed: draws overdue (health).
 pub async fn overdue(db: &PgPool, began_before: DateTime<Utc>) -> Result<i64, sqlx::Error> {

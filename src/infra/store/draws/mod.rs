@@ -9,7 +9,9 @@ use crate::domain::{OrderId, UserId, VoucherId};
 
 mod due;
 mod moves;
-pub use due::{awaiting_draw, overdue, recent_drawn, recorded_live, unrecorded, unwitnessed};
+pub use due::{
+    awaiting_draw, awaiting_rounds, overdue, recent_drawn, recorded_live, unrecorded, unwitnessed,
+};
 pub use moves::{move_of, record_moves, recorded_moves, RecordedMove};
 
 /// A draw as PostgreSQL holds it.
