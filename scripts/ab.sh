@@ -4,14 +4,15 @@
 #   scripts/ab.sh A B [ROUNDS] [-- RUSH OPTIONS]      e.g. scripts/ab.sh 386c053 main 2 -- --conns 1000
 #
 # Each commit is checked out in a worktree of its own under $SECKILL_AB_DIR (/var/tmp/seckill-ab)
-# and built as it built itself (its own scripts/build.sh --release and its bench, a target
-# directory per commit, so neither rebuilds the other), then each commit's own `bench rush` runs
+# and built as it built itself (its own scripts/build.sh --release and its bench; one target
+# directory for both, so the dependencies they share compile once, each commit's binaries copied
+# out beside its hashes), then each commit's own `bench rush` runs
 # against its own release server, A B A B ..., on the same local services: every figure of a
 # round is taken minutes apart on the same machine, and each run measures its server's own
 # `GET /api/live` ceiling with the same connections and shoppers. Prints each run's buys/s, its
 # live ceiling, their ratio and the rush's p99, then each commit's median. The runs' JSON stays in
 # $SECKILL_AB_DIR/runs/. Worktrees and builds are kept for the next sitting (remove the directory
-# and `git worktree prune` to reclaim about 4 GB per commit).
+# and `git worktree prune` to reclaim them: about 6 GB).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
@@ -29,21 +30,24 @@ mkdir -p "$AB_DIR/runs"
 "$ROOT/scripts/setup.sh" --tests
 start_services
 
-declare -A tree target
+declare -A tree bin
+shared="$AB_DIR/target"
 for c in "${commits[@]}"; do
   sha=$(git rev-parse --short=9 "$c^{commit}") || die "no such commit: $c"
   tree[$c]="$AB_DIR/$sha"
-  target[$c]="$AB_DIR/target-$sha"
+  bin[$c]="$AB_DIR/bin-$sha"
   if [ ! -d "${tree[$c]}" ]; then
     git worktree add --detach "${tree[$c]}" "$sha" >/dev/null
   fi
   phase "build $c ($sha): its own build.sh --release and bench"
   # An older commit's scripts find the tools where this one's set-up put them.
-  (cd "${tree[$c]}" && PATH="$TOOLS_DIR/bin:$TOOLS_DIR/node/bin:$PATH" CARGO_TARGET_DIR="${target[$c]}" \
+  (cd "${tree[$c]}" && PATH="$TOOLS_DIR/bin:$TOOLS_DIR/node/bin:$PATH" CARGO_TARGET_DIR="$shared" \
     quietly "building $c as it built itself failed: read its scripts/build.sh" \
     bash scripts/build.sh --release)
-  (cd "${tree[$c]}" && CARGO_TARGET_DIR="${target[$c]}" \
+  (cd "${tree[$c]}" && CARGO_TARGET_DIR="$shared" \
     quietly "building $c's bench failed" cargo build --release -p bench)
+  mkdir -p "${bin[$c]}/release"
+  cp "$shared/release/server" "$shared/release/bench" "$shared/release/hash.txt" "${bin[$c]}/release/"
   phase_end
 done
 
@@ -51,8 +55,8 @@ stamp=$(date +%Y%m%d-%H%M%S)
 for r in $(seq "$rounds"); do
   for c in "${commits[@]}"; do
     phase "round $r: $c's rush"
-    (cd "${tree[$c]}" && CARGO_TARGET_DIR="${target[$c]}" LEPTOS_SITE_ROOT="${tree[$c]}/target/site" \
-      LEPTOS_SITE_PKG_DIR=pkg "${target[$c]}/release/bench" rush "${rush[@]}" \
+    (cd "${tree[$c]}" && CARGO_TARGET_DIR="${bin[$c]}" LEPTOS_SITE_ROOT="${tree[$c]}/target/site" \
+      LEPTOS_SITE_PKG_DIR=pkg "${bin[$c]}/release/bench" rush "${rush[@]}" \
       > "$AB_DIR/runs/$stamp-$r-${c//\//_}.log" 2>&1) || die "$c's rush failed: $AB_DIR/runs/$stamp-$r-${c//\//_}.log"
     cp "${tree[$c]}/target/bench/rush.json" "$AB_DIR/runs/$stamp-$r-${c//\//_}.json"
     phase_end
