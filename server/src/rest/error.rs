@@ -8,6 +8,9 @@ use axum::{
     Json,
 };
 
+use std::sync::OnceLock;
+
+use axum::body::Bytes;
 use webapi::error::AppError;
 
 use crate::localize::Malformed;
@@ -46,12 +49,82 @@ pub struct ErrorBody {
 #[derive(Debug, Clone, Copy)]
 pub struct Spoken;
 
+/// The refusals whose body never changes (a code and a sentence), each made once per language
+/// and then shared: a rush answers tens of thousands of `sold_out` a second, and each would
+/// otherwise allocate its code, its sentence and its JSON (issue #53).
+fn fixed(error: &AppError) -> Option<usize> {
+    Some(match error {
+        AppError::Unauthenticated => 0,
+        AppError::Forbidden => 1,
+        AppError::CrossSite => 2,
+        AppError::NotFound => 3,
+        AppError::SoldOut => 4,
+        AppError::NotStarted => 5,
+        AppError::Ended => 6,
+        AppError::RateLimited => 7,
+        AppError::DrawPending => 8,
+        AppError::EntriesNotOpen => 9,
+        AppError::EntriesClosed => 10,
+        AppError::NotADraw => 11,
+        AppError::DrawCommitted => 12,
+        AppError::TooManyStreams => 13,
+        _ => return None,
+    })
+}
+
+const FIXED: usize = 14;
+
+/// [`fixed`]'s bodies, by refusal and language, made on first use.
+static FIXED_BODIES: [[OnceLock<Bytes>; 2]; FIXED] =
+    [const { [const { OnceLock::new() }; 2] }; FIXED];
+
+fn lang_index(lang: i18n::Lang) -> usize {
+    match lang {
+        i18n::Lang::En => 0,
+        i18n::Lang::ZhCn => 1,
+    }
+}
+
 impl ApiError {
     /// The response, its `message` in `lang` (the `error` code is the same in every language),
     /// a malformed request's reason included ([`crate::localize::in_language`]).
     pub fn respond(&self, lang: i18n::Lang) -> Response {
         let status =
             StatusCode::from_u16(self.0.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut res = match fixed(&self.0) {
+            Some(i) => {
+                let body = FIXED_BODIES[i][lang_index(lang)]
+                    .get_or_init(|| Bytes::from(self.body(lang)))
+                    .clone();
+                (
+                    status,
+                    [(
+                        header::CONTENT_TYPE,
+                        HeaderValue::from_static("application/json"),
+                    )],
+                    body,
+                )
+                    .into_response()
+            }
+            None => (
+                status,
+                [(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                )],
+                self.body(lang),
+            )
+                .into_response(),
+        };
+        if let Some(secs) = self.0.retry_after() {
+            res.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        res
+    }
+
+    /// The JSON body in `lang`.
+    fn body(&self, lang: i18n::Lang) -> Vec<u8> {
         let said = crate::localize::in_language(self.0.clone(), lang);
         let body = ErrorBody {
             error: self.0.code().to_owned(),
@@ -67,12 +140,8 @@ impl ApiError {
                 _ => None,
             },
         };
-        let mut res = (status, Json(body)).into_response();
-        if let Some(secs) = self.0.retry_after() {
-            res.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
-        }
-        res
+        // Strings and a map of strings: serde_json cannot fail on them.
+        serde_json::to_vec(&body).unwrap_or_default()
     }
 }
 
@@ -99,5 +168,56 @@ impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequest<S> for ApiJson<
                 Err(ApiError(reason.error()))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EVERY_FIXED: [AppError; FIXED] = [
+        AppError::Unauthenticated,
+        AppError::Forbidden,
+        AppError::CrossSite,
+        AppError::NotFound,
+        AppError::SoldOut,
+        AppError::NotStarted,
+        AppError::Ended,
+        AppError::RateLimited,
+        AppError::DrawPending,
+        AppError::EntriesNotOpen,
+        AppError::EntriesClosed,
+        AppError::NotADraw,
+        AppError::DrawCommitted,
+        AppError::TooManyStreams,
+    ];
+
+    #[test]
+    fn each_fixed_refusal_has_its_own_place_and_its_words_in_each_language() {
+        let mut seen = std::collections::HashSet::new();
+        for e in EVERY_FIXED {
+            let i = fixed(&e).expect("fixed");
+            assert!(i < FIXED && seen.insert(i), "{e:?} at {i}");
+            for lang in i18n::Lang::ALL {
+                let api = ApiError(e.clone());
+                // Twice: the second answer is the shared one, the same bytes.
+                for _ in 0..2 {
+                    let res = api.respond(lang);
+                    assert_eq!(res.status().as_u16(), e.status());
+                    let cached = FIXED_BODIES[i][lang_index(lang)].get().expect("made");
+                    let fresh: serde_json::Value =
+                        serde_json::from_slice(&api.body(lang)).expect("json");
+                    assert_eq!(
+                        serde_json::from_slice::<serde_json::Value>(cached).expect("json"),
+                        fresh
+                    );
+                    assert_eq!(fresh["error"], e.code());
+                    assert_eq!(fresh["message"], e.message(lang));
+                }
+            }
+        }
+        // Not fixed: what carries a value.
+        assert_eq!(fixed(&AppError::TryAgainIn(3)), None);
+        assert_eq!(fixed(&AppError::BadRequest("x".into())), None);
     }
 }
