@@ -10,7 +10,9 @@ use domain::{
 use serde::{Deserialize, Serialize};
 
 mod draws;
-pub use draws::{EntryView, MoveView, ProofView, ReceiptView};
+#[cfg(feature = "ssr")]
+pub use draws::MoveView;
+pub use draws::{EntryView, ProofView, ReceiptView};
 
 /// How many vouchers the listings show (the home page, the console, `GET /api/vouchers`).
 pub const LIST_LIMIT: i64 = 200;

@@ -23,6 +23,9 @@ pub struct EntryView {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub rank: Option<i64>,
     /// The move that gave this shopper a unit that came back, as the transcript records it.
+    /// Server-side only: no page shows it, so the browser's bundle carries no reader for it
+    /// (serde skips the field there).
+    #[cfg(feature = "ssr")]
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub moved: Option<MoveView>,
     pub entrants: i64,
@@ -46,6 +49,7 @@ pub struct ReceiptView {
 }
 
 /// A unit given down a draw's ranking, as recorded: the transcript's `moves[seq - 1]`.
+#[cfg(feature = "ssr")]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct MoveView {
