@@ -77,10 +77,10 @@ for path in sorted(glob.glob(os.path.join(runs, f"{stamp}-*.json"))):
     lat = j["latency"]
     p99 = lat.get("p99_ms", lat.get("p99"))
     per[commit].append((j["buys_per_sec"], j["ceiling_live_per_sec"], j["ratio_buys_to_live"], p99))
-    print(f"| {commit} | {r} | {j['buys_per_sec']:,.0f} | {j['ceiling_live_per_sec']:,.0f} | {j['ratio_buys_to_live']:.2f}x | {p99} |")
+    print(f"| {commit} | {r} | {j['buys_per_sec']:,.0f} | {j['ceiling_live_per_sec']:,.0f} | {j['ratio_buys_to_live']:.2f}x | {p99:.1f} |")
 print("\n| commit | median buys/s | median live/s | median ratio | median p99 ms |")
 print("| --- | --- | --- | --- | --- |")
 for c, xs in per.items():
     med = lambda i: statistics.median(x[i] for x in xs if x[i] is not None)
-    print(f"| {c} | {med(0):,.0f} | {med(1):,.0f} | {med(2):.2f}x | {med(3)} |")
+    print(f"| {c} | {med(0):,.0f} | {med(1):,.0f} | {med(2):.2f}x | {med(3):.1f} |")
 EOF
