@@ -22,9 +22,9 @@ pub struct EntryView {
     pub order_id: Option<OrderId>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub rank: Option<i64>,
+    // Server-side only: no page shows it, so the browser's bundle carries no reader for it
+    // (serde skips the field there).
     /// The move that gave this shopper a unit that came back, as the transcript records it.
-    /// Server-side only: no page shows it, so the browser's bundle carries no reader for it
-    /// (serde skips the field there).
     #[cfg(feature = "ssr")]
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub moved: Option<MoveView>,
