@@ -125,7 +125,7 @@ async fn pass(core: &Core, running: &mut Running) -> Duration {
         }
         running.offer(core, voucher);
     }
-    match store::draws::recorded_live(&core.db, now).await {
+    match store::draws::recorded_ending_after(&core.db, now).await {
         Ok(drawn) => {
             for voucher in drawn {
                 if let Err(e) = draw::advance(core, voucher).await {
@@ -138,7 +138,7 @@ async fn pass(core: &Core, running: &mut Running) -> Duration {
     if core.config.draw.tsa.is_some() {
         witness_closed(core, now).await;
     }
-    match store::draws::recent_drawn(&core.db, now - MOVES_RECORDED_FOR).await {
+    match store::draws::recorded_ending_after(&core.db, now - MOVES_RECORDED_FOR).await {
         Ok(drawn) => {
             for voucher in drawn {
                 if let Err(e) = draw::record_moves(core, voucher).await {

@@ -46,23 +46,10 @@ pub async fn unrecorded(
         .collect())
 }
 
-/// Draw sales whose ranking is recorded and whose sale has not ended at `now`: the ones a unit
-/// coming back may still go down the ranking of.
-pub async fn recorded_live(db: &PgPool, now: DateTime<Utc>) -> Result<Vec<VoucherId>, sqlx::Error> {
-    let ids: Vec<i64> = sqlx::query_scalar(
-        "SELECT v.id FROM draws d JOIN vouchers v ON v.id = d.voucher_id
-         WHERE d.drawn_at IS NOT NULL AND v.ends_at > $1 AND d.entrants > 0
-         ORDER BY v.id",
-    )
-    .bind(now)
-    .fetch_all(db)
-    .await?;
-    Ok(ids.into_iter().map(VoucherId::from_db).collect())
-}
-
-/// Drawn sales whose sale has not ended, or ended after `ended_after`: the ones whose moves may
-/// not all be recorded yet (an order admitted just before the end is written just after).
-pub async fn recent_drawn(
+/// Draw sales whose ranking is recorded and whose sale ends after `ended_after`: with now, the
+/// ones a unit coming back may still go down the ranking of; with a day ago, the ones whose
+/// moves may not all be recorded yet (an order admitted just before the end is written after).
+pub async fn recorded_ending_after(
     db: &PgPool,
     ended_after: DateTime<Utc>,
 ) -> Result<Vec<VoucherId>, sqlx::Error> {

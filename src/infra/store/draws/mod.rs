@@ -10,7 +10,7 @@ use crate::domain::{OrderId, UserId, VoucherId};
 mod due;
 mod moves;
 pub use due::{
-    awaiting_draw, awaiting_rounds, overdue, recent_drawn, recorded_live, unrecorded, unwitnessed,
+    awaiting_draw, awaiting_rounds, overdue, recorded_ending_after, unrecorded, unwitnessed,
 };
 pub use moves::{move_of, record_moves, recorded_moves, RecordedMove};
 
