@@ -16,6 +16,7 @@
 //! | `process.rs` | the server as a child process, `perf` on it |
 
 mod ceilings;
+mod cpu;
 pub(crate) mod fire;
 pub(crate) mod measure;
 pub(crate) mod process;
@@ -70,6 +71,7 @@ async fn rush(options: &Options, sc: &Scenario, scratch: &Scratch) -> anyhow::Re
     let base = stage.server.base.clone();
     stage.wait_for_opening().await;
 
+    let cpu_before = cpu::CpuClock::read(stage.server.pid());
     let fire_start = Instant::now();
     let (fired, send_lag) = match sc.rate {
         Some(rate) => {
@@ -89,6 +91,11 @@ async fn rush(options: &Options, sc: &Scenario, scratch: &Scratch) -> anyhow::Re
         ),
     };
     let fire_elapsed = fire_start.elapsed();
+    // The profile is the rush's alone: the polling below reads PostgreSQL.
+    let profile = stage.stop_profiler()?;
+    let cpu_rush = cpu_before
+        .zip(cpu::CpuClock::read(stage.server.pid()))
+        .map(|(a, b)| a.per_request(b, sc.shoppers));
 
     // Every returned ID until it is final.
     let poll_start = Instant::now();
@@ -101,11 +108,17 @@ async fn rush(options: &Options, sc: &Scenario, scratch: &Scratch) -> anyhow::Re
     )
     .await?;
     let poll_elapsed = poll_start.elapsed();
-    let profile = stage.stop_profiler()?;
     // The stack's own ceiling, same server, connections and shoppers (closed loop only).
-    let live = match sc.rate {
-        None => Some(fire::live_ceiling(&stage.client, &base, &stage.tokens, sc.conns).await?),
-        Some(_) => None,
+    let (live, cpu_live) = match sc.rate {
+        None => {
+            let before = cpu::CpuClock::read(stage.server.pid());
+            let rate = fire::live_ceiling(&stage.client, &base, &stage.tokens, sc.conns).await?;
+            let spent = before
+                .zip(cpu::CpuClock::read(stage.server.pid()))
+                .map(|(a, b)| a.per_request(b, stage.tokens.len()));
+            (Some(rate), spent)
+        }
+        Some(_) => (None, None),
     };
     let peak_rss_mb = stage.server.peak_rss_mb();
     stage.server.stop();
@@ -141,6 +154,8 @@ async fn rush(options: &Options, sc: &Scenario, scratch: &Scratch) -> anyhow::Re
         evalsha,
         insert,
         live,
+        cpu_rush,
+        cpu_live,
         profile,
         send_lag,
     }

@@ -4,7 +4,7 @@ use std::{collections::BTreeMap, time::Duration};
 
 use hdrhistogram::Histogram;
 
-use super::{measure::Drain, Scenario};
+use super::{cpu::CpuPerRequest, measure::Drain, Scenario};
 use crate::{
     report::{self, Report},
     Options,
@@ -29,6 +29,9 @@ pub struct Figures<'a> {
     pub insert: f64,
     /// Ceiling: `GET /api/live` per second with the rush's shape (closed loop only).
     pub live: Option<f64>,
+    /// The CPU a buy cost, and (closed loop) a `GET /api/live`.
+    pub cpu_rush: Option<CpuPerRequest>,
+    pub cpu_live: Option<CpuPerRequest>,
     /// The top of `perf report`, when profiled.
     pub profile: Vec<String>,
     /// Open loop: how far behind its schedule the latest buy was sent (the client's own lag).
@@ -116,6 +119,14 @@ impl Figures<'_> {
                 f.live.map_or("n/a (open loop)".into(), |live| {
                     format!("{live:.0}/s → ratio {:.2}", f.buys_per_sec / live)
                 }),
+            ),
+            (
+                "CPU per request: a buy / a GET /api/live".into(),
+                format!(
+                    "{} / {}",
+                    f.cpu_rush.map_or("n/a".into(), |c| c.to_string()),
+                    f.cpu_live.map_or("n/a".into(), |c| c.to_string())
+                ),
             ),
             ("buy latency".into(), report::latency_row(&f.latency)),
             (
@@ -213,6 +224,8 @@ impl Figures<'_> {
             "ceiling_live_per_sec": f.live,
             "ratio_buys_to_live": f.live.map(|live| f.buys_per_sec / live),
             "ratio_drain_to_insert": ratio_drain,
+            "cpu_us_per_buy": f.cpu_rush.map(|c| serde_json::json!({"server": c.server_us, "generator": c.generator_us, "others": c.others_us})),
+            "cpu_us_per_live": f.cpu_live.map(|c| serde_json::json!({"server": c.server_us, "generator": c.generator_us, "others": c.others_us})),
             "invariant_violations": f.violations,
             "targets": targets.iter().map(|(t, ok)| (t.to_string(), *ok)).collect::<BTreeMap<_, _>>(),
         })
