@@ -66,11 +66,15 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
     let mut sessions = scratch.sessions(&users).await?;
     let late = sessions.pop().context("a session")?;
     let token = sessions.pop().context("a session")?;
+    let admin = admin_session(scratch).await?;
     let mut server = Server::start(&scratch.env).await?;
     let client = load_client(conns)?;
     sell_out(&client, &server.base, sold_out, &token, &late).await?;
     let page = format!("/vouchers/{voucher}");
-    let targets = targets(voucher, sold_out, &token, &late);
+    let mut targets = targets(voucher, sold_out, &token, &late);
+    // The admin's pages, rendered per request for them: after the shoppers' (whose indices the
+    // targets below read).
+    targets.extend(admin_targets(voucher, &admin));
     let mut measured = Vec::new();
     for t in &targets {
         measured.push(hammer(&client, &server.base, t, conns, window).await?);
@@ -125,6 +129,37 @@ fn targets(voucher: VoucherId, sold_out: VoucherId, token: &str, late: &str) -> 
             "/pkg/seckill.js",
             false,
             Some("br"),
+        ),
+    ]
+}
+
+/// A session of the bench's admin (the configured admin phone).
+async fn admin_session(scratch: &Scratch) -> anyhow::Result<String> {
+    let phone = seckill::domain::Phone::parse(
+        seckill::config::DEFAULT_ADMIN_PHONE,
+        scratch.core.config.auth.country,
+    )?;
+    let admin = scratch.admin().await?;
+    Ok(seckill::auth::open_session(&scratch.core, admin.user(), phone)
+        .await?
+        .token)
+}
+
+/// The admin on a sale's page (with its manage link) and on the console (every row's counts
+/// read from Redis and PostgreSQL, the chart's series).
+fn admin_targets(voucher: VoucherId, session: &str) -> Vec<Target> {
+    let target = |label, path: String| Target {
+        label,
+        path,
+        session: Some(session.to_owned()),
+        encoding: None,
+    };
+    vec![
+        target("voucher page, admin", format!("/vouchers/{voucher}")),
+        target("console, admin (/admin)", "/admin".to_owned()),
+        target(
+            "console managing a sale, admin",
+            format!("/admin?manage={voucher}&chart={voucher}"),
         ),
     ]
 }
