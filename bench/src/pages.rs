@@ -140,9 +140,11 @@ async fn admin_session(scratch: &Scratch) -> anyhow::Result<String> {
         scratch.core.config.auth.country,
     )?;
     let admin = scratch.admin().await?;
-    Ok(seckill::auth::open_session(&scratch.core, admin.user(), phone)
-        .await?
-        .token)
+    Ok(
+        seckill::auth::open_session(&scratch.core, admin.user(), phone)
+            .await?
+            .token,
+    )
 }
 
 /// The admin on a sale's page (with its manage link) and on the console (every row's counts

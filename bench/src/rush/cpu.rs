@@ -33,9 +33,7 @@ impl CpuClock {
 
     /// What was spent from `self` to `later`, over `requests` requests.
     pub fn per_request(self, later: Self, requests: usize) -> CpuPerRequest {
-        let us = |ticks: u64| {
-            ticks_to(ticks).as_secs_f64() * 1e6 / requests.max(1) as f64
-        };
+        let us = |ticks: u64| ticks_to(ticks).as_secs_f64() * 1e6 / requests.max(1) as f64;
         let server = later.server.saturating_sub(self.server);
         let generator = later.generator.saturating_sub(self.generator);
         let machine = later.machine.saturating_sub(self.machine);
@@ -85,5 +83,9 @@ fn machine_busy_ticks() -> Option<u64> {
         .collect();
     // user nice system idle iowait irq softirq steal (guest times are inside user).
     let busy = values.iter().take(8).enumerate();
-    Some(busy.filter(|(i, _)| *i != 3 && *i != 4).map(|(_, v)| v).sum())
+    Some(
+        busy.filter(|(i, _)| *i != 3 && *i != 4)
+            .map(|(_, v)| v)
+            .sum(),
+    )
 }

@@ -187,7 +187,16 @@ impl Profiler {
         std::fs::create_dir_all(&dir)?;
         let data = dir.join("perf.data");
         let child = Command::new("perf")
-            .args(["record", "-F", "499", "--call-graph", "dwarf,32768", "-p", &pid.to_string(), "-o"])
+            .args([
+                "record",
+                "-F",
+                "499",
+                "--call-graph",
+                "dwarf,32768",
+                "-p",
+                &pid.to_string(),
+                "-o",
+            ])
             .arg(&data)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
