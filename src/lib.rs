@@ -20,6 +20,7 @@
 //! `infra`; the `testing` feature opens it to the tests and benchmarks).
 
 pub mod auth;
+pub mod books;
 pub mod catalog;
 pub mod config;
 pub mod draw;

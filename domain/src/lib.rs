@@ -14,6 +14,7 @@ mod number;
 mod opening;
 mod order;
 mod paging;
+mod period;
 mod phone;
 pub mod rfc3339;
 mod shard;
@@ -33,6 +34,7 @@ pub use order::{
     OrderStatus, Refund, ORDER_EPOCH_UNIX,
 };
 pub use paging::Page;
+pub use period::Period;
 pub use phone::{CountryCode, Phone, PhoneError, MIN_NATIONAL_DIGITS};
 pub use shard::{Shard, SHARD_COUNT, SHARD_SEQUENCE_MAX};
 pub use status::VoucherStatus;

@@ -46,16 +46,29 @@ impl Currency {
     /// `minor` units as people read the amount: `¥9.90`, `€1200.00`, `¥990` (yen have no minor
     /// unit), `CHF 9.90`, `-¥0.05`. The one formatter of every price the shop shows.
     pub fn format(&self, minor: i64) -> String {
-        let (_, digits) = self.style();
         let sign = if minor < 0 { "-" } else { "" };
-        let abs = minor.unsigned_abs();
-        let symbol = self.symbol();
+        format!(
+            "{sign}{}{}",
+            self.symbol(),
+            self.decimal(minor.unsigned_abs())
+        )
+    }
+
+    /// `minor` units as a plain decimal number in the currency's major unit, for a spreadsheet
+    /// to add up: `9.90`, `-0.05`, `990` (yen).
+    pub fn amount(&self, minor: i64) -> String {
+        let sign = if minor < 0 { "-" } else { "" };
+        format!("{sign}{}", self.decimal(minor.unsigned_abs()))
+    }
+
+    fn decimal(&self, abs: u64) -> String {
+        let (_, digits) = self.style();
         if digits == 0 {
-            return format!("{sign}{symbol}{abs}");
+            return abs.to_string();
         }
         let unit = 10u64.pow(digits);
         let width = digits as usize;
-        format!("{sign}{symbol}{}.{:0width$}", abs / unit, abs % unit)
+        format!("{}.{:0width$}", abs / unit, abs % unit)
     }
 }
 
@@ -117,5 +130,14 @@ mod tests {
         assert_eq!(of("jpy", 990), "¥990");
         assert_eq!(of("chf", 990), "CHF 9.90");
         assert_eq!(Currency::default().format(0), "¥0.00");
+    }
+
+    #[test]
+    fn an_amount_for_a_spreadsheet_is_a_plain_number() {
+        let of = |code: &str, minor| code.parse::<Currency>().expect("code").amount(minor);
+        assert_eq!(of("cny", 990), "9.90");
+        assert_eq!(of("cny", -5), "-0.05");
+        assert_eq!(of("jpy", 990), "990");
+        assert_eq!(of("chf", 120_000), "1200.00");
     }
 }

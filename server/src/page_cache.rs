@@ -94,6 +94,13 @@ fn is_html(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.starts_with("text/html"))
 }
 
+fn is_csv(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/csv"))
+}
+
 /// The middleware: shared pages from the cache, `ETag`s and 304s on every HTML page.
 pub async fn pages(State(cache): State<PageCache>, req: Request, next: Next) -> Response {
     // Only reads can be pages: a buy (a POST) passes straight through.
@@ -316,9 +323,10 @@ fn answer(
     response
 }
 
-/// Compression of HTML pages over 1 KB that are not encoded yet (signed-in pages), brotli or
-/// gzip at a level fast enough to run per response. Nothing else: not the JSON of the buy
-/// path, not streams, not the precompressed static files.
+/// Compression of HTML pages over 1 KB that are not encoded yet (signed-in pages) and of the
+/// books' CSV exports (issue #55: streamed, compressed as they go), brotli or gzip at a level
+/// fast enough to run per response. Nothing else: not the JSON of the buy path, not streams,
+/// not the precompressed static files.
 pub fn compression(
 ) -> tower_http::compression::CompressionLayer<impl tower_http::compression::Predicate> {
     use tower_http::compression::{
@@ -327,7 +335,7 @@ pub fn compression(
     let html = |_: StatusCode,
                 _: axum::http::Version,
                 headers: &HeaderMap,
-                _: &axum::http::Extensions| is_html(headers);
+                _: &axum::http::Extensions| is_html(headers) || is_csv(headers);
     CompressionLayer::new()
         .quality(CompressionLevel::Precise(4))
         .compress_when(SizeAbove::new(1024).and(html))

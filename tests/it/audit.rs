@@ -72,6 +72,15 @@ async fn admin_actions_and_sign_ins_leave_an_audit_line(db: PgPool) {
     catalog::admin::end_sale(&core, &admin, v)
         .await
         .expect("ended");
+    let now = chrono::Utc::now();
+    let period = seckill::domain::Period::parse(
+        Some(&(now - chrono::Duration::hours(1)).to_rfc3339()),
+        Some(&now.to_rfc3339()),
+    )
+    .expect("period");
+    let _ = seckill::books::orders_csv(&core, &admin, period)
+        .await
+        .expect("export");
     let issued = auth::request_code(&core, loopback(), "13900000051")
         .await
         .expect("code");
@@ -98,6 +107,11 @@ async fn admin_actions_and_sign_ins_leave_an_audit_line(db: PgPool) {
     assert!(
         ended.contains(&format!("target={v}")) && ended.contains("done"),
         "{ended}"
+    );
+    let exported = line("action=\"export orders\"");
+    assert!(
+        exported.contains(&format!("actor={}", admin.user())) && exported.contains("done"),
+        "{exported}"
     );
     let refused = line("sign-in refused");
     assert!(

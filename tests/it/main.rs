@@ -4,6 +4,7 @@
 
 mod admissions;
 mod audit;
+mod books;
 mod catalog_cache;
 mod common;
 mod console;

@@ -2,6 +2,7 @@
 //! ([`AppError`]) so both speak the same codes.
 
 mod auth;
+mod books;
 mod doc;
 mod draws;
 pub(crate) mod error;
@@ -57,6 +58,8 @@ pub fn router() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(vouchers::add_stock))
         .routes(routes!(payments_admin::list))
         .routes(routes!(payments_admin::refund))
+        .routes(routes!(books::orders))
+        .routes(routes!(books::payments))
         .routes(routes!(openapi_json))
         .routes(routes!(docs_page))
         .split_for_parts();

@@ -138,6 +138,8 @@ async fn every_operation_is_described_with_its_answers(db: PgPool) {
         "POST /api/admin/vouchers/{id}/stock",
         "GET /api/admin/payments",
         "POST /api/admin/orders/{id}/refund",
+        "GET /api/admin/orders.csv",
+        "GET /api/admin/payments.csv",
     ] {
         assert!(operations.remove(expected), "{expected} is not described");
     }

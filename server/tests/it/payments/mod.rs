@@ -8,6 +8,7 @@
 //! shopper), and so is the money (M1–M3). The shop and its helpers here; the tests in
 //! `checkout.rs` (paying), `deadline.rs` (the deadline and money after it) and `refunds.rs`.
 
+mod books;
 mod checkout;
 mod deadline;
 mod refunds;
