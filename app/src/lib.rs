@@ -174,6 +174,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/admin") ssr=SsrMode::Async view=pages::console::ConsolePage/>
                     <Route path=path!("/admin/vouchers/new") ssr=SsrMode::Async view=pages::admin::NewVoucherPage/>
                     <Route path=path!("/admin/payments") ssr=SsrMode::Async view=pages::payments::PaymentsPage/>
+                    <Route path=path!("/admin/actions") ssr=SsrMode::Async view=pages::actions::ActionsPage/>
                 </Routes>
             </main>
             <footer class="site-footer">

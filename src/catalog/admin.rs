@@ -97,7 +97,7 @@ pub async fn end_sale(
     voucher: VoucherId,
 ) -> Result<DateTime<Utc>, SaleAdminError> {
     let ended = end_checked(core, voucher).await;
-    audit::admin_action(admin.user(), "end sale", voucher, &ended);
+    audit::admin_action(core, admin.user(), "end sale", voucher, &ended).await;
     ended
 }
 
@@ -152,7 +152,7 @@ pub async fn add_stock(
 ) -> Result<StockAdded, SaleAdminError> {
     let added = add_checked(core, voucher, add, key).await;
     let target = format!("{voucher} +{}", add.get());
-    audit::admin_action(admin.user(), "add stock", target, &added);
+    audit::admin_action(core, admin.user(), "add stock", target, &added).await;
     added
 }
 

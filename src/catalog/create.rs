@@ -54,7 +54,7 @@ pub async fn create_voucher(
         |_| format!("{:?}", draft.title.chars().take(60).collect::<String>()),
         ToString::to_string,
     );
-    crate::auth::audit::admin_action(admin.user(), "create voucher", target, &created);
+    crate::auth::audit::admin_action(core, admin.user(), "create voucher", target, &created).await;
     created
 }
 

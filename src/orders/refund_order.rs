@@ -76,11 +76,13 @@ pub async fn refund_order(
 ) -> Result<RefundState, AdminRefundError> {
     let result = refund_checked(core, order).await;
     crate::auth::audit::admin_action(
+        core,
         admin.user(),
         "refund order",
         order,
         &result.as_ref().map(|s| s.as_str()),
-    );
+    )
+    .await;
     result
 }
 

@@ -76,6 +76,7 @@ async fn admin_actions_and_sign_ins_leave_an_audit_line(db: PgPool) {
     let period = seckill::domain::Period::parse(
         Some(&(now - chrono::Duration::hours(1)).to_rfc3339()),
         Some(&now.to_rfc3339()),
+        |day| Some(day.and_hms_opt(0, 0, 0)?.and_utc()),
     )
     .expect("period");
     let _ = seckill::books::orders_csv(&core, &admin, period)

@@ -28,6 +28,7 @@ async fn an_export_of_two_full_batches_comes_out_whole_once_and_in_order(db: PgP
     let period = Period::parse(
         Some(&(now - Duration::hours(1)).to_rfc3339()),
         Some(&(now + Duration::hours(1)).to_rfc3339()),
+        |day| Some(day.and_hms_opt(0, 0, 0)?.and_utc()),
     )
     .expect("period");
     let chunks: Vec<bytes::Bytes> = books::orders_csv(&core, &admin(&core).await, period)

@@ -161,3 +161,30 @@ pub fn payment_row(
         updated_at: p.updated_at,
     }
 }
+
+/// A page of the admins' actions as the wire says it.
+pub fn actions(page: seckill::auth::audit::ActionsPage) -> crate::actions::ActionsView {
+    crate::actions::ActionsView {
+        actions: page
+            .actions
+            .into_iter()
+            .map(|a| crate::actions::ActionView {
+                id: a.id,
+                at: a.at,
+                actor_id: a.actor,
+                actor_phone: seckill::domain::Phone::try_from(a.phone.as_str())
+                    .map_or_else(|_| "?".to_owned(), |p| p.masked()),
+                action: a.action,
+                target: a.target,
+                outcome: if a.refusal.is_some() {
+                    "refused"
+                } else {
+                    "done"
+                }
+                .to_owned(),
+                refusal: a.refusal,
+            })
+            .collect(),
+        next: page.next,
+    }
+}

@@ -10,6 +10,7 @@
 //! | `convert` (ssr) | core values into wire types |
 //! | `http` (ssr) | the session cookie, a request's principal, IDs from paths and forms, core errors into `AppError` |
 
+pub mod actions;
 pub mod answers;
 #[cfg(feature = "ssr")]
 pub mod convert;

@@ -140,6 +140,15 @@ pub async fn admin_payments(
     })
 }
 
+/// A page of the admins' actions (admins only), newest first: those older than `before`.
+#[server(prefix = "/sf", endpoint = "admin_actions")]
+pub async fn admin_actions(before: Option<i64>) -> Result<webapi::actions::ActionsView, AppError> {
+    let core = crate::ssr::core()?;
+    crate::ssr::signed_in_admin(&core).await?;
+    let page = seckill::auth::audit::actions(&core, before).await?;
+    Ok(webapi::convert::actions(page))
+}
+
 /// Refunds an order (admins only): a paid order is cancelled by the shop and its money given
 /// back. A plain form post is sent back to the payments page it came from, saying so.
 #[server(prefix = "/sf", endpoint = "refund_order")]

@@ -1,5 +1,6 @@
 //! One module per page.
 
+pub mod actions;
 pub mod admin;
 pub mod console;
 pub mod draw_check;

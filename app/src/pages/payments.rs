@@ -85,6 +85,7 @@ fn Payments() -> impl IntoView {
             <a class="button" href="/admin">{t.console_title()}</a>
         </div>
         {notice}
+        <Books/>
         <Suspense fallback=move || view! { <p class="loading">{t.payments_loading()}</p> }>
             {move || Suspend::new(async move {
                 match data.await {
@@ -93,6 +94,35 @@ fn Payments() -> impl IntoView {
                 }
             })}
         </Suspense>
+    }
+}
+
+/// The books out: a plain GET form (with JavaScript or without) for the REST API's CSV exports,
+/// the days of this month so far filled in; each button downloads its file.
+#[component]
+fn Books() -> impl IntoView {
+    use chrono::Datelike;
+    let t = crate::words::t();
+    let today = chrono::Utc::now()
+        .with_timezone(&crate::time::shop_offset())
+        .date_naive();
+    let first = today.with_day(1).unwrap_or(today);
+    view! {
+        <section class="panel books" data-testid="books">
+            <h2>{t.books_heading()}</h2>
+            <form method="get" action="/api/admin/orders.csv" class="filters">
+                <label>{t.books_from()} " "
+                    <input type="date" name="from" required value=first.to_string() data-testid="books-from"/>
+                </label>
+                <label>{t.books_to()} " "
+                    <input type="date" name="to" required value=today.to_string() data-testid="books-to"/>
+                </label>
+                <button type="submit" class="button" data-testid="books-orders">{t.books_orders()}</button>
+                <button type="submit" class="button" formaction="/api/admin/payments.csv"
+                    data-testid="books-payments">{t.books_payments()}</button>
+            </form>
+            <p class="hint">{crate::words::fill(t.books_hint(), &[&crate::time::zone_name(t)])}</p>
+        </section>
     }
 }
 

@@ -1,9 +1,12 @@
-//! The books out (issue #55): `GET /api/admin/orders.csv?from=&to=` and
+//! The books out (issue #55), and the admins' actions (`GET /api/admin/actions?before=`): `GET /api/admin/orders.csv?from=&to=` and
 //! `GET /api/admin/payments.csv?from=&to=`, `text/csv` with a header row, streamed as the rows are
-//! read. Bounds are RFC 3339 with their offset (`+` written `%2B` in a query); a missing,
-//! malformed or backward bound is a `400 invalid` naming the field.
+//! read. Bounds are RFC 3339 with their offset (`+` written `%2B` in a query), or dates as a
+//! form's date fields send them (the days included, in the shop's zone, `SECKILL_TIME_ZONE`); a
+//! missing, malformed or backward bound is a `400 invalid` naming the field.
 
 use std::collections::HashMap;
+
+use chrono::TimeZone;
 
 use axum::{
     body::Body,
@@ -20,9 +23,15 @@ use super::{error::ApiResult, extract::AdminUser};
 fn period(raw: Option<&str>) -> Result<Period, AppError> {
     let pairs: HashMap<String, String> = serde_urlencoded::from_str(raw.unwrap_or_default())
         .map_err(|_| AppError::BadRequest("the query is not a valid form encoding".into()))?;
+    let zone = app::time::shop_zone();
     Period::parse(
         pairs.get("from").map(String::as_str),
         pairs.get("to").map(String::as_str),
+        |day| {
+            zone.from_local_datetime(&day.and_hms_opt(0, 0, 0)?)
+                .earliest()
+                .map(|at| at.with_timezone(&chrono::Utc))
+        },
     )
     .map_err(AppError::Invalid)
 }
@@ -49,8 +58,8 @@ fn csv(name: &str, period: Period, export: books::Export) -> Response {
 
 #[utoipa::path(get, path = "/admin/orders.csv", tag = "admin", security(("session" = [])),
     params(
-        ("from" = String, Query, description = "RFC 3339 with its offset: the first admission time included"),
-        ("to" = String, Query, description = "RFC 3339 with its offset: the first admission time after the period"),
+        ("from" = String, Query, description = "RFC 3339 with its offset, the first admission time included; or a date, from the start of that day in the shop's zone"),
+        ("to" = String, Query, description = "RFC 3339 with its offset, the first admission time after the period; or a date, to the end of that day in the shop's zone"),
     ),
     responses(
         (status = 200, description = "The orders admitted in the period, oldest first: a header row, then `order_id, admitted_at, written_at, voucher_id, voucher_title, user_id, status, price_minor, price, currency, paid_at, cancelled_at, cancelled_by, payment_state, dispute` (times in RFC 3339 UTC; `price` in the currency's major unit).", body = String, content_type = "text/csv"),
@@ -70,8 +79,8 @@ pub async fn orders(
 
 #[utoipa::path(get, path = "/admin/payments.csv", tag = "admin", security(("session" = [])),
     params(
-        ("from" = String, Query, description = "RFC 3339 with its offset: the first opening time included"),
-        ("to" = String, Query, description = "RFC 3339 with its offset: the first opening time after the period"),
+        ("from" = String, Query, description = "RFC 3339 with its offset, the first opening time included; or a date, from the start of that day in the shop's zone"),
+        ("to" = String, Query, description = "RFC 3339 with its offset, the first opening time after the period; or a date, to the end of that day in the shop's zone"),
     ),
     responses(
         (status = 200, description = "The payments opened in the period, oldest first: a header row, then `payment_id, created_at, updated_at, order_id, voucher_id, attempt, provider, state, amount_minor, amount, currency, provider_ref, dispute, refund_error, mismatch` (`state`: `open`, `paid`, `closed`, `flagged`, `refund_due`, `refund_failed`, `refunded`).", body = String, content_type = "text/csv"),
@@ -87,4 +96,36 @@ pub async fn payments(
     let period = period(query.as_deref())?;
     let export = books::payments_csv(&core, &admin, period).await?;
     Ok(csv("payments", period, export))
+}
+
+/// `?before=` as a keyset cursor: absent or empty, the newest page.
+fn before(raw: Option<&str>) -> Result<Option<i64>, AppError> {
+    let pairs: HashMap<String, String> = serde_urlencoded::from_str(raw.unwrap_or_default())
+        .map_err(|_| AppError::BadRequest("the query is not a valid form encoding".into()))?;
+    match pairs.get("before").map(|b| b.trim()) {
+        None | Some("") => Ok(None),
+        Some(b) => b.parse::<i64>().map(Some).map_err(|_| {
+            let mut fields = seckill::domain::FieldErrors::default();
+            fields.push("before", "must be an action's ID (a whole number)");
+            AppError::Invalid(fields)
+        }),
+    }
+}
+
+#[utoipa::path(get, path = "/admin/actions", tag = "admin", security(("session" = [])),
+    params(("before" = Option<i64>, Query, description = "The `next` of the page before: the actions older than that ID")),
+    responses(
+        (status = 200, description = "The admins' actions, newest first, 50 to a page (who, what, to what, when, how it ended).", body = webapi::actions::ActionsView),
+        (status = 400, description = "`invalid`: `before` is not a whole number.", body = crate::rest::error::ErrorBody),
+        (status = 401, description = "`unauthenticated`.", body = crate::rest::error::ErrorBody),
+        (status = 403, description = "`forbidden`: not an admin.", body = crate::rest::error::ErrorBody),
+    ))]
+pub async fn actions(
+    State(core): State<Core>,
+    AdminUser(_admin): AdminUser,
+    RawQuery(query): RawQuery,
+) -> ApiResult<axum::Json<webapi::actions::ActionsView>> {
+    let before = before(query.as_deref())?;
+    let page = seckill::auth::audit::actions(&core, before).await?;
+    Ok(axum::Json(webapi::convert::actions(page)))
 }

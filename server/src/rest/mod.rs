@@ -60,6 +60,7 @@ pub fn router() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(payments_admin::refund))
         .routes(routes!(books::orders))
         .routes(routes!(books::payments))
+        .routes(routes!(books::actions))
         .routes(routes!(openapi_json))
         .routes(routes!(docs_page))
         .split_for_parts();

@@ -1,5 +1,6 @@
 //! PostgreSQL: the pool, the embedded migrations and one repository per table group.
 
+pub mod audit;
 pub mod books;
 pub mod draw_log;
 pub mod draws;

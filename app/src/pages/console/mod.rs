@@ -63,6 +63,7 @@ fn Console() -> impl IntoView {
         <div class="console-head">
             <h1>{t.console_title()}</h1>
             <a class="button" href="/admin/payments" data-testid="payments-link">{t.console_payments()}</a>
+            <a class="button" href="/admin/actions" data-testid="actions-link">{t.actions_link()}</a>
             <a class="button primary" href="/admin/vouchers/new" data-testid="new-voucher">{t.console_new()}</a>
         </div>
         <Suspense fallback=move || view! { <p class="loading">{t.console_loading()}</p> }>

@@ -205,6 +205,29 @@ async fn the_books_of_a_period_come_out_as_csv_that_adds_up_to_the_console(db: P
         .sum();
     assert_eq!(revenue, counts.revenue_cents);
 
+    // Compressed when asked, as it streams: the same file.
+    let r = admin
+        .get(format!(
+            "{}/api/admin/orders.csv?from={}&to={}",
+            app.base,
+            from.replace('+', "%2B"),
+            to.replace('+', "%2B")
+        ))
+        .header(header::ACCEPT_ENCODING, "gzip")
+        .send()
+        .await
+        .expect("export");
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(r.headers()[header::CONTENT_ENCODING], "gzip");
+    let zipped = r.bytes().await.expect("body");
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&zipped[..]), &mut text)
+        .expect("gzip");
+    assert_eq!(
+        records(&parse_csv(&text), seckill::books::ORDER_COLUMNS).len(),
+        3
+    );
+
     // A period before any of it: the header alone.
     let earlier = (now - chrono::Duration::hours(3)).to_rfc3339();
     let r = export(&admin, &app, "orders", &earlier, &from).await;
@@ -232,7 +255,9 @@ async fn the_books_are_an_admins_and_bad_bounds_are_named(db: PgPool) {
         .await;
         for (f, t, fields) in [
             ("", "", vec!["from", "to"]),
-            ("2026-11-01", to, vec!["from"]),
+            ("Nov 1", to, vec!["from"]),
+            ("2026-11-31", "2026-12-01", vec!["from"]),
+            ("2026-11-02", "2026-11-01", vec!["to"]),
             (to, from, vec!["to"]),
         ] {
             let body = expect_error(
@@ -255,4 +280,113 @@ async fn the_books_are_an_admins_and_bad_bounds_are_named(db: PgPool) {
             .expect("export");
         expect_error(r, StatusCode::BAD_REQUEST, "invalid").await;
     }
+}
+
+#[sqlx::test]
+async fn the_admins_actions_are_read_from_their_table_newest_first_a_page_at_a_time(db: PgPool) {
+    let (app, _fake) = shop(db, &[]).await;
+    let admin = app.sign_in("13800000000").await;
+    let v = app.create(&admin, -5, 3600, 5).await;
+    let end = admin
+        .post(format!("{}/api/admin/vouchers/{v}/end", app.base))
+        .send()
+        .await
+        .expect("end");
+    assert_eq!(end.status(), StatusCode::OK);
+    // Refused: the sale has ended.
+    let add = admin
+        .post(format!("{}/api/admin/vouchers/{v}/stock", app.base))
+        .json(&json!({"add": 3}))
+        .send()
+        .await
+        .expect("add");
+    assert_eq!(add.status(), StatusCode::FORBIDDEN);
+    for _ in 0..50 {
+        let r = export(&admin, &app, "orders", "2026-11-01", "2026-11-30").await;
+        assert_eq!(r.status(), StatusCode::OK);
+    }
+    let page = |before: Option<i64>| {
+        let url = match before {
+            Some(b) => format!("{}/api/admin/actions?before={b}", app.base),
+            None => format!("{}/api/admin/actions", app.base),
+        };
+        let admin = admin.clone();
+        async move { get_json(&admin, &url).await }
+    };
+    let first = page(None).await;
+    let actions = first["actions"].as_array().expect("actions");
+    assert_eq!(actions.len(), 50, "{first}");
+    assert!(actions
+        .iter()
+        .all(|a| a["action"] == "export orders" && a["outcome"] == "done"));
+    let ids: Vec<i64> = actions
+        .iter()
+        .map(|a| a["id"].as_i64().expect("id"))
+        .collect();
+    assert!(ids.windows(2).all(|w| w[0] > w[1]), "newest first: {ids:?}");
+    let next = first["next"].as_i64().expect("an older page");
+    let second = page(Some(next)).await;
+    let older: Vec<(&str, &str)> = second["actions"]
+        .as_array()
+        .expect("actions")
+        .iter()
+        .map(|a| {
+            (
+                a["action"].as_str().unwrap_or(""),
+                a["outcome"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        older,
+        [
+            ("add stock", "refused"),
+            ("end sale", "done"),
+            ("create voucher", "done")
+        ]
+    );
+    assert_eq!(second["next"], Value::Null);
+    let refused = &second["actions"][0];
+    assert_eq!(refused["target"], format!("{v} +3"));
+    assert_eq!(refused["refusal"], "the sale has ended");
+    assert_eq!(refused["actor_phone"], "+*********0000");
+    assert_eq!(
+        refused["actor_id"].as_i64(),
+        Some(crate::support::user_id(&app, "+8613800000000").await)
+    );
+
+    // The admins' page says the same in words, the older page behind a link.
+    let html = admin
+        .get(format!("{}/admin/actions?before={next}", app.base))
+        .header(reqwest::header::ACCEPT_LANGUAGE, "zh-CN")
+        .send()
+        .await
+        .expect("page")
+        .text()
+        .await
+        .expect("html");
+    assert_eq!(
+        html.matches("data-testid=\"action-row\"").count(),
+        3,
+        "{html}"
+    );
+    assert!(
+        html.contains("结束活动") && html.contains("被拒绝：the sale has ended"),
+        "{html}"
+    );
+
+    // A shopper reads none of it; a cursor that is no ID is named.
+    let shopper = app.sign_in("13900000330").await;
+    let r = shopper
+        .get(format!("{}/api/admin/actions", app.base))
+        .send()
+        .await
+        .expect("actions");
+    expect_error(r, StatusCode::FORBIDDEN, "forbidden").await;
+    let r = admin
+        .get(format!("{}/api/admin/actions?before=abc", app.base))
+        .send()
+        .await
+        .expect("actions");
+    expect_error(r, StatusCode::BAD_REQUEST, "invalid").await;
 }
