@@ -172,7 +172,11 @@ where
                 Step::After(after) => match fetch(Some(after)).await {
                     Ok(batch) if batch.is_empty() => return None,
                     Ok(batch) => (batch, Vec::new()),
-                    Err(e) => return Some((Err(e.into()), (Step::Done, fetch, rows, next))),
+                    Err(e) => {
+                        // The download is cut short (the client sees it incomplete); say why.
+                        tracing::warn!(error = %e, "an export stopped: a batch could not be read");
+                        return Some((Err(e.into()), (Step::Done, fetch, rows, next)));
+                    }
                 },
             };
             let mut out = out;
