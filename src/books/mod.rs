@@ -63,8 +63,9 @@ pub const PAYMENT_COLUMNS: &[&str] = &[
 /// A CSV export: its bytes as they are made; a store failing midway ends it with the error.
 pub type Export = futures::stream::BoxStream<'static, Result<Bytes, Backend>>;
 
-/// The orders admitted in `period`, oldest first, for `admin` (an audit line says who took them). The first batch is read before this returns,
-/// so a store out of reach is an error here rather than a cut-short file.
+/// The orders admitted in `period`, oldest first, for `admin` (an audit line and a row of the
+/// admins' actions say who took them). The first batch is read before this returns, so a
+/// store out of reach is an error here rather than a cut-short file.
 pub async fn orders_csv(core: &Core, admin: &Admin, period: Period) -> Result<Export, Backend> {
     let export = orders_export(core, period).await;
     audit::admin_action(
@@ -90,7 +91,7 @@ async fn orders_export(core: &Core, period: Period) -> Result<Export, Backend> {
         ORDER_COLUMNS,
         first,
         fetch,
-        |o: &OrderLine| Some((o.admitted_at, o.id)),
+        |o: &OrderLine| (o.admitted_at, o.id),
         move |o, out| order_row(o, &currency, out),
     ))
 }
@@ -120,7 +121,7 @@ async fn payments_export(core: &Core, period: Period) -> Result<Export, Backend>
         PAYMENT_COLUMNS,
         first,
         fetch,
-        |p: &PaymentLine| Some((p.created_at, p.session_id.clone())),
+        |p: &PaymentLine| (p.created_at, p.session_id.clone()),
         payment_row,
     ))
 }
@@ -139,7 +140,7 @@ fn export<L, K, F, Fut>(
     columns: &'static [&'static str],
     first: Vec<L>,
     fetch: F,
-    key: fn(&L) -> Option<K>,
+    key: fn(&L) -> K,
     write: impl Fn(&L, &mut Vec<u8>) + Send + Sync + 'static,
 ) -> Export
 where
@@ -155,7 +156,7 @@ where
     };
     let next = move |batch: Vec<L>| -> Step<L, K> {
         match batch.last() {
-            Some(last) if batch.len() as i64 == BATCH => key(last).map_or(Step::Done, Step::After),
+            Some(last) if batch.len() as i64 == BATCH => Step::After(key(last)),
             _ => Step::Done,
         }
     };
