@@ -19,6 +19,7 @@ const LATIN_OK: &[&str] = &[
     "SHA",
     "HMAC",
     "RFC",
+    "CSV",
     "Merkle",
     "drand",
     "BLS",
@@ -212,6 +213,7 @@ async fn every_page_reads_in_chinese_for_a_chinese_shopper_and_admin(db: PgPool)
         format!("/admin?manage={open}"),
         "/admin/vouchers/new".into(),
         "/admin/payments".into(),
+        "/admin/actions".into(),
     ]
     .into();
     all_chinese(&chinese_admin, &app, &console, StatusCode::OK).await;
