@@ -67,16 +67,14 @@ pub type Export = futures::stream::BoxStream<'static, Result<Bytes, Backend>>;
 /// admins' actions say who took them). The first batch is read before this returns, so a
 /// store out of reach is an error here rather than a cut-short file.
 pub async fn orders_csv(core: &Core, admin: &Admin, period: Period) -> Result<Export, Backend> {
-    let export = orders_export(core, period).await;
-    audit::admin_action(
+    audited(
         core,
-        admin.user(),
+        admin,
         "export orders",
         period,
-        &export.as_ref().map(|_| ()),
+        orders_export(core, period).await,
     )
-    .await;
-    export
+    .await
 }
 
 async fn orders_export(core: &Core, period: Period) -> Result<Export, Backend> {
@@ -98,16 +96,14 @@ async fn orders_export(core: &Core, period: Period) -> Result<Export, Backend> {
 
 /// The payments opened in `period`, oldest first (see [`orders_csv`]).
 pub async fn payments_csv(core: &Core, admin: &Admin, period: Period) -> Result<Export, Backend> {
-    let export = payments_export(core, period).await;
-    audit::admin_action(
+    audited(
         core,
-        admin.user(),
+        admin,
         "export payments",
         period,
-        &export.as_ref().map(|_| ()),
+        payments_export(core, period).await,
     )
-    .await;
-    export
+    .await
 }
 
 async fn payments_export(core: &Core, period: Period) -> Result<Export, Backend> {
@@ -124,6 +120,20 @@ async fn payments_export(core: &Core, period: Period) -> Result<Export, Backend>
         |p: &PaymentLine| (p.created_at, p.session_id.clone()),
         payment_row,
     ))
+}
+
+/// `export` as it is, once an audit line and a row of the admins' actions say who asked.
+async fn audited(
+    core: &Core,
+    admin: &Admin,
+    action: &'static str,
+    period: Period,
+    export: Result<Export, Backend>,
+) -> Result<Export, Backend> {
+    // The outcome without the stream itself, which is not `Sync`.
+    let outcome = export.as_ref().map(|_| ());
+    audit::admin_action(core, admin.user(), action, period, &outcome).await;
+    export
 }
 
 /// Where an export stands.

@@ -19,10 +19,15 @@ use webapi::error::AppError;
 
 use super::{error::ApiResult, extract::AdminUser};
 
+/// A query's fields by name.
+fn pairs(raw: Option<&str>) -> Result<HashMap<String, String>, AppError> {
+    serde_urlencoded::from_str(raw.unwrap_or_default())
+        .map_err(|_| AppError::BadRequest("the query is not a valid form encoding".into()))
+}
+
 /// The period a query names.
 fn period(raw: Option<&str>) -> Result<Period, AppError> {
-    let pairs: HashMap<String, String> = serde_urlencoded::from_str(raw.unwrap_or_default())
-        .map_err(|_| AppError::BadRequest("the query is not a valid form encoding".into()))?;
+    let pairs = pairs(raw)?;
     let zone = app::time::shop_zone();
     Period::parse(
         pairs.get("from").map(String::as_str),
@@ -100,8 +105,7 @@ pub async fn payments(
 
 /// `?before=` as a keyset cursor: absent or empty, the newest page.
 fn before(raw: Option<&str>) -> Result<Option<i64>, AppError> {
-    let pairs: HashMap<String, String> = serde_urlencoded::from_str(raw.unwrap_or_default())
-        .map_err(|_| AppError::BadRequest("the query is not a valid form encoding".into()))?;
+    let pairs = pairs(raw)?;
     match pairs.get("before").map(|b| b.trim()) {
         None | Some("") => Ok(None),
         Some(b) => b.parse::<i64>().map(Some).map_err(|_| {
