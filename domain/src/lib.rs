@@ -39,7 +39,8 @@ pub use phone::{CountryCode, Phone, PhoneError, MIN_NATIONAL_DIGITS};
 pub use shard::{Shard, SHARD_COUNT, SHARD_SEQUENCE_MAX};
 pub use status::VoucherStatus;
 pub use voucher::{
-    NewVoucher, Voucher, VoucherDraft, MAX_DESCRIPTION_CHARS, MAX_PRICE_CENTS, MAX_TITLE_CHARS,
+    check_edit, editable, EditProblem, EditRefusal, NewVoucher, Voucher, VoucherDraft,
+    VoucherPatch, MAX_DESCRIPTION_CHARS, MAX_PRICE_CENTS, MAX_TITLE_CHARS,
 };
 pub use window::{SaleWindow, Stock, MAX_STOCK};
 

@@ -268,5 +268,9 @@ fn instant_message(raw: &str) -> &'static str {
     }
 }
 
+mod edit;
+
+pub use edit::{check_edit, editable, EditProblem, EditRefusal, VoucherPatch};
+
 #[cfg(test)]
 mod tests;

@@ -8,16 +8,27 @@
 use crate::Lang;
 
 macro_rules! catalogue {
-    ($($key:ident,)*) => {
-        /// Every sentence the shop shows people, in one language.
+    (site { $($key:ident,)* } admin { $($akey:ident,)* }) => {
+        /// Every sentence the shop shows shoppers, in one language (`en.rs`, `zh.rs`).
         pub struct Catalogue {
             $(pub $key: &'static str,)*
         }
 
-        impl Catalogue {
-            /// Every key with its sentence, in the catalogue's order (for the checks).
-            pub fn entries(&self) -> Vec<(&'static str, &'static str)> {
-                vec![$((stringify!($key), self.$key),)*]
+        /// Every sentence the admins' pages show, in one language (`en_admin.rs`,
+        /// `zh_admin.rs`).
+        pub struct AdminCatalogue {
+            $(pub $akey: &'static str,)*
+        }
+
+        impl Lang {
+            /// Every key with its sentence in this language, in the catalogue's order (the
+            /// checks; pages read a sentence at a time).
+            pub fn entries(self) -> Vec<(&'static str, &'static str)> {
+                let (site, admin) = match self {
+                    Lang::En => (&crate::en::EN, &crate::en_admin::EN_ADMIN),
+                    Lang::ZhCn => (&crate::zh::ZH, &crate::zh_admin::ZH_ADMIN),
+                };
+                vec![$((stringify!($key), site.$key),)* $((stringify!($akey), admin.$akey),)*]
             }
         }
 
@@ -31,6 +42,15 @@ macro_rules! catalogue {
                     }
                 }
             )*
+            $(
+                #[inline]
+                pub fn $akey(self) -> &'static str {
+                    match self.0 {
+                        Lang::En => crate::en_admin::EN_ADMIN.$akey,
+                        Lang::ZhCn => crate::zh_admin::ZH_ADMIN.$akey,
+                    }
+                }
+            )*
         }
     };
 }
@@ -40,6 +60,7 @@ macro_rules! catalogue {
 pub struct Texts(pub(crate) Lang);
 
 catalogue! {
+site {
     // The site: header, navigation, titles, the language switch, times.
     brand,
     shop_name,
@@ -231,132 +252,6 @@ catalogue! {
     dev_both,
     dev_login_only,
     dev_payments_only,
-    // The admin's new-voucher form and the fields' messages.
-    new_title,
-    new_field_title,
-    new_field_description,
-    new_field_price,
-    new_field_price_short,
-    new_field_stock,
-    new_field_opens,
-    new_field_opens_short,
-    new_field_closes,
-    new_field_closes_short,
-    new_opening,
-    new_first_come,
-    new_draw,
-    new_entries_open,
-    new_entries_short,
-    new_draw_hint,
-    new_zone_hint,
-    new_create,
-    new_back,
-    field_error,
-    field_required,
-    field_whole_number,
-    field_at_most_chars,
-    field_no_control,
-    field_price_range,
-    field_yuan,
-    field_in_future,
-    field_opening,
-    field_only_for_draw,
-    field_before_start,
-    field_future_for_draw,
-    field_date_time,
-    field_between,
-    field_after_start,
-    // The console.
-    console_title,
-    console_payments,
-    console_new,
-    console_loading,
-    console_empty,
-    console_created,
-    console_created_to,
-    console_see_page,
-    console_stalled,
-    console_pages_label,
-    console_newer,
-    console_older,
-    console_table_label,
-    console_draw_awaits,
-    col_voucher,
-    col_sale,
-    col_stock,
-    col_redis,
-    col_queued,
-    col_written,
-    col_awaiting,
-    col_paid,
-    col_cancelled,
-    col_revenue,
-    col_refunded,
-    col_flagged,
-    col_failed,
-    col_dead,
-    col_actions,
-    console_chart,
-    console_manage,
-    // Managing a sale (console).
-    manage_ended,
-    manage_added,
-    manage_title,
-    manage_left,
-    manage_end,
-    manage_end_text,
-    manage_end_now,
-    manage_add,
-    manage_units,
-    manage_add_now,
-    // The sales chart (console).
-    chart_title,
-    chart_empty,
-    chart_summary,
-    chart_orders,
-    chart_legend_bars,
-    chart_legend_line,
-    unit_days,
-    unit_hours,
-    unit_minutes,
-    unit_seconds,
-    // Payments (console).
-    payments_title,
-    payments_loading,
-    payments_refunded_notice,
-    payments_owed_notice,
-    payments_empty,
-    payments_col_order,
-    payments_col_amount,
-    payments_col_state,
-    payments_col_ref,
-    payments_col_changed,
-    payments_filters_label,
-    payments_total,
-    payments_pages_label,
-    payments_newer,
-    payments_older,
-    payments_refund,
-    payments_refund_text,
-    payments_refund_now,
-    payments_filter_attention,
-    payments_filter_paid,
-    payments_filter_refunded,
-    // The books out and the admins' actions (issue #55).
-    books_heading, books_from, books_to, books_orders, books_payments, books_hint,
-    actions_title, actions_link, actions_loading, actions_empty, actions_done, actions_refused,
-    actions_col_when, actions_col_admin, actions_col_action, actions_col_target,
-    actions_col_outcome, actions_older, actions_newest,
-    act_create_voucher, act_end_sale, act_add_stock, act_refund_order, act_export_orders,
-    act_export_payments,
-    payment_open,
-    payment_paid,
-    payment_flagged,
-    payment_refund_owed,
-    payment_refund_failed,
-    payment_refunded,
-    payment_disputed,
-    payment_closed,
     // Checking a draw.
     check_title,
     check_heading,
@@ -388,4 +283,41 @@ catalogue! {
     buy_your_order_failed,
     buy_your_order_cancelled,
     err_draw_committed,
+    err_sale_started,
+}
+admin {
+    // The admin's new-voucher form and the fields' messages.
+    new_title, new_field_title, new_field_description, new_field_price, new_field_price_short,
+    new_field_stock, new_field_opens, new_field_opens_short, new_field_closes,
+    new_field_closes_short, new_opening, new_first_come, new_draw, new_entries_open,
+    new_entries_short, new_draw_hint, new_zone_hint, new_create, new_back, field_error,
+    field_required, field_whole_number, field_at_most_chars, field_no_control, field_price_range,
+    field_yuan, field_in_future, field_opening, field_only_for_draw, field_before_start,
+    field_future_for_draw, field_date_time, field_between, field_after_start,
+    // The console.
+    console_title, console_payments, console_new, console_loading, console_empty, console_created,
+    console_created_to, console_see_page, console_stalled, console_pages_label, console_newer,
+    console_older, console_table_label, console_draw_awaits, col_voucher, col_sale, col_stock,
+    col_redis, col_queued, col_written, col_awaiting, col_paid, col_cancelled, col_revenue,
+    col_refunded, col_flagged, col_failed, col_dead, col_actions, console_chart, console_manage,
+    // Managing a sale (console).
+    manage_ended, manage_added, manage_title, manage_left, manage_end, manage_end_text,
+    manage_end_now, manage_add, manage_units, manage_add_now,
+    // The sales chart (console).
+    chart_title, chart_empty, chart_summary, chart_orders, chart_legend_bars, chart_legend_line,
+    unit_days, unit_hours, unit_minutes, unit_seconds,
+    // Payments (console).
+    payments_title, payments_loading, payments_refunded_notice, payments_owed_notice,
+    payments_empty, payments_col_order, payments_col_amount, payments_col_state, payments_col_ref,
+    payments_col_changed, payments_filters_label, payments_total, payments_pages_label,
+    payments_newer, payments_older, payments_refund, payments_refund_text, payments_refund_now,
+    payments_filter_attention, payments_filter_paid, payments_filter_refunded,
+    // The books out and the admins' actions (issue #55).
+    books_heading, books_from, books_to, books_orders, books_payments, books_hint, actions_title,
+    actions_link, actions_loading, actions_empty, actions_done, actions_refused, actions_col_when,
+    actions_col_admin, actions_col_action, actions_col_target, actions_col_outcome, actions_older,
+    actions_newest, act_create_voucher, act_end_sale, act_add_stock, act_refund_order,
+    act_export_orders, act_export_payments, payment_open, payment_paid, payment_flagged,
+    payment_refund_owed, payment_refund_failed, payment_refunded, payment_disputed, payment_closed,
+}
 }

@@ -10,9 +10,11 @@
 
 mod catalogue;
 mod en;
+mod en_admin;
 mod zh;
+mod zh_admin;
 
-pub use catalogue::{Catalogue, Texts};
+pub use catalogue::{AdminCatalogue, Catalogue, Texts};
 
 /// A language the shop speaks.
 #[derive(
@@ -106,14 +108,6 @@ impl Lang {
     /// This language's sentences (`lang.texts().buy_now()`).
     pub fn texts(self) -> Texts {
         Texts(self)
-    }
-
-    /// This language's whole catalogue (the checks; pages read a sentence at a time).
-    pub fn catalogue(self) -> &'static Catalogue {
-        match self {
-            Self::En => &en::EN,
-            Self::ZhCn => &zh::ZH,
-        }
     }
 }
 

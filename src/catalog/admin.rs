@@ -1,4 +1,5 @@
-//! An admin's changes to a running sale: end it now, or add stock. Each runs under the
+//! An admin's changes to a running sale: end it now, or add stock (an edit before it opens is
+//! `edit.rs`). Each runs under the
 //! voucher's lock (`preload:<id>`, the one restores take), checks the lock's fencing token in
 //! PostgreSQL in the same transaction as its change, then brings Redis along: ending stops
 //! admissions at once by the Redis clock (`lua/end_sale.lua`); added units reach Redis as a
@@ -41,6 +42,12 @@ pub enum SaleAdminError {
     DrawCommitted,
     #[error(transparent)]
     Invalid(#[from] FieldErrors),
+    /// An edit of a sale that has opened or ended.
+    #[error(transparent)]
+    NotEditable(crate::domain::EditRefusal),
+    /// Making a sale a draw names its beacon round: the beacon must answer.
+    #[error("the randomness beacon: {0}")]
+    Beacon(#[source] crate::draw::BeaconError),
     #[error("another instance kept the lock of voucher {0}")]
     Busy(VoucherId),
     #[error("a newer holder of voucher {0}'s lock exists; this change stood down")]
@@ -61,12 +68,14 @@ impl Unavailable for SaleAdminError {
             Self::Lock(e) => e.is_unavailable(),
             Self::Backend(e) => e.is_unavailable(),
             Self::Restock(e) => e.is_unavailable(),
+            Self::Beacon(_) => true,
             // Refusals; another instance changing the same sale is answered by the adapters
             // as busy, not as a store out of reach.
             Self::NotFound
             | Self::Ended
             | Self::DrawCommitted
             | Self::Invalid(_)
+            | Self::NotEditable(_)
             | Self::Busy(_)
             | Self::Fenced(_) => false,
         }
@@ -82,7 +91,7 @@ pub struct StockAdded {
     pub unsold: i64,
 }
 
-async fn lock(core: &Core, voucher: VoucherId) -> Result<LockGuard, SaleAdminError> {
+pub(super) async fn lock(core: &Core, voucher: VoucherId) -> Result<LockGuard, SaleAdminError> {
     core.locks
         .try_acquire(&format!("preload:{voucher}"), LOCK_WAIT)
         .await?

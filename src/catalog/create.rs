@@ -60,7 +60,7 @@ pub async fn create_voucher(
 
 /// A priced voucher must cost at least what the payment provider can charge (Stripe refuses a
 /// session below its minimum, so every Pay now would fail); free (0) is fine.
-fn chargeable(core: &Core, new: &NewVoucher) -> Result<(), FieldErrors> {
+pub(super) fn chargeable(core: &Core, new: &NewVoucher) -> Result<(), FieldErrors> {
     let currency = &core.config.payments.currency;
     match core.payments.minimum_charge(currency) {
         Some(min) if new.price_cents > 0 && new.price_cents < min => {

@@ -8,12 +8,14 @@ pub mod admin;
 pub mod cache;
 pub mod console;
 mod create;
+mod edit;
 mod stage;
 
 pub use crate::sale::live::LiveSale;
 
 pub use self::{
     create::{create_voucher, CreateVoucherError},
+    edit::edit_voucher,
     stage::{
         preload, preload_live, put_entries, reconcile, restore_entries, with_sale_staged,
         PreloadError, Staged,

@@ -128,6 +128,10 @@ async fn load(
     if !store::vouchers::record_preload(&core.db, voucher.id, guard.fence()).await? {
         return Err(PreloadError::Fenced(voucher.id));
     }
+    // Read again under the lock: an admin's edit or end committed since the caller read it
+    // must not be undone by writing the older window.
+    let fresh = store::vouchers::get(&core.db, voucher.id).await?;
+    let voucher = fresh.as_ref().unwrap_or(voucher);
     if mode == PreloadMode::Reconcile {
         let now = check(core, voucher.id).await?;
         if now != PreloadOutcome::MasterChanged {

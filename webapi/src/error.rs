@@ -35,6 +35,9 @@ pub enum AppError {
     NotADraw,
     /// Ending a draw sale whose entry list is committed, before its ranking is published.
     DrawCommitted,
+    /// An admin's edit of a sale that has opened to shoppers (started, or its draw's entries
+    /// open).
+    SaleStarted,
     /// A sign-in code was sent moments ago: another may be asked for in this many seconds.
     CodeResendWait(u64),
     /// Too many sign-in attempts or code requests (from this address, or wrong codes for this
@@ -94,6 +97,7 @@ impl AppError {
             Self::EntriesClosed => "entries_closed",
             Self::NotADraw => "not_a_draw",
             Self::DrawCommitted => "draw_committed",
+            Self::SaleStarted => "sale_started",
             Self::Ended => "ended",
             Self::RateLimited
             | Self::CodeResendWait(_)
@@ -142,6 +146,7 @@ impl AppError {
             Self::EntriesClosed => t.err_entries_closed().to_owned(),
             Self::NotADraw => t.err_not_a_draw().to_owned(),
             Self::DrawCommitted => t.err_draw_committed().to_owned(),
+            Self::SaleStarted => t.err_sale_started().to_owned(),
             Self::CodeResendWait(secs) => fill(t.err_code_resend_wait(), secs),
             Self::TryAgainIn(secs) => fill(t.err_try_again_in(), secs),
             Self::TooManyStreams => t.err_too_many_streams().to_owned(),
@@ -183,6 +188,7 @@ impl AppError {
             | Self::EntriesClosed
             | Self::NotADraw
             | Self::DrawCommitted
+            | Self::SaleStarted
             | Self::OrderQueued
             | Self::OrderFailed
             | Self::OrderCancelled
@@ -255,6 +261,7 @@ impl AppError {
             Self::EntriesClosed,
             Self::NotADraw,
             Self::DrawCommitted,
+            Self::SaleStarted,
             Self::OrderQueued,
             Self::OrderFailed,
             Self::OrderCancelled,
@@ -359,6 +366,7 @@ mod tests {
             AppError::EntriesClosed,
             AppError::NotADraw,
             AppError::DrawCommitted,
+            AppError::SaleStarted,
             AppError::CodeResendWait(42),
             AppError::TryAgainIn(7),
             AppError::TooManyStreams,

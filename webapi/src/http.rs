@@ -237,6 +237,8 @@ impl From<SaleAdminError> for AppError {
             SaleAdminError::Ended => Self::Ended,
             SaleAdminError::DrawCommitted => Self::DrawCommitted,
             SaleAdminError::Invalid(fields) => Self::Invalid(fields),
+            SaleAdminError::NotEditable(seckill::domain::EditRefusal::Ended) => Self::Ended,
+            SaleAdminError::NotEditable(_) => Self::SaleStarted,
             // Another instance is changing or restoring the same sale: try again shortly.
             SaleAdminError::Busy(_) | SaleAdminError::Fenced(_) => {
                 tracing::warn!(error = %e, "a sale change stood down");
@@ -244,6 +246,7 @@ impl From<SaleAdminError> for AppError {
             }
             e @ (SaleAdminError::Lock(_)
             | SaleAdminError::Backend(_)
+            | SaleAdminError::Beacon(_)
             | SaleAdminError::Restock(_)) => fault(e),
         }
     }

@@ -65,7 +65,12 @@ impl Modify for SessionScheme {
 pub fn finish(mut doc: Document) -> Document {
     let paths = std::mem::take(&mut doc.paths.paths);
     for (path, mut item) in paths {
-        for (method, op) in [("get", item.get.as_mut()), ("post", item.post.as_mut())] {
+        for (method, op) in [
+            ("get", item.get.as_mut()),
+            ("post", item.post.as_mut()),
+            ("patch", item.patch.as_mut()),
+            ("delete", item.delete.as_mut()),
+        ] {
             if let Some(op) = op {
                 common_answers(op, method != "get");
             }

@@ -54,6 +54,7 @@ pub fn router() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(orders::cancel))
         .routes(routes!(orders::payment_webhook))
         .routes(routes!(vouchers::create_voucher))
+        .routes(routes!(vouchers::edit_voucher))
         .routes(routes!(vouchers::end_sale))
         .routes(routes!(vouchers::add_stock))
         .routes(routes!(payments_admin::list))

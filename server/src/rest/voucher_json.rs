@@ -1,8 +1,9 @@
-//! `POST /api/admin/vouchers`'s body into the core's [`VoucherDraft`], field by field: a value
-//! of the wrong JSON kind gets that field's message ("must be a number", "must be text") instead
-//! of reaching the rules as some other text.
+//! `POST /api/admin/vouchers`'s and `PATCH /api/admin/vouchers/{id}`'s bodies into the core's
+//! [`VoucherDraft`] and [`VoucherPatch`], field by field: a value of the wrong JSON kind gets
+//! that field's message ("must be a number", "must be text") instead of reaching the rules as
+//! some other text.
 
-use seckill::domain::{FieldErrors, VoucherDraft};
+use seckill::domain::{FieldErrors, VoucherDraft, VoucherPatch};
 use serde_json::{Map, Value};
 
 /// What JSON kind a field takes.
@@ -32,8 +33,8 @@ pub struct NewVoucherBody {
     /// 1 to 100 characters, no control characters.
     #[schema(min_length = 1, max_length = 100)]
     title: String,
-    /// Up to 1,000 characters.
-    #[schema(max_length = 1000)]
+    /// Up to 2,000 characters.
+    #[schema(max_length = 2000)]
     description: Option<String>,
     /// In fen (990 is ¥9.90).
     #[schema(minimum = 0, maximum = 100_000_000)]
@@ -54,25 +55,57 @@ pub struct NewVoucherBody {
     entries_open_at: Option<String>,
 }
 
-/// The draft as text (a missing or `null` field is empty), and the fields whose value was of
-/// the wrong kind (left empty in the draft).
-pub fn draft(body: &Map<String, Value>) -> (VoucherDraft, FieldErrors) {
+/// The edit's body for the OpenAPI document: any of [`NewVoucherBody`]'s fields, by its rules.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // A schema only: the body is read field by field, above.
+pub struct VoucherPatchBody {
+    #[schema(min_length = 1, max_length = 100)]
+    title: Option<String>,
+    #[schema(max_length = 2000)]
+    description: Option<String>,
+    #[schema(minimum = 0, maximum = 100_000_000)]
+    price_cents: Option<i64>,
+    /// The units the sale offers.
+    #[schema(minimum = 1, maximum = 10_000_000)]
+    stock: Option<i64>,
+    /// Not for a draw (its start names its beacon round).
+    #[schema(format = DateTime)]
+    begins_at: Option<String>,
+    #[schema(format = DateTime)]
+    ends_at: Option<String>,
+    /// A first-come sale may become a draw; a draw stays one.
+    #[schema(pattern = "^(first_come|draw)$")]
+    opening: Option<String>,
+    #[schema(format = DateTime)]
+    entries_open_at: Option<String>,
+}
+
+/// Each field of [`FIELDS`] the body names (not `null`), as text; a value of the wrong kind is
+/// named in the errors and read as not named.
+fn named(body: &Map<String, Value>) -> ([Option<String>; 8], FieldErrors) {
     let mut kinds = FieldErrors::default();
     let mut text = |name: &str, kind: Kind| match (kind, body.get(name)) {
-        (_, None | Some(Value::Null)) => String::new(),
-        (Kind::Text, Some(Value::String(s))) => s.clone(),
-        (Kind::Number, Some(Value::Number(n))) => n.to_string(),
+        (_, None | Some(Value::Null)) => None,
+        (Kind::Text, Some(Value::String(s))) => Some(s.clone()),
+        (Kind::Number, Some(Value::Number(n))) => Some(n.to_string()),
         (Kind::Text, Some(_)) => {
             kinds.push(name, "must be text");
-            String::new()
+            None
         }
         (Kind::Number, Some(_)) => {
             kinds.push(name, "must be a number");
-            String::new()
+            None
         }
     };
+    (FIELDS.map(|(name, kind)| text(name, kind)), kinds)
+}
+
+/// The draft as text (a missing or `null` field is empty), and the fields whose value was of
+/// the wrong kind (left empty in the draft).
+pub fn draft(body: &Map<String, Value>) -> (VoucherDraft, FieldErrors) {
+    let (fields, kinds) = named(body);
     let [title, description, price_cents, stock, begins_at, ends_at, opening, entries_open_at] =
-        FIELDS.map(|(name, kind)| text(name, kind));
+        fields.map(Option::unwrap_or_default);
     let draft = VoucherDraft {
         title,
         description,
@@ -86,23 +119,47 @@ pub fn draft(body: &Map<String, Value>) -> (VoucherDraft, FieldErrors) {
     (draft, kinds)
 }
 
+/// `PATCH /api/admin/vouchers/{id}`'s body: the fields it names (a missing or `null` field is
+/// left as it is), and the fields whose value was of the wrong kind.
+pub fn patch(body: &Map<String, Value>) -> (VoucherPatch, FieldErrors) {
+    let (fields, kinds) = named(body);
+    let [title, description, price_cents, stock, begins_at, ends_at, opening, entries_open_at] =
+        fields;
+    let patch = VoucherPatch {
+        title,
+        description,
+        price_cents,
+        stock,
+        begins_at,
+        ends_at,
+        opening,
+        entries_open_at,
+    };
+    (patch, kinds)
+}
+
 #[cfg(test)]
 mod schema_tests {
     use utoipa::PartialSchema;
 
     #[test]
     fn the_documented_body_has_the_fields_the_parser_reads() {
-        let schema = serde_json::to_value(super::NewVoucherBody::schema()).expect("json");
-        let mut documented: Vec<&str> = schema["properties"]
-            .as_object()
-            .expect("properties")
-            .keys()
-            .map(String::as_str)
-            .collect();
         let mut read: Vec<&str> = super::FIELDS.iter().map(|(name, _)| *name).collect();
-        documented.sort_unstable();
         read.sort_unstable();
-        assert_eq!(documented, read);
+        for schema in [
+            super::NewVoucherBody::schema(),
+            super::VoucherPatchBody::schema(),
+        ] {
+            let schema = serde_json::to_value(schema).expect("json");
+            let mut documented: Vec<&str> = schema["properties"]
+                .as_object()
+                .expect("properties")
+                .keys()
+                .map(String::as_str)
+                .collect();
+            documented.sort_unstable();
+            assert_eq!(documented, read);
+        }
     }
 }
 

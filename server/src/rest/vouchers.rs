@@ -23,7 +23,7 @@ use webapi::{
 use super::{
     error::{ApiJson, ApiResult},
     extract::{AdminUser, ApiPath, Shopper},
-    voucher_json::{self, NewVoucherBody},
+    voucher_json::{self, NewVoucherBody, VoucherPatchBody},
 };
 
 /// `{"add": n}`: the units to add, a JSON number from 1 to 10,000,000.
@@ -88,6 +88,34 @@ pub(super) async fn create_voucher(
     }
     let id = catalog::create_voucher(&core, &admin, &draft, now).await?;
     Ok((StatusCode::CREATED, Json(Created { id: id.get() })).into_response())
+}
+
+/// Edits a sale before it opens: any of the creation body's fields (a missing or `null` one is
+/// left as it is), by the same rules; `200` with the voucher as `GET /api/vouchers/{id}`
+/// answers it.
+#[utoipa::path(patch, path = "/admin/vouchers/{id}", tag = "admin", security(("session" = [])),
+    params(("id" = i64, Path, description = "The voucher's ID")),
+    request_body(content = VoucherPatchBody, description = "Any of the creation body's fields."),
+    responses(
+        (status = 200, description = "Edited: the voucher as it is now, on every instance.", body = VoucherView),
+        (status = 400, description = "`invalid`: `fields` names each field that needs attention (a draw's opening and start are part of its published commitment); `bad_request`: not a JSON object.", body = crate::rest::error::ErrorBody),
+        (status = 401, description = "`unauthenticated`.", body = crate::rest::error::ErrorBody),
+        (status = 403, description = "`ended`: the sale has ended.", body = crate::rest::error::ErrorBody),
+        (status = 404, description = "`not_found`.", body = crate::rest::error::ErrorBody),
+        (status = 409, description = "`sale_started`: the sale has started, or its draw's entries are open: nothing was changed.", body = crate::rest::error::ErrorBody),
+    ))]
+pub(super) async fn edit_voucher(
+    State(core): State<Core>,
+    AdminUser(admin): AdminUser,
+    ApiPath(id): ApiPath<VoucherId>,
+    ApiJson(body): ApiJson<serde_json::Map<String, Value>>,
+) -> ApiResult<Json<VoucherView>> {
+    let (patch, kinds) = voucher_json::patch(&body);
+    if !kinds.is_empty() {
+        return Err(AppError::Invalid(kinds).into());
+    }
+    catalog::edit_voucher(&core, &admin, id, &patch, chrono::Utc::now()).await?;
+    voucher_now(&core, id).await
 }
 
 /// `202 {"order_id","already_bought"}`; a repeated buy by the same shopper answers the same,

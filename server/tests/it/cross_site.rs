@@ -101,6 +101,14 @@ async fn an_admins_action_from_another_site_changes_nothing(db: PgPool) {
         .await
         .expect("send");
     expect_error(r, StatusCode::FORBIDDEN, "cross_site").await;
+    let r = admin
+        .patch(format!("{}/api/admin/vouchers/{v}", app.base))
+        .header("origin", EVIL)
+        .json(&json!({ "title": "Forged" }))
+        .send()
+        .await
+        .expect("send");
+    expect_error(r, StatusCode::FORBIDDEN, "cross_site").await;
     let sale: Value = app
         .voucher(&crate::support::client(), v)
         .await
@@ -109,6 +117,7 @@ async fn an_admins_action_from_another_site_changes_nothing(db: PgPool) {
         .expect("json");
     assert_eq!(sale["status"], "on_sale", "{sale}");
     assert_eq!(sale["stock"], 10, "{sale}");
+    assert_eq!(sale["title"], "API voucher", "{sale}");
 }
 
 #[sqlx::test]

@@ -7,6 +7,7 @@ mod api;
 mod code_delivery;
 mod cross_site;
 mod draw;
+mod editing;
 mod events;
 mod hostile;
 mod language;

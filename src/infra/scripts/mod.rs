@@ -16,6 +16,7 @@ mod order_id;
 mod preload;
 mod raise_counter;
 mod retire;
+mod revise;
 mod settle;
 mod verify_code;
 
@@ -33,6 +34,7 @@ pub use order_id::{next_order_id, NextIdError};
 pub use preload::{preload, PreloadInput, PreloadMode, PreloadOutcome};
 pub use raise_counter::raise_counter;
 pub use retire::{retire, Retirement};
+pub use revise::{revise, Revised, Revision};
 pub use settle::{settle, SettleEntry, Settled};
 pub use verify_code::{verify_code, CodeCheck, GuessBudget};
 

@@ -299,3 +299,31 @@ pub async fn record_fence(
             .rows_affected();
     Ok(updated == 1)
 }
+
+/// Writes an admin's edit of `voucher` inside the caller's transaction (which holds its row):
+/// every field of `v`; the units offered become `v.stock` (none added since), and the units
+/// left move by the same difference.
+pub async fn revise(
+    conn: &mut PgConnection,
+    voucher: VoucherId,
+    v: &NewVoucher,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE vouchers SET title = $2, description = $3, price_cents = $4,
+             stock = stock + $5 - initial_stock - added_stock, initial_stock = $5, added_stock = 0,
+             begins_at = $6, ends_at = $7, opening = $8, entries_open_at = $9
+         WHERE id = $1",
+    )
+    .bind(voucher.get())
+    .bind(&v.title)
+    .bind(&v.description)
+    .bind(v.price_cents)
+    .bind(v.stock.get())
+    .bind(v.window.begins_at())
+    .bind(v.window.ends_at())
+    .bind(v.opening.kind().as_str())
+    .bind(v.opening.entries_open_at())
+    .execute(conn)
+    .await?;
+    Ok(())
+}

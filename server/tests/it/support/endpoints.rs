@@ -46,6 +46,15 @@ impl TestApp {
         send(c.post(self.url("/api/admin/vouchers")).json(body)).await
     }
 
+    /// `PATCH /api/admin/vouchers/{v}` with `body`.
+    pub async fn edit_voucher(&self, c: &Client, v: impl Display, body: &Value) -> Response {
+        send(
+            c.patch(self.url(&format!("/api/admin/vouchers/{v}")))
+                .json(body),
+        )
+        .await
+    }
+
     /// `POST /api/admin/vouchers/{v}/end`.
     pub async fn end_sale(&self, c: &Client, v: impl Display) -> Response {
         send(c.post(self.url(&format!("/api/admin/vouchers/{v}/end")))).await
