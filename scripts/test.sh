@@ -65,7 +65,7 @@ log "the cluster: $SECKILL_CLUSTER_URL"
 # learn from a second pass.
 REDIS_URL=$SECKILL_CLUSTER_URL cargo test "${NATIVE[@]}" --test it -- --skip redlock \
   sale_flow:: order_ids:: lifecycle:: lock:: sweeper:: console:: api:: scaleout:: hostile:: abuse:: \
-  catalog_cache:: payments:: draw:: editing::
+  catalog_cache:: payments:: draw:: editing:: finding::
 phase "HAProxy's per-source connection limit (cluster.sh lb-check)"
 "$ROOT/scripts/cluster.sh" lb-check
 

@@ -173,6 +173,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/orders/:id") ssr=SsrMode::Async view=pages::orders::OrderPage/>
                     <Route path=path!("/admin") ssr=SsrMode::Async view=pages::console::ConsolePage/>
                     <Route path=path!("/admin/vouchers/new") ssr=SsrMode::Async view=pages::admin::NewVoucherPage/>
+                    <Route path=path!("/admin/vouchers/:id/edit") ssr=SsrMode::Async view=pages::admin::EditVoucherPage/>
                     <Route path=path!("/admin/payments") ssr=SsrMode::Async view=pages::payments::PaymentsPage/>
                     <Route path=path!("/admin/actions") ssr=SsrMode::Async view=pages::actions::ActionsPage/>
                 </Routes>

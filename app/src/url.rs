@@ -70,6 +70,7 @@ pub fn encode_query(s: &str) -> String {
 pub enum ManageDone {
     Ended,
     Added,
+    Edited,
 }
 
 impl ManageDone {
@@ -77,6 +78,7 @@ impl ManageDone {
         match self {
             Self::Ended => "ended",
             Self::Added => "added",
+            Self::Edited => "edited",
         }
     }
 }
@@ -135,6 +137,7 @@ impl ConsoleQuery {
             done: match get("done").as_deref() {
                 Some("ended") => Some(ManageDone::Ended),
                 Some("added") => Some(ManageDone::Added),
+                Some("edited") => Some(ManageDone::Edited),
                 _ => None,
             },
             page: get("page").map(|p| domain::Page::parse_number(&p)),

@@ -17,6 +17,7 @@ mod paging;
 mod period;
 mod phone;
 pub mod rfc3339;
+mod sales_query;
 mod shard;
 mod status;
 mod voucher;
@@ -36,6 +37,7 @@ pub use order::{
 pub use paging::Page;
 pub use period::Period;
 pub use phone::{CountryCode, Phone, PhoneError, MIN_NATIONAL_DIGITS};
+pub use sales_query::{SaleCursor, SaleQuery, SaleStage};
 pub use shard::{Shard, SHARD_COUNT, SHARD_SEQUENCE_MAX};
 pub use status::VoucherStatus;
 pub use voucher::{

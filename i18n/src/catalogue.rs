@@ -303,6 +303,7 @@ admin {
     // Managing a sale (console).
     manage_ended, manage_added, manage_title, manage_left, manage_end, manage_end_text,
     manage_end_now, manage_add, manage_units, manage_add_now,
+    manage_edit, manage_edited, edit_title, edit_hint, edit_save,
     // The sales chart (console).
     chart_title, chart_empty, chart_summary, chart_orders, chart_legend_bars, chart_legend_line,
     unit_days, unit_hours, unit_minutes, unit_seconds,

@@ -9,6 +9,7 @@ pub mod cache;
 pub mod console;
 mod create;
 mod edit;
+mod find;
 mod stage;
 
 pub use crate::sale::live::LiveSale;
@@ -16,6 +17,7 @@ pub use crate::sale::live::LiveSale;
 pub use self::{
     create::{create_voucher, CreateVoucherError},
     edit::edit_voucher,
+    find::{find, Found},
     stage::{
         preload, preload_live, put_entries, reconcile, restore_entries, with_sale_staged,
         PreloadError, Staged,
@@ -107,7 +109,10 @@ pub async fn counted(core: &Core, vouchers: Vec<Voucher>) -> Result<Vec<VoucherS
     with_live_counts(core, vouchers).await
 }
 
-async fn with_remaining(core: &Core, vouchers: Vec<Voucher>) -> Result<Vec<VoucherNow>, Backend> {
+pub(crate) async fn with_remaining(
+    core: &Core,
+    vouchers: Vec<Voucher>,
+) -> Result<Vec<VoucherNow>, Backend> {
     let ids: Vec<VoucherId> = vouchers.iter().map(|v| v.id).collect();
     let stock = core
         .catalog

@@ -162,6 +162,14 @@ pub fn payment_row(
     }
 }
 
+/// A page of sales found as the wire says it.
+pub fn sales(found: seckill::catalog::Found) -> crate::sales::SalesView {
+    crate::sales::SalesView {
+        vouchers: found.vouchers.into_iter().map(voucher).collect(),
+        next: found.next.map(|c| c.to_string()),
+    }
+}
+
 /// A page of the admins' actions as the wire says it.
 pub fn actions(page: seckill::auth::audit::ActionsPage) -> crate::actions::ActionsView {
     crate::actions::ActionsView {

@@ -18,6 +18,7 @@ pub mod error;
 #[cfg(feature = "ssr")]
 pub mod http;
 pub mod payments;
+pub mod sales;
 #[cfg(feature = "ssr")]
 mod schemas;
 pub mod wire;

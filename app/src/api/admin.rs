@@ -1,5 +1,5 @@
-//! The admins' side (each checks the admin role): the console, creating vouchers, ending a sale,
-//! adding stock.
+//! The admins' side (each checks the admin role): the console, creating and editing vouchers,
+//! ending a sale, adding stock.
 
 // A form's server function takes one argument per field (create_voucher has eleven); the
 // `server` macro copies them into client and server code, so the allowance is module-wide.
@@ -74,6 +74,42 @@ pub async fn create_voucher(
     };
     let id = seckill::catalog::create_voucher(&core, &admin, &draft, chrono::Utc::now()).await?;
     crate::ssr::redirect_plain_form(&ConsoleQuery::created(id).href());
+    Ok(id.get())
+}
+
+/// Edits a sale before it opens (admins only), from the form with every field: the same
+/// fields and conversions as [`create_voucher`], the core's rules for what may change. A plain
+/// form post is sent back to the console's manage panel.
+#[server(prefix = "/sf", endpoint = "edit_voucher")]
+pub async fn edit_voucher(
+    voucher_id: i64,
+    title: String,
+    description: String,
+    price: String,
+    stock: String,
+    begins_local: String,
+    ends_local: String,
+    #[server(default)] opening: String,
+    #[server(default)] entries_local: String,
+) -> Result<i64, AppError> {
+    let core = crate::ssr::core()?;
+    let admin = crate::ssr::signed_in_admin(&core).await?;
+    let id = crate::ssr::voucher_id(voucher_id)?;
+    let price_cents =
+        domain::cents_from_yuan(&price).map_or_else(|| price.clone(), |fen| fen.to_string());
+    let zone = crate::time::shop_zone();
+    let patch = seckill::domain::VoucherPatch {
+        title: Some(title),
+        description: Some(description),
+        price_cents: Some(price_cents),
+        stock: Some(stock),
+        begins_at: Some(webapi::convert::instant(&begins_local, &zone)),
+        ends_at: Some(webapi::convert::instant(&ends_local, &zone)),
+        opening: Some(opening),
+        entries_open_at: Some(webapi::convert::instant(&entries_local, &zone)),
+    };
+    seckill::catalog::edit_voucher(&core, &admin, id, &patch, chrono::Utc::now()).await?;
+    crate::ssr::redirect_plain_form(&ConsoleQuery::manage(id, Some(ManageDone::Edited)).href());
     Ok(id.get())
 }
 

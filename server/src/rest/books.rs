@@ -4,10 +4,6 @@
 //! form's date fields send them (the days included, in the shop's zone, `SECKILL_TIME_ZONE`); a
 //! missing, malformed or backward bound is a `400 invalid` naming the field.
 
-use std::collections::HashMap;
-
-use chrono::TimeZone;
-
 use axum::{
     body::Body,
     extract::{RawQuery, State},
@@ -17,26 +13,19 @@ use axum::{
 use seckill::{books, domain::Period, Core};
 use webapi::error::AppError;
 
-use super::{error::ApiResult, extract::AdminUser};
-
-/// A query's fields by name.
-fn pairs(raw: Option<&str>) -> Result<HashMap<String, String>, AppError> {
-    serde_urlencoded::from_str(raw.unwrap_or_default())
-        .map_err(|_| AppError::BadRequest("the query is not a valid form encoding".into()))
-}
+use super::{
+    error::ApiResult,
+    extract::AdminUser,
+    query::{pairs, shop_midnight},
+};
 
 /// The period a query names.
 fn period(raw: Option<&str>) -> Result<Period, AppError> {
     let pairs = pairs(raw)?;
-    let zone = app::time::shop_zone();
     Period::parse(
         pairs.get("from").map(String::as_str),
         pairs.get("to").map(String::as_str),
-        |day| {
-            zone.from_local_datetime(&day.and_hms_opt(0, 0, 0)?)
-                .earliest()
-                .map(|at| at.with_timezone(&chrono::Utc))
-        },
+        shop_midnight,
     )
     .map_err(AppError::Invalid)
 }

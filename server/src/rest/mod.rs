@@ -10,6 +10,8 @@ mod events;
 mod extract;
 mod orders;
 mod payments_admin;
+mod query;
+mod sales;
 mod voucher_json;
 mod vouchers;
 
@@ -53,6 +55,7 @@ pub fn router() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(orders::pay))
         .routes(routes!(orders::cancel))
         .routes(routes!(orders::payment_webhook))
+        .routes(routes!(sales::find))
         .routes(routes!(vouchers::create_voucher))
         .routes(routes!(vouchers::edit_voucher))
         .routes(routes!(vouchers::end_sale))

@@ -9,6 +9,7 @@ mod cross_site;
 mod draw;
 mod editing;
 mod events;
+mod finding;
 mod hostile;
 mod language;
 mod lifecycle;

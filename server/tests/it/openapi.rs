@@ -133,6 +133,7 @@ async fn every_operation_is_described_with_its_answers(db: PgPool) {
         "POST /api/orders/{order_id}/pay",
         "POST /api/orders/{order_id}/cancel",
         "POST /api/payments/{provider}/webhook",
+        "GET /api/admin/vouchers",
         "POST /api/admin/vouchers",
         "PATCH /api/admin/vouchers/{id}",
         "POST /api/admin/vouchers/{id}/end",

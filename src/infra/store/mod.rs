@@ -4,6 +4,7 @@ pub mod audit;
 pub mod books;
 pub mod draw_log;
 pub mod draws;
+pub mod finding;
 pub mod jobs;
 pub mod moves;
 pub mod orders;

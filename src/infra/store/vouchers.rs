@@ -6,7 +6,7 @@ use sqlx::{PgConnection, PgPool};
 use crate::domain::{NewVoucher, Opening, OrderId, SaleWindow, UserId, Voucher, VoucherId};
 
 #[derive(sqlx::FromRow)]
-struct Row {
+pub(super) struct Row {
     id: i64,
     title: String,
     description: String,
@@ -21,7 +21,7 @@ struct Row {
 }
 
 impl Row {
-    fn into_voucher(self) -> Result<Voucher, sqlx::Error> {
+    pub(super) fn into_voucher(self) -> Result<Voucher, sqlx::Error> {
         // The table's CHECK keeps ends_at > begins_at, so this only fails on a corrupt row.
         let window = SaleWindow::new(self.begins_at, self.ends_at)
             .map_err(|e| sqlx::Error::Decode(format!("voucher {}: {e}", self.id).into()))?;
@@ -45,7 +45,7 @@ impl Row {
     }
 }
 
-const COLUMNS: &str =
+pub(super) const COLUMNS: &str =
     "id, title, description, price_cents, initial_stock, added_stock, stock, begins_at, ends_at,
      entries_open_at, created_at";
 

@@ -1,4 +1,5 @@
-//! The manage panel (`/admin?manage={id}`): end a sale now, or add stock to it.
+//! The manage panel (`/admin?manage={id}`): end a sale now, or add stock to it; before it opens,
+//! a link to edit it.
 
 use domain::VoucherId;
 use leptos::prelude::*;
@@ -46,6 +47,8 @@ pub fn ManageSale(
             Some(t.manage_ended())
         } else if added {
             Some(t.manage_added())
+        } else if done == Some(ManageDone::Edited) {
+            Some(t.manage_edited())
         } else {
             None
         }
@@ -57,7 +60,7 @@ pub fn ManageSale(
     view! {
         <section class="panel manage" id="manage" data-testid="manage" data-voucher=id.get()>
             {move || match voucher.get() {
-                Ok(d) => view! { <SaleActions voucher=d.voucher end add/> }.into_any(),
+                Ok(d) => view! { <SaleActions voucher=d.voucher server_time=d.server_time end add/> }.into_any(),
                 Err(e) => view! { <ErrorNote error=e/> }.into_any(),
             }}
             <div aria-live="polite">
@@ -76,6 +79,7 @@ pub fn ManageSale(
 #[component]
 fn SaleActions(
     voucher: VoucherView,
+    server_time: chrono::DateTime<chrono::Utc>,
     end: ServerAction<EndSale>,
     add: ServerAction<AddStock>,
 ) -> impl IntoView {
@@ -83,6 +87,11 @@ fn SaleActions(
     let v = voucher;
     let id = v.id.get();
     let ended = v.status == domain::VoucherStatus::Ended;
+    // Editable until it opens to shoppers (the server says the last word).
+    let editable = v.status == domain::VoucherStatus::Upcoming
+        && v.opening
+            .entries_open_at()
+            .is_none_or(|at| server_time < at);
     // One key per sale and offered total: a resent form adds nothing more; after an addition
     // the total, and so the key, changes.
     let key = format!("console-{}-{}", v.id, v.stock);
@@ -93,6 +102,9 @@ fn SaleActions(
             {crate::words::fill(t.manage_left(), &[&domain::grouped(v.remaining), &domain::grouped(v.stock)])}
             <When at=v.window.ends_at()/>
         </p>
+        {editable.then(|| view! {
+            <p><a href=format!("/admin/vouchers/{id}/edit") data-testid="edit-sale">{t.manage_edit()}</a></p>
+        })}
         {(!ended).then(|| view! {
             <details data-testid="end-sale">
                 <summary>{t.manage_end()}</summary>
