@@ -83,10 +83,25 @@ impl ManageDone {
     }
 }
 
-/// The console's address and what its query says (`/admin?chart=…&created=…&manage=…&done=…`):
-/// read by the console page, written by its links and by the server functions that send a
-/// plain form back to it. Unknown or malformed values read as absent.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// A part of a title to look for, as typed: trimmed, without control characters, at most
+/// [`domain::MAX_TITLE_CHARS`] characters; `None` when nothing is left.
+pub fn title_part(raw: &str) -> Option<String> {
+    let clean: String = raw
+        .chars()
+        .filter(|c| !c.is_control())
+        .collect::<String>()
+        .trim()
+        .chars()
+        .take(domain::MAX_TITLE_CHARS)
+        .collect();
+    (!clean.is_empty()).then_some(clean)
+}
+
+/// The console's address and what its query says
+/// (`/admin?q=…&status=…&cursor=…&chart=…&created=…&manage=…&done=…`): read by the console
+/// page, written by its links and by the server functions that send a plain form back to it.
+/// Unknown or malformed values read as absent.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ConsoleQuery {
     /// The voucher whose sales the chart shows (else the newest that sold).
     pub chart: Option<VoucherId>,
@@ -96,8 +111,12 @@ pub struct ConsoleQuery {
     pub manage: Option<VoucherId>,
     /// What the manage panel just did.
     pub done: Option<ManageDone>,
-    /// The page of rows (else the page holding `created` or `manage`, else the first).
-    pub page: Option<usize>,
+    /// A part of the title the rows' sales have.
+    pub q: Option<String>,
+    /// Where the rows' sales stand.
+    pub status: Option<domain::SaleStage>,
+    /// The rows start after this place (else the newest, or the row of `created` or `manage`).
+    pub cursor: Option<domain::SaleCursor>,
 }
 
 impl ConsoleQuery {
@@ -140,19 +159,32 @@ impl ConsoleQuery {
                 Some("edited") => Some(ManageDone::Edited),
                 _ => None,
             },
-            page: get("page").map(|p| domain::Page::parse_number(&p)),
+            q: get("q").as_deref().and_then(title_part),
+            status: get("status").as_deref().and_then(domain::SaleStage::parse),
+            cursor: get("cursor").as_deref().and_then(domain::SaleCursor::parse),
         }
     }
 
-    /// This query on page `page` of the rows (the first page has no `page=`).
-    pub fn on_page(&self, page: usize) -> Self {
+    /// The same sales (search and chart) from `cursor` on (`None`: the newest).
+    pub fn at(&self, cursor: Option<domain::SaleCursor>) -> Self {
         Self {
-            page: (page > 1).then_some(page),
-            ..*self
+            chart: self.chart,
+            q: self.q.clone(),
+            status: self.status,
+            cursor,
+            ..Self::default()
         }
     }
 
-    /// The voucher whose row must be on screen when no page is asked for.
+    /// The same rows charting `chart`.
+    pub fn charting(&self, chart: VoucherId) -> Self {
+        Self {
+            chart: Some(chart),
+            ..self.at(self.cursor)
+        }
+    }
+
+    /// The voucher whose row must be on screen when no search or page is asked for.
     pub fn focus(&self) -> Option<VoucherId> {
         self.created.or(self.manage)
     }
@@ -160,11 +192,13 @@ impl ConsoleQuery {
     /// The console's path with this query.
     pub fn href(&self) -> String {
         let pairs: Vec<String> = [
+            ("q", self.q.as_deref().map(encode_query)),
+            ("status", self.status.map(|s| s.as_str().to_owned())),
+            ("cursor", self.cursor.map(|c| c.to_string())),
             ("chart", self.chart.map(|v| v.to_string())),
             ("created", self.created.map(|v| v.to_string())),
             ("manage", self.manage.map(|v| v.to_string())),
             ("done", self.done.map(|d| d.as_str().to_owned())),
-            ("page", self.page.map(|p| p.to_string())),
         ]
         .into_iter()
         .filter_map(|(k, v)| v.map(|v| format!("{k}={v}")))
@@ -215,14 +249,21 @@ mod tests {
     #[test]
     fn the_console_query_reads_back_what_it_writes() {
         let v = VoucherId::try_from(42).expect("id");
+        let cursor = domain::SaleCursor::parse("1790000000000_7").expect("cursor");
+        let found = ConsoleQuery {
+            q: Some("茉莉 50% & tea".into()),
+            status: Some(domain::SaleStage::Ended),
+            cursor: Some(cursor),
+            ..ConsoleQuery::chart(v)
+        };
         for q in [
             ConsoleQuery::default(),
             ConsoleQuery::chart(v),
             ConsoleQuery::created(v),
             ConsoleQuery::manage(v, Some(ManageDone::Ended)),
-            ConsoleQuery::manage(v, Some(ManageDone::Added)),
+            ConsoleQuery::manage(v, Some(ManageDone::Edited)),
             ConsoleQuery::manage(v, None),
-            ConsoleQuery::chart(v).on_page(3),
+            found.clone(),
         ] {
             let href = q.href();
             let query = href.split_once('?').map_or("", |(_, q)| q).to_owned();
@@ -231,7 +272,7 @@ mod tests {
                     .split('&')
                     .filter_map(|p| p.split_once('='))
                     .find(|(name, _)| *name == k)
-                    .map(|(_, v)| v.to_owned())
+                    .map(|(_, v)| decode(v))
             };
             assert_eq!(ConsoleQuery::parse(get), q, "{href}");
         }
@@ -240,16 +281,34 @@ mod tests {
             "/admin?manage=42&done=ended"
         );
         assert_eq!(
-            ConsoleQuery::chart(v).on_page(2).href(),
-            "/admin?chart=42&page=2"
+            found.at(None).href(),
+            "/admin?q=%E8%8C%89%E8%8E%89%2050%25%20%26%20tea&status=ended&chart=42"
         );
-        assert_eq!(ConsoleQuery::chart(v).on_page(1).href(), "/admin?chart=42");
-        let junk = ConsoleQuery::parse(|k| (k != "done" && k != "page").then(|| "x".to_owned()));
-        assert_eq!(junk, ConsoleQuery::default());
-        // A `page=` that is not a page number is the first page, asked for.
+        let junk = ConsoleQuery::parse(|k| (k != "done").then(|| "x".to_owned()));
         assert_eq!(
-            ConsoleQuery::parse(|k| (k == "page").then(|| "x".to_owned())).page,
-            Some(1)
+            junk,
+            ConsoleQuery {
+                q: Some("x".into()),
+                ..ConsoleQuery::default()
+            }
         );
+        assert_eq!(title_part(" \u{0}\t "), None);
+    }
+
+    /// A query value as a browser decodes it (`%XX` escapes, UTF-8).
+    fn decode(v: &str) -> String {
+        let bytes = v.as_bytes();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] == b'%' {
+                out.push(u8::from_str_radix(&v[i + 1..i + 3], 16).expect("hex"));
+                i += 3;
+            } else {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+        String::from_utf8(out).expect("utf-8")
     }
 }

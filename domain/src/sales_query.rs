@@ -3,12 +3,13 @@
 //! (keyset paging: no offset, so the thousandth page costs what the first does).
 
 use chrono::{DateTime, NaiveDate, Utc};
+use serde::{Deserialize, Serialize};
 
 use crate::{FieldErrors, Period, MAX_TITLE_CHARS};
 
 /// Where a sale stands by its window alone (`upcoming`, `on_sale`, `ended`). Sold out is
 /// Redis's to say: here a sold-out sale is on sale until its end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum SaleStage {
     Upcoming,
     OnSale,
@@ -37,7 +38,7 @@ impl SaleStage {
 /// A place in the newest-first order: the last sale of a page, by its start and ID. The next
 /// page holds the sales that start earlier, or at the same instant with a smaller ID. On the
 /// wire `<start in ms since the epoch>_<id>`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SaleCursor {
     pub begins_at: DateTime<Utc>,
     pub id: i64,

@@ -296,7 +296,8 @@ admin {
     field_future_for_draw, field_date_time, field_between, field_after_start,
     // The console.
     console_title, console_payments, console_new, console_loading, console_empty, console_created,
-    console_created_to, console_see_page, console_stalled, console_pages_label, console_newer,
+    console_created_to, console_see_page, console_stalled, console_pages_label, console_newest,
+    console_found_none, console_find, console_find_title, console_find_status, console_find_any,
     console_older, console_table_label, console_draw_awaits, col_voucher, col_sale, col_stock,
     col_redis, col_queued, col_written, col_awaiting, col_paid, col_cancelled, col_revenue,
     col_refunded, col_flagged, col_failed, col_dead, col_actions, console_chart, console_manage,

@@ -5,7 +5,7 @@ use chrono::{DateTime, TimeZone, Utc};
 
 use crate::{
     catalog::{self, VoucherState},
-    domain::{OrderCounts, Page, Voucher, VoucherId},
+    domain::{OrderCounts, SaleCursor, SaleQuery, Voucher, VoucherId},
     infra::{backend::Backend, store},
     Core,
 };
@@ -55,24 +55,26 @@ async fn with_tallies(
         .collect())
 }
 
-/// Which rows the console shows: a page by its number, or the page holding a voucher (the one
-/// just created or being managed, so its row is on screen).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which rows the console shows: the sales a query finds (a page after its cursor), or the page
+/// that starts at a voucher (the one just created or being managed, so its row is on screen).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RowsAsked {
-    Page(usize),
+    Query(SaleQuery),
     Holding(VoucherId),
 }
 
 /// Rows on one page of the console: each costs Redis and PostgreSQL reads at every refresh.
-pub const ROWS_PER_PAGE: usize = 25;
+pub const ROWS_PER_PAGE: i64 = 25;
 
-/// What the console shows: one page of the vouchers with their counts, one voucher's sales,
-/// and whether orders are being written.
+/// What the console shows: one page of the sales with their counts, one voucher's sales over
+/// time, and whether orders are being written.
 #[derive(Debug, Clone)]
 pub struct Dashboard {
     pub rows: Vec<VoucherCounts>,
-    /// Which page of the listing the rows are.
-    pub page: Page,
+    /// The place the rows start after (`None`: the newest), which a refresh asks for again.
+    pub at: Option<SaleCursor>,
+    /// Where the older page starts (`None`: these are the oldest).
+    pub next: Option<SaleCursor>,
     /// The charted voucher and its series (`None` before its first written order).
     pub chart: Option<(VoucherId, Option<SalesSeries>)>,
     /// The charted voucher's title (it may be on another page than the rows).
@@ -81,25 +83,30 @@ pub struct Dashboard {
     pub stalled_for: Option<std::time::Duration>,
 }
 
-/// The console: the page of the listing (at most `limit` vouchers) that `rows` asks for, each
-/// row with its counts, and the sales of `chart` when it is a voucher, else of the newest
-/// voucher on the page that sold something, else of the page's first.
+/// The console: the rows `rows` asks for (the whole history, newest first, a keyset page at a
+/// time), each with its counts, and the sales of `chart` when it is a voucher, else of the
+/// newest voucher on the page that sold something, else of the page's first.
 pub async fn dashboard(
     core: &Core,
     chart: Option<VoucherId>,
     rows: RowsAsked,
-    limit: i64,
     now: DateTime<Utc>,
 ) -> Result<Dashboard, Backend> {
-    let listed = catalog::listed(core, limit).await?;
-    let page = match rows {
-        RowsAsked::Page(n) => Page::of(listed.len(), ROWS_PER_PAGE, n),
-        RowsAsked::Holding(id) => listed.iter().position(|v| v.id == id).map_or_else(
-            || Page::of(listed.len(), ROWS_PER_PAGE, 1),
-            |i| Page::holding(listed.len(), ROWS_PER_PAGE, i),
-        ),
+    let query = match rows {
+        RowsAsked::Query(q) => q,
+        RowsAsked::Holding(id) => SaleQuery {
+            // Just after the voucher in the order: its row comes first.
+            after: catalog::get(core, id).await?.map(|v| SaleCursor {
+                begins_at: v.voucher.window.begins_at(),
+                id: v.voucher.id.get().saturating_add(1),
+            }),
+            limit: ROWS_PER_PAGE,
+            ..SaleQuery::default()
+        },
     };
-    let rows = counts_of(core, listed[page.items.clone()].to_vec()).await?;
+    let found = catalog::find(core, &query, now).await?;
+    let vouchers = found.vouchers.into_iter().map(|v| v.voucher).collect();
+    let rows = counts_of(core, vouchers).await?;
     let asked = match chart {
         Some(id) => match rows.iter().find(|r| r.state.voucher.id == id) {
             Some(r) => Some(r.state.voucher.clone()),
@@ -123,7 +130,8 @@ pub async fn dashboard(
         .filter(|age| *age > core.config.worker.stall_after);
     Ok(Dashboard {
         rows,
-        page,
+        at: query.after,
+        next: found.next,
         chart,
         chart_title,
         stalled_for,

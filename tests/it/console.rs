@@ -7,7 +7,7 @@ use chrono::Utc;
 use seckill::{
     catalog,
     catalog::console::{self, RowsAsked, ROWS_PER_PAGE},
-    domain::{OrderId, ORDER_EPOCH_UNIX},
+    domain::{OrderId, SaleQuery, ORDER_EPOCH_UNIX},
     jobs::order_writer::Worker,
     sale,
 };
@@ -164,7 +164,7 @@ async fn plant_order(
 #[sqlx::test]
 async fn the_dashboard_charts_the_asked_voucher_else_the_newest_that_sold(db: PgPool) {
     let core = core(db, &[]).await;
-    let empty = console::dashboard(&core, None, RowsAsked::Page(1), 50, Utc::now())
+    let empty = console::dashboard(&core, None, first_page(), Utc::now())
         .await
         .expect("dashboard");
     assert!(empty.rows.is_empty() && empty.chart.is_none());
@@ -175,7 +175,7 @@ async fn the_dashboard_charts_the_asked_voucher_else_the_newest_that_sold(db: Pg
     sale::buy(&core, u[0], sold).await.expect("admitted");
     drain(&core).await;
 
-    let d = console::dashboard(&core, None, RowsAsked::Page(1), 50, Utc::now())
+    let d = console::dashboard(&core, None, first_page(), Utc::now())
         .await
         .expect("dashboard");
     assert_eq!(
@@ -187,7 +187,7 @@ async fn the_dashboard_charts_the_asked_voucher_else_the_newest_that_sold(db: Pg
     assert_eq!(id, sold, "the newest voucher that sold something");
     assert_eq!(series.expect("series").counts.iter().sum::<i64>(), 1);
 
-    let d = console::dashboard(&core, Some(unsold), RowsAsked::Page(1), 50, Utc::now())
+    let d = console::dashboard(&core, Some(unsold), first_page(), Utc::now())
         .await
         .expect("dashboard");
     assert_eq!(
@@ -196,7 +196,7 @@ async fn the_dashboard_charts_the_asked_voucher_else_the_newest_that_sold(db: Pg
     );
 
     let unknown = seckill::domain::VoucherId::try_from(987_654).expect("id");
-    let d = console::dashboard(&core, Some(unknown), RowsAsked::Page(1), 50, Utc::now())
+    let d = console::dashboard(&core, Some(unknown), first_page(), Utc::now())
         .await
         .expect("dashboard");
     assert_eq!(
@@ -214,7 +214,7 @@ async fn the_console_shows_a_page_of_rows_the_one_holding_a_new_voucher_and_char
     // the oldest and lands alone on the second page.
     let mut made = Vec::new();
     for i in 0..=ROWS_PER_PAGE {
-        let opened_secs_ago = 600 - i64::try_from(i).expect("small");
+        let opened_secs_ago = 600 - i;
         made.push(voucher(&core, 5, opened_secs_ago, 3600).await);
     }
     let oldest = made[0];
@@ -222,38 +222,63 @@ async fn the_console_shows_a_page_of_rows_the_one_holding_a_new_voucher_and_char
     sale::buy(&core, u[0], oldest).await.expect("admitted");
     drain(&core).await;
 
-    let first = console::dashboard(&core, None, RowsAsked::Page(1), 50, Utc::now())
+    let first = console::dashboard(&core, None, first_page(), Utc::now())
         .await
         .expect("dashboard");
-    assert_eq!((first.page.number, first.page.pages), (1, 2));
-    assert_eq!(first.rows.len(), ROWS_PER_PAGE);
+    let per_page = usize::try_from(ROWS_PER_PAGE).expect("small");
+    assert_eq!(first.rows.len(), per_page);
+    assert_eq!(
+        (first.at, first.next.is_some()),
+        (None, true),
+        "the newest page, an older one after"
+    );
     assert_eq!(first.rows[0].state.voucher.id, newest, "newest first");
     assert!(first.rows.iter().all(|r| r.state.voucher.id != oldest));
     // Nothing on this page sold: the chart is of the page's first row.
     assert_eq!(first.chart.as_ref().map(|(id, _)| *id), Some(newest));
 
-    // The page holding a voucher (a new one, or the one being managed) is the one shown.
-    let holding = console::dashboard(&core, None, RowsAsked::Holding(oldest), 50, Utc::now())
+    // The older page, by keyset: the oldest alone, and no page after it.
+    let older = console::dashboard(
+        &core,
+        None,
+        RowsAsked::Query(SaleQuery {
+            after: first.next,
+            ..first_query()
+        }),
+        Utc::now(),
+    )
+    .await
+    .expect("dashboard");
+    let ids: Vec<_> = older.rows.iter().map(|r| r.state.voucher.id).collect();
+    assert_eq!((ids, older.next), (vec![oldest], None));
+
+    // The page holding a voucher (a new one, or the one being managed) starts at its row.
+    let holding = console::dashboard(&core, None, RowsAsked::Holding(oldest), Utc::now())
         .await
         .expect("dashboard");
-    assert_eq!(holding.page.number, 2);
     let ids: Vec<_> = holding.rows.iter().map(|r| r.state.voucher.id).collect();
     assert_eq!(ids, vec![oldest]);
     assert_eq!(holding.rows[0].counts.written, 1);
 
-    // A page past the last is the last.
-    let past = console::dashboard(&core, None, RowsAsked::Page(7), 50, Utc::now())
-        .await
-        .expect("dashboard");
-    assert_eq!(past.page.number, 2);
-
     // A voucher on another page is still charted, with its title.
-    let d = console::dashboard(&core, Some(oldest), RowsAsked::Page(1), 50, Utc::now())
+    let d = console::dashboard(&core, Some(oldest), first_page(), Utc::now())
         .await
         .expect("dashboard");
     let (id, series) = d.chart.expect("a chart");
     assert_eq!(id, oldest);
     assert_eq!(series.expect("series").counts.iter().sum::<i64>(), 1);
     assert_eq!(d.chart_title, "Test voucher");
-    assert_eq!(d.rows.len(), ROWS_PER_PAGE);
+    assert_eq!(d.rows.len(), per_page);
+}
+
+/// The console's rows with nothing searched: every sale, newest first.
+fn first_query() -> SaleQuery {
+    SaleQuery {
+        limit: ROWS_PER_PAGE,
+        ..SaleQuery::default()
+    }
+}
+
+fn first_page() -> RowsAsked {
+    RowsAsked::Query(first_query())
 }

@@ -108,8 +108,8 @@ pub fn dashboard(d: console::Dashboard) -> ConsoleView {
     });
     ConsoleView {
         rows: d.rows.into_iter().map(console_row).collect(),
-        page: d.page.number,
-        pages: d.page.pages,
+        at: d.at,
+        next: d.next,
         chart,
         stalled_secs: d.stalled_for.map(|age| age.as_secs()),
     }

@@ -307,9 +307,10 @@ pub struct SalesSeriesView {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConsoleView {
     pub rows: Vec<ConsoleRow>,
-    /// Which page of the listing the rows are (1 first), of how many.
-    pub page: usize,
-    pub pages: usize,
+    /// The place the rows start after (`None`: the newest), which a refresh asks for again.
+    pub at: Option<domain::SaleCursor>,
+    /// Where the older page starts (`None`: these are the oldest).
+    pub next: Option<domain::SaleCursor>,
     pub chart: Option<ChartView>,
     /// Seconds the oldest queued order has waited, when writing has stalled.
     pub stalled_secs: Option<u64>,

@@ -11,32 +11,35 @@ use leptos::prelude::*;
 use crate::url::{ConsoleQuery, ManageDone};
 use crate::{error::AppError, wire::ConsoleView};
 
-/// The admin console (admins only): page `page` of the vouchers with their live counts (the
-/// page holding `holding` when no page is asked for), and the sales over time of `chart` (by
-/// default the newest voucher on the page that sold something).
+/// The admin console (admins only): the sales whose title holds `q` and whose window stands
+/// as `status` (every sale when both are absent), newest first, the page after `cursor` (the
+/// page starting at `holding` when neither is asked for), with their live counts; and the sales
+/// over time of `chart` (by default the newest voucher on the page that sold something).
 #[server(prefix = "/sf", endpoint = "console")]
 pub async fn console(
     chart: Option<i64>,
-    page: Option<usize>,
+    q: Option<String>,
+    status: Option<domain::SaleStage>,
+    cursor: Option<domain::SaleCursor>,
     holding: Option<i64>,
 ) -> Result<ConsoleView, AppError> {
-    use seckill::catalog::console::RowsAsked;
+    use seckill::catalog::console::{RowsAsked, ROWS_PER_PAGE};
     let core = crate::ssr::core()?;
     crate::ssr::signed_in_admin(&core).await?;
     let id = |raw: Option<i64>| raw.and_then(|id| seckill::domain::VoucherId::try_from(id).ok());
-    let rows = match (page, id(holding)) {
-        (Some(n), _) => RowsAsked::Page(n),
-        (None, Some(v)) => RowsAsked::Holding(v),
-        (None, None) => RowsAsked::Page(1),
+    let title = q.as_deref().and_then(crate::url::title_part);
+    let rows = match (id(holding), &title, status, cursor) {
+        (Some(v), None, None, None) => RowsAsked::Holding(v),
+        _ => RowsAsked::Query(seckill::domain::SaleQuery {
+            title,
+            stage: status,
+            starts: None,
+            after: cursor,
+            limit: ROWS_PER_PAGE,
+        }),
     };
-    let d = seckill::catalog::console::dashboard(
-        &core,
-        id(chart),
-        rows,
-        webapi::wire::LIST_LIMIT,
-        chrono::Utc::now(),
-    )
-    .await?;
+    let d =
+        seckill::catalog::console::dashboard(&core, id(chart), rows, chrono::Utc::now()).await?;
     Ok(webapi::convert::dashboard(d))
 }
 

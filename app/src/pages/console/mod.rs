@@ -15,7 +15,7 @@ use leptos_router::hooks::use_query_map;
 use self::{chart::SalesPanel, manage::ManageSale};
 use crate::{
     api::{admin::console, catalog::get_voucher},
-    components::{ErrorNote, Pager},
+    components::ErrorNote,
     error::AppError,
     pages::home::StatusBadge,
     session::AdminOnly,
@@ -39,18 +39,22 @@ fn Console() -> impl IntoView {
     let t = crate::words::t();
     let query = use_query_map();
     let asked = ConsoleQuery::parse(|k| query.read_untracked().get(k));
+    let key = asked.clone();
     let data = Resource::new(
-        move || asked,
+        move || key.clone(),
         |asked| {
             console(
                 asked.chart.map(VoucherId::get),
-                asked.page,
+                asked.q.clone(),
+                asked.status,
+                asked.cursor,
                 asked.focus().map(VoucherId::get),
             )
         },
     );
+    let manage_id = asked.manage;
     let managed = Resource::new(
-        move || asked.manage,
+        move || manage_id,
         |id| async move {
             match id {
                 Some(id) => Some(get_voucher(id.get()).await),
@@ -66,8 +70,11 @@ fn Console() -> impl IntoView {
             <a class="button" href="/admin/actions" data-testid="actions-link">{t.actions_link()}</a>
             <a class="button primary" href="/admin/vouchers/new" data-testid="new-voucher">{t.console_new()}</a>
         </div>
+        <FindSales asked=asked.clone()/>
         <Suspense fallback=move || view! { <p class="loading">{t.console_loading()}</p> }>
-            {move || Suspend::new(async move {
+            {move || Suspend::new({
+                let asked = asked.clone();
+                async move {
                 // Outside the refreshing table, so a confirmation or a typed number stays put.
                 let manage = managed.await.zip(asked.manage).map(|(voucher, id)| {
                     view! { <ManageSale id voucher done=asked.done/> }
@@ -77,7 +84,7 @@ fn Console() -> impl IntoView {
                     {manage}
                     <Figures asked first/>
                 }
-            })}
+            }})}
         </Suspense>
     }
 }
@@ -89,25 +96,36 @@ fn Console() -> impl IntoView {
 fn Figures(asked: ConsoleQuery, first: Result<ConsoleView, AppError>) -> impl IntoView {
     let t = crate::words::t();
     // Refreshes stay on the page first shown (which `created` or `manage` may have chosen).
-    let page = first.as_ref().ok().map(|c| c.page);
+    let at = first.as_ref().ok().and_then(|c| c.at);
     let data = RwSignal::new(first);
     let chart = asked.chart.map(VoucherId::get);
+    let (q, status) = (asked.q.clone(), asked.status);
+    let searching = q.is_some() || status.is_some();
     let busy = StoredValue::new(false);
     every(REFRESH, move || {
         if busy.get_value() {
             return;
         }
         busy.set_value(true);
+        let q = q.clone();
         leptos::task::spawn_local(async move {
-            if let Ok(c) = console(chart, page, None).await {
+            if let Ok(c) = console(chart, q, status, at, None).await {
                 data.try_set(Ok(c));
             }
             busy.set_value(false);
         });
     });
-    move || match data.get() {
+    move || {
+        match data.get() {
         Ok(c) if c.rows.is_empty() => view! {
-            <p class="empty" data-testid="no-vouchers">{t.console_empty()}</p>
+            <p class="empty" data-testid="no-vouchers">
+                {if searching { t.console_found_none() } else { t.console_empty() }}
+            </p>
+            {c.at.is_some().then(|| view! {
+                <nav class="pager" aria-label=t.console_pages_label()>
+                    <a class="button" href=asked.at(None).href() data-testid="page-newest">{t.console_newest()}</a>
+                </nav>
+            })}
         }
         .into_any(),
         Ok(c) => {
@@ -129,31 +147,52 @@ fn Figures(asked: ConsoleQuery, first: Result<ConsoleView, AppError>) -> impl In
                         {crate::words::fill(t.console_stalled(), &[&secs])}
                     </p>
                 })}
-                <CountsTable rows=c.rows chosen fresh page=c.page/>
-                <Pager
-                    page=c.page
-                    pages=c.pages
-                    newer=rows_page(asked.chart, c.page.saturating_sub(1)).href()
-                    older=rows_page(asked.chart, c.page + 1).href()
-                    label=t.console_pages_label()
-                    newer_text=t.console_newer()
-                    older_text=t.console_older()
-                />
+                <CountsTable rows=c.rows chosen fresh asked=asked.at(c.at)/>
+                {(c.at.is_some() || c.next.is_some()).then(|| view! {
+                    <nav class="pager" aria-label=t.console_pages_label()>
+                        {c.at.is_some().then(|| view! {
+                            <a class="button" rel="prev" href=asked.at(None).href() data-testid="page-newest">{t.console_newest()}</a>
+                        })}
+                        {c.next.map(|next| view! {
+                            <a class="button" rel="next" href=asked.at(Some(next)).href() data-testid="page-older">{t.console_older()}</a>
+                        })}
+                    </nav>
+                })}
                 {c.chart.map(|chart| view! { <SalesPanel chart/> })}
             }
             .into_any()
         }
         Err(e) => view! { <ErrorNote error=e/> }.into_any(),
     }
+    }
 }
 
-/// The console on page `page` of the rows, charting `chart`.
-fn rows_page(chart: Option<VoucherId>, page: usize) -> ConsoleQuery {
-    ConsoleQuery {
-        chart,
-        ..ConsoleQuery::default()
+/// The console's search: a plain GET form (the same with JavaScript or without), its values
+/// those of the page shown.
+#[component]
+fn FindSales(asked: ConsoleQuery) -> impl IntoView {
+    let t = crate::words::t();
+    let option = |stage: domain::SaleStage, status: domain::VoucherStatus| {
+        view! {
+            <option value=stage.as_str() selected=asked.status == Some(stage)>
+                {crate::words::voucher_status(t, status)}
+            </option>
+        }
+    };
+    view! {
+        <form method="get" action="/admin" class="filters" role="search" data-testid="find-sales">
+            <label for="find-q">{t.console_find_title()}</label>
+            <input id="find-q" name="q" type="search" value=asked.q.clone() data-testid="find-q"/>
+            <label for="find-status">{t.console_find_status()}</label>
+            <select id="find-status" name="status" data-testid="find-status">
+                <option value="" selected=asked.status.is_none()>{t.console_find_any()}</option>
+                {option(domain::SaleStage::Upcoming, domain::VoucherStatus::Upcoming)}
+                {option(domain::SaleStage::OnSale, domain::VoucherStatus::OnSale)}
+                {option(domain::SaleStage::Ended, domain::VoucherStatus::Ended)}
+            </select>
+            <button type="submit" class="button" data-testid="find">{t.console_find()}</button>
+        </form>
     }
-    .on_page(page)
 }
 
 #[component]
@@ -161,8 +200,8 @@ fn CountsTable(
     rows: Vec<ConsoleRow>,
     chosen: Option<VoucherId>,
     fresh: Option<VoucherId>,
-    /// The rows' page, kept by their chart links.
-    page: usize,
+    /// The rows' search and page, kept by their chart links.
+    asked: ConsoleQuery,
 ) -> impl IntoView {
     let t = crate::words::t();
     view! {
@@ -214,7 +253,7 @@ fn CountsTable(
                                 <td class="num" data-label=t.col_failed() data-testid="count-failed">{r.counts.failed}</td>
                                 <td class="num" data-label=t.col_dead() data-testid="count-dead">{r.dead_lettered}</td>
                                 <td class="chart-cell">
-                                    <a href=rows_page(Some(id), page).href() data-testid="show-chart"
+                                    <a href=asked.charting(id).href() data-testid="show-chart"
                                         aria-current=selected.then_some("true")>{t.console_chart()}</a>
                                     " "
                                     <a href=format!("{}#manage", ConsoleQuery::manage(id, None).href()) data-testid="manage-sale">{t.console_manage()}</a>
