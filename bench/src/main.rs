@@ -21,6 +21,8 @@
 //!                        push stream, then polling
 //! bench pages [--quick] [--conns N]  pages anonymous and signed in, the JSON API and a static
 //!                        file, closed loop; a cold visit's weight over the wire
+//! bench sales [--quick]  100,000 sales (10,000 quick): the console's and the REST API's pages,
+//!                        newest to oldest by cursor, and searches by title, one at a time
 //! bench draw [--quick] [--shoppers N] [--stock N] [--conns N]  the same crowd (a tenth bots
 //!                        firing at the opening millisecond) meets a first-come opening, then a
 //!                        draw: the bots' share of the winners, arrival × winning, time to admit
@@ -42,6 +44,7 @@ mod pages;
 mod payments;
 mod report;
 mod rush;
+mod sales;
 mod scaleout;
 mod scratch;
 mod watchers;
@@ -108,7 +111,7 @@ impl Options {
 }
 
 const USAGE: &str =
-    "usage: bench <rush|core|lock|drill|failover|scaleout|watchers|pages|draw|payments|all> [--quick] [--no-record] [--profile] \
+    "usage: bench <rush|core|lock|drill|failover|scaleout|watchers|pages|sales|draw|payments|all> [--quick] [--no-record] [--profile] \
                      [--shoppers N] [--stock N] [--conns N] [--rate buys/s (rush: open loop)]";
 
 #[tokio::main]
@@ -132,6 +135,7 @@ async fn main() -> anyhow::Result<()> {
         "scaleout" => scaleout::run(&options).await,
         "watchers" => watchers::run(&options).await,
         "pages" => pages::run(&options).await,
+        "sales" => sales::run(&options).await,
         "draw" => draw::run(&options).await,
         "payments" => payments::run(&options).await,
         "all" => {

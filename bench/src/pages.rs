@@ -134,7 +134,7 @@ fn targets(voucher: VoucherId, sold_out: VoucherId, token: &str, late: &str) -> 
 }
 
 /// A session of the bench's admin (the configured admin phone).
-async fn admin_session(scratch: &Scratch) -> anyhow::Result<String> {
+pub async fn admin_session(scratch: &Scratch) -> anyhow::Result<String> {
     let phone = seckill::domain::Phone::parse(
         seckill::config::DEFAULT_ADMIN_PHONE,
         scratch.core.config.auth.country,

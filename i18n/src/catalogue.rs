@@ -174,6 +174,7 @@ site {
     home_pages_label,
     home_newer,
     home_older,
+    home_latest_ended,
     card_draw,
     card_ended_summary,
     card_opens_in,

@@ -112,6 +112,7 @@ pub const EN: Catalogue = Catalogue {
     home_pages_label: "Pages of vouchers",
     home_newer: "← Newer sales",
     home_older: "Older sales →",
+    home_latest_ended: "← Latest ended sales",
     card_draw: "Draw",
     card_ended_summary: "Sale ended · {0} of {1} sold",
     card_opens_in: "Opens in {0} · ",

@@ -148,6 +148,7 @@ pub const ZH: Catalogue = Catalogue {
     home_pages_label: "优惠券分页",
     home_newer: "← 较新的抢购",
     home_older: "较早的抢购 →",
+    home_latest_ended: "← 最近结束的抢购",
     card_draw: "抽签",
     card_ended_summary: "抢购已结束 · 共{1}张 · 已售{0}张",
     card_opens_in: "距开始 {0} · ",

@@ -15,6 +15,23 @@ pub async fn list_vouchers() -> Result<Vec<VoucherView>, AppError> {
     Ok(list.into_iter().map(webapi::convert::voucher).collect())
 }
 
+/// Ended sales from the whole history, newest first, [`crate::pages::home::PAGE_SIZE`] after
+/// `cursor`: the home page's "Ended" filter, past the listing's 200.
+#[server(prefix = "/sf", endpoint = "ended_sales")]
+pub async fn ended_sales(
+    cursor: Option<domain::SaleCursor>,
+) -> Result<webapi::sales::SalesView, AppError> {
+    let core = crate::ssr::core()?;
+    let asked = seckill::domain::SaleQuery {
+        stage: Some(domain::SaleStage::Ended),
+        after: cursor,
+        limit: i64::try_from(crate::pages::home::PAGE_SIZE).unwrap_or(24),
+        ..seckill::domain::SaleQuery::default()
+    };
+    let found = seckill::catalog::find(&core, &asked, chrono::Utc::now()).await?;
+    Ok(webapi::convert::sales(found))
+}
+
 /// One voucher, with the server's clock for the page's countdown.
 #[server(prefix = "/sf", endpoint = "get_voucher")]
 pub async fn get_voucher(id: i64) -> Result<VoucherDetail, AppError> {

@@ -11,8 +11,9 @@ use leptos::{either::Either, prelude::*};
 use leptos_router::hooks::use_query_map;
 
 use crate::{
-    api::catalog::list_vouchers,
+    api::catalog::{ended_sales, list_vouchers},
     components::Pager,
+    error::AppError,
     session::Session,
     time::{every, Instant, When},
     url::sign_in_path,
@@ -29,20 +30,40 @@ fn filters(t: Texts) -> impl Iterator<Item = (Option<VoucherStatus>, &'static st
     )
 }
 
+/// The cards a page shows: the listing (every filter but "Ended", paged by number), or a page of
+/// ended sales read from the whole history with where the older page starts.
+type Shown = (Vec<VoucherView>, Option<Option<domain::SaleCursor>>);
+
 #[component]
 pub fn HomePage() -> impl IntoView {
-    let vouchers = Resource::new(|| (), |_| list_vouchers());
     let session = Session::get();
     // An unknown `?status=` shows everything, as "All" does; a `?page=` that is not a page
-    // number, the first page.
-    let (filter, page) = use_query_map().with_untracked(|q| {
+    // number, the first page; a `?cursor=` that is not one, the latest ended sales.
+    let (filter, page, cursor) = use_query_map().with_untracked(|q| {
         (
             q.get("status").as_deref().and_then(VoucherStatus::parse),
             q.get("page")
                 .as_deref()
                 .map_or(1, domain::Page::parse_number),
+            q.get("cursor")
+                .as_deref()
+                .and_then(domain::SaleCursor::parse),
         )
     });
+    let vouchers = Resource::new(
+        || (),
+        move |_| async move {
+            let shown: Result<Shown, AppError> = match filter {
+                // Ended sales outnumber the listing's 200 within weeks: read by keyset.
+                Some(VoucherStatus::Ended) => ended_sales(cursor).await.map(|found| {
+                    let next = found.next.as_deref().and_then(domain::SaleCursor::parse);
+                    (found.vouchers, Some(next))
+                }),
+                _ => list_vouchers().await.map(|list| (list, None)),
+            };
+            shown
+        },
+    );
     let t = t();
     view! {
         <leptos_meta::Title text=t.home_title()/>
@@ -52,7 +73,8 @@ pub fn HomePage() -> impl IntoView {
             {move || Suspend::new(async move {
                 let signed_in = matches!(session.me.await, Ok(Some(_)));
                 match vouchers.await {
-                    Ok(list) => Either::Left(view! { <VoucherList list filter page signed_in/> }),
+                    Ok((list, None)) => Either::Left(view! { <VoucherList list filter page signed_in/> }.into_any()),
+                    Ok((list, Some(next))) => Either::Left(view! { <EndedList list at=cursor next signed_in/> }.into_any()),
                     Err(_) => Either::Right(view! {
                         <p class="error" role="alert">{t.home_load_failed()}</p>
                     }),
@@ -86,6 +108,35 @@ fn Filters(current: Option<VoucherStatus>) -> impl IntoView {
                 })
                 .collect_view()}
         </nav>
+    }
+}
+
+/// Ended sales, a page of the whole history after `at`, with links to the latest and the older.
+#[component]
+fn EndedList(
+    list: Vec<VoucherView>,
+    at: Option<domain::SaleCursor>,
+    next: Option<domain::SaleCursor>,
+    signed_in: bool,
+) -> impl IntoView {
+    let t = t();
+    let cards: Vec<Card> = list.into_iter().map(Card::of).collect();
+    view! {
+        {if cards.is_empty() {
+            Either::Left(view! { <p class="empty" data-testid="no-vouchers">{t.home_empty()}</p> })
+        } else {
+            Either::Right(view! { <VoucherCards cards signed_in/> })
+        }}
+        {(at.is_some() || next.is_some()).then(|| view! {
+            <nav class="pager" aria-label=t.home_pages_label()>
+                {at.is_some().then(|| view! {
+                    <a class="button" rel="prev" href="/?status=ended" data-testid="page-newest">{t.home_latest_ended()}</a>
+                })}
+                {next.map(|c| view! {
+                    <a class="button" rel="next" href=format!("/?status=ended&cursor={c}") data-testid="page-older">{t.home_older()}</a>
+                })}
+            </nav>
+        })}
     }
 }
 

@@ -41,7 +41,11 @@ pub async fn find(
     }
     b.push(" ORDER BY begins_at DESC, id DESC LIMIT ")
         .push_bind(q.limit + 1);
+    // Planned for its own values every time (an unnamed statement): a generic plan cannot tell
+    // a rare title part, best found by the trigram index, from a common one, best found walking
+    // the newest-first index (BENCHMARKS.md, "Every sale ever run").
     b.build_query_as::<Row>()
+        .persistent(false)
         .fetch_all(db)
         .await?
         .into_iter()
