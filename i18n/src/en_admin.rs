@@ -142,6 +142,7 @@ pub const EN_ADMIN: AdminCatalogue = AdminCatalogue {
     act_create_voucher: "Created a sale",
     act_end_sale: "Ended a sale",
     act_add_stock: "Added stock",
+    act_edit_voucher: "Edited a sale",
     act_refund_order: "Refunded an order",
     act_export_orders: "Exported orders",
     act_export_payments: "Exported payments",

@@ -143,6 +143,7 @@ pub const ZH_ADMIN: AdminCatalogue = AdminCatalogue {
     act_create_voucher: "创建活动",
     act_end_sale: "结束活动",
     act_add_stock: "追加库存",
+    act_edit_voucher: "修改活动",
     act_refund_order: "订单退款",
     act_export_orders: "导出订单",
     act_export_payments: "导出支付记录",

@@ -14,7 +14,8 @@ pub struct ActionView {
     pub actor_id: i64,
     /// The admin's phone, all but its last four digits masked.
     pub actor_phone: String,
-    /// `create voucher`, `end sale`, `add stock`, `refund order`, `export orders`, `export payments`.
+    /// `create voucher`, `edit voucher`, `end sale`, `add stock`, `refund order`, `export orders`,
+    /// `export payments`.
     pub action: String,
     /// What it was done to: a voucher's or an order's ID, a period, a refused draft's title.
     pub target: String,

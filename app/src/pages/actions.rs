@@ -20,6 +20,7 @@ pub fn ActionsPage() -> impl IntoView {
 fn action_words(t: Texts, action: &str) -> String {
     match action {
         "create voucher" => t.act_create_voucher(),
+        "edit voucher" => t.act_edit_voucher(),
         "end sale" => t.act_end_sale(),
         "add stock" => t.act_add_stock(),
         "refund order" => t.act_refund_order(),
