@@ -29,6 +29,7 @@ mod health;
 mod infra;
 pub mod jobs;
 pub mod orders;
+pub mod reminders;
 pub mod sale;
 pub mod secret;
 pub mod signing;

@@ -27,3 +27,11 @@ pub struct OrderCounts {
     /// the ones it gave up delivering are not counted here (see the dead-letter stream).
     pub failed: i64,
 }
+
+/// A sale's reminders (issue #56), counted: asked (whatever became of them), sent, failed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReminderCounts {
+    pub asked: i64,
+    pub sent: i64,
+    pub failed: i64,
+}

@@ -23,7 +23,7 @@ mod status;
 mod voucher;
 mod window;
 
-pub use counts::OrderCounts;
+pub use counts::{OrderCounts, ReminderCounts};
 pub use failure::{FailureReason, FailureReasonError, Settlement};
 pub use field::{FieldError, FieldErrors};
 pub use ids::{IdParseError, UserId, VoucherId};

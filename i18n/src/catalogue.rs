@@ -285,6 +285,13 @@ site {
     buy_your_order_cancelled,
     err_draw_committed,
     err_sale_started,
+    err_sale_open,
+    remind_me,
+    remind_sign_in,
+    remind_waiting,
+    remind_set,
+    remind_cancel,
+    remind_hint,
 }
 admin {
     // The admin's new-voucher form and the fields' messages.
@@ -301,7 +308,7 @@ admin {
     console_found_none, console_find, console_find_title, console_find_status, console_find_any,
     console_older, console_table_label, console_draw_awaits, col_voucher, col_sale, col_stock,
     col_redis, col_queued, col_written, col_awaiting, col_paid, col_cancelled, col_revenue,
-    col_refunded, col_flagged, col_failed, col_dead, col_actions, console_chart, console_manage,
+    col_refunded, col_flagged, col_failed, col_dead, col_reminders, col_actions, console_chart, console_manage,
     // Managing a sale (console).
     manage_ended, manage_added, manage_title, manage_left, manage_end, manage_end_text,
     manage_end_now, manage_add, manage_units, manage_add_now,

@@ -217,4 +217,11 @@ pub const EN: Catalogue = Catalogue {
     buy_your_order_cancelled: "Your order was cancelled: order ",
     err_draw_committed: "This sale's draw list is committed: its draw runs and its ranking is published before the sale can end. End it after the draw.",
     err_sale_started: "This sale has opened to shoppers (it has started, or its draw's entries are open): it can no longer be edited.",
+    err_sale_open: "This sale has opened already: there is nothing left to remind you of.",
+    remind_me: "Remind me",
+    remind_sign_in: "Sign in to be reminded",
+    remind_waiting: "{0} waiting for it",
+    remind_set: "We'll text you at {0}.",
+    remind_cancel: "Cancel the reminder",
+    remind_hint: "A text a few minutes before it opens, so you don't miss it.",
 };

@@ -71,6 +71,7 @@ pub const EN_ADMIN: AdminCatalogue = AdminCatalogue {
     col_flagged: "Flagged payments",
     col_failed: "Failed",
     col_dead: "Dead letters",
+    col_reminders: "Reminders asked · sent · failed",
     col_actions: "Actions",
     console_chart: "Chart",
     console_manage: "End sale or add stock",

@@ -101,6 +101,7 @@ const SPACED_PLACEHOLDERS: &[&str] = &[
     "sale_closes_in",
     "order_pay_within",
     "check_uses",
+    "remind_set",
 ];
 
 /// The words the glossary (`zh.rs`) says a Chinese sentence does not use.

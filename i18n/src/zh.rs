@@ -253,4 +253,11 @@ pub const ZH: Catalogue = Catalogue {
     buy_your_order_cancelled: "您的订单已取消，订单",
     err_draw_committed: "本场抽签名单已锁定：须先完成抽签并公布排名，才能结束抢购。请在抽签完成后再结束。",
     err_sale_started: "本场抢购已开始或已开放报名，不能再修改。",
+    err_sale_open: "本场抢购已经开始，无需再提醒。",
+    remind_me: "提醒我",
+    remind_sign_in: "登录后设置提醒",
+    remind_waiting: "{0}人已预约",
+    remind_set: "我们将在 {0} 短信提醒你。",
+    remind_cancel: "取消提醒",
+    remind_hint: "开抢前几分钟发短信提醒，不错过开抢。",
 };

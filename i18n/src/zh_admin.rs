@@ -72,6 +72,7 @@ pub const ZH_ADMIN: AdminCatalogue = AdminCatalogue {
     col_flagged: "异常付款",
     col_failed: "下单失败",
     col_dead: "死信",
+    col_reminders: "提醒：预约 · 已发 · 失败",
     col_actions: "操作",
     console_chart: "走势图",
     console_manage: "结束抢购或补充库存",

@@ -89,18 +89,9 @@ impl Settings {
                 _ => Some(typed(&get, "SECKILL_METRICS_ADDR", DEFAULT_METRICS_ADDR)?),
             },
             dev_login_public: typed(&get, "SECKILL_DEV_LOGIN_PUBLIC", "false")?,
-            time_zone: time_zone(get("SECKILL_TIME_ZONE").as_deref())?,
+            time_zone: seckill::config::time_zone(get("SECKILL_TIME_ZONE").as_deref())?,
         })
     }
-}
-
-/// An IANA time zone name (`Asia/Shanghai`, `Europe/Berlin`, `UTC`).
-fn time_zone(raw: Option<&str>) -> Result<chrono_tz::Tz, ConfigError> {
-    let name = raw.map_or("Asia/Shanghai", str::trim);
-    name.parse().map_err(|_| ConfigError {
-        var: "SECKILL_TIME_ZONE",
-        message: format!("{name:?} is not an IANA time zone name (such as Asia/Shanghai)"),
-    })
 }
 
 /// Comma-separated IP addresses.

@@ -8,7 +8,7 @@
 //! phone no one has), keeps it like a shared page, and answers each shopper with the stand-in's
 //! ID and phone replaced by theirs: the HTML the page would have been for them, hydration data
 //! included. A draw sale's page (the shopper's own standing in its draw), a shopper holding an
-//! order on the sale (their order in the buy panel), an admin
+//! order on the sale (their order in the buy panel) or a reminder of it (when it goes), an admin
 //! (the console link) and a session from before signed tokens get their page rendered as
 //! before.
 
@@ -16,7 +16,7 @@ use axum::http::HeaderValue;
 use seckill::{
     auth::{self, Principal},
     domain::{Phone, UserId, VoucherId},
-    sale, Core,
+    reminders, sale, Core,
 };
 use webapi::http::SessionCookie;
 
@@ -68,14 +68,22 @@ pub async fn eligible(core: &Core, token: &str, path: &str) -> Option<Principal>
     }
     if let Some(id) = path.strip_prefix("/vouchers/") {
         let voucher = VoucherId::try_from(id.parse::<i64>().ok()?).ok()?;
-        // A draw sale's page shows where this shopper stands in its draw: theirs alone.
-        if core
+        let v = core
             .catalog
             .get(&core.db, core.catalog_epoch(), voucher)
             .await
-            .ok()??
-            .opening
-            .is_draw()
+            .ok()??;
+        // A draw sale's page shows where this shopper stands in its draw: theirs alone.
+        if v.opening.is_draw() {
+            return None;
+        }
+        // Before the sale opens, the page says whether this shopper asked for a reminder.
+        let now = chrono::Utc::now();
+        if now < reminders::opens_at(&v)
+            && reminders::mine(core, shopper.user, voucher, now)
+                .await
+                .ok()?
+                .is_some()
         {
             return None;
         }

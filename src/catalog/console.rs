@@ -5,7 +5,7 @@ use chrono::{DateTime, TimeZone, Utc};
 
 use crate::{
     catalog::{self, VoucherState},
-    domain::{OrderCounts, SaleCursor, SaleQuery, Voucher, VoucherId},
+    domain::{OrderCounts, ReminderCounts, SaleCursor, SaleQuery, Voucher, VoucherId},
     infra::{backend::Backend, store},
     Core,
 };
@@ -19,6 +19,8 @@ pub struct VoucherCounts {
     pub counts: OrderCounts,
     /// A draw whose list is committed and whose ranking is not recorded: the round it waits for.
     pub awaiting_round: Option<u64>,
+    /// Its reminders asked, sent and failed.
+    pub reminders: ReminderCounts,
 }
 
 /// The newest vouchers first, each with its counts: the catalog's listing (one query, one
@@ -44,11 +46,13 @@ async fn with_tallies(
     let ids: Vec<VoucherId> = states.iter().map(|s| s.voucher.id).collect();
     let tallies = store::sales::tallies(&core.db, &ids).await?;
     let awaiting = store::draws::awaiting_rounds(&core.db, &ids).await?;
+    let reminded = store::reminders::tallies(&core.db, &ids).await?;
     Ok(states
         .into_iter()
         .zip(tallies)
         .map(|(state, counts)| VoucherCounts {
             awaiting_round: awaiting.get(&state.voucher.id).copied(),
+            reminders: reminded.get(&state.voucher.id).copied().unwrap_or_default(),
             state,
             counts,
         })

@@ -21,10 +21,10 @@ use std::{net::SocketAddr, time::Duration};
 
 pub use self::{
     parts::{
-        AdmissionConfig, AuthConfig, MemoConfig, PaymentsConfig, RateLimits, SweepConfig,
-        WorkerConfig,
+        AdmissionConfig, AuthConfig, MemoConfig, PaymentsConfig, RateLimits, ReminderConfig,
+        SweepConfig, WorkerConfig,
     },
-    read::{millis, non_blank, positive, typed, ConfigError},
+    read::{millis, non_blank, positive, time_zone, typed, ConfigError},
     services::public_origins,
 };
 pub use crate::secret::Secret;
@@ -81,6 +81,8 @@ pub struct Config {
     pub replicas: ReplicaWait,
     /// The draw's receipt key and beacon (`src/draw/settings.rs`).
     pub draw: crate::draw::DrawSettings,
+    /// "Remind me when it starts" (`src/reminders/`).
+    pub reminders: ReminderConfig,
 }
 
 impl Config {
@@ -140,6 +142,7 @@ impl Config {
                 timeout: millis(&get, "SECKILL_REPLICA_WAIT_MS", 1_000)?,
             },
             draw: crate::draw::DrawSettings::from_lookup(&get)?,
+            reminders: ReminderConfig::read(&get)?,
         })
     }
 

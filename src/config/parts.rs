@@ -118,6 +118,31 @@ pub struct AuthConfig {
     pub webhook: Option<Webhook>,
 }
 
+/// "Remind me when it starts" (issue #56): when and how fast the texts go.
+#[derive(Debug, Clone)]
+pub struct ReminderConfig {
+    /// How long before a sale opens (a draw: its entries) its reminders are sent
+    /// (`SECKILL_REMINDER_LEAD_MS`, 5 minutes).
+    pub lead: Duration,
+    /// Reminders sent a second at most, across every instance (`SECKILL_REMINDER_RATE`, 50).
+    pub rate: u32,
+    /// Attempts per reminder before it is recorded as failed (`SECKILL_REMINDER_TRIES`, 6).
+    pub tries: u32,
+    /// The shop's zone (`SECKILL_TIME_ZONE`): a reminder's time is said in it.
+    pub zone: chrono_tz::Tz,
+}
+
+impl ReminderConfig {
+    pub(super) fn read(get: Get<'_>) -> Result<Self, ConfigError> {
+        Ok(Self {
+            lead: millis(&get, "SECKILL_REMINDER_LEAD_MS", 300_000)?,
+            rate: positive(&get, "SECKILL_REMINDER_RATE", 50)?,
+            tries: positive(&get, "SECKILL_REMINDER_TRIES", 6)?,
+            zone: super::time_zone(get("SECKILL_TIME_ZONE").as_deref())?,
+        })
+    }
+}
+
 /// Request-rate policy on the buy path.
 #[derive(Debug, Clone)]
 pub struct RateLimits {

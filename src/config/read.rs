@@ -62,3 +62,13 @@ pub fn millis(
 ) -> Result<Duration, ConfigError> {
     positive(get, var, default).map(Duration::from_millis)
 }
+
+/// `SECKILL_TIME_ZONE` (an IANA name; `Asia/Shanghai` when unset): the shop's zone, which its
+/// pages and its reminders' times are in. The server reads it with this too.
+pub fn time_zone(raw: Option<&str>) -> Result<chrono_tz::Tz, ConfigError> {
+    let name = raw.map_or("Asia/Shanghai", str::trim);
+    name.parse().map_err(|_| ConfigError {
+        var: "SECKILL_TIME_ZONE",
+        message: format!("{name:?} is not an IANA time zone name (such as Asia/Shanghai)"),
+    })
+}

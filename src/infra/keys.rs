@@ -55,6 +55,9 @@ pub struct VoucherKeys {
     /// Prefix of the per-shopper purchase-attempt counters (append the user ID): each counts
     /// the attempts of one Redis-clock second and expires at its end.
     pub rate: String,
+    /// Set: the shoppers waiting for the sale's reminder (user IDs), its count read by the sale's
+    /// page; PostgreSQL's `reminders` is the record (`src/reminders/`).
+    pub reminders: String,
 }
 
 impl VoucherKeys {
@@ -119,7 +122,13 @@ impl Keys {
             moves: format!("{base}:moves"),
             entries: format!("{base}:entries"),
             rate: format!("{base}:rate:"),
+            reminders: format!("{base}:reminders"),
         }
+    }
+
+    /// Reminders sent in the second `unix_secs`, across instances (their pace, `src/reminders/`).
+    pub fn reminders_sent(&self, unix_secs: i64) -> String {
+        format!("{}reminders:sent:{unix_secs}", self.prefix.0)
     }
 
     /// Set of voucher IDs preloaded into Redis: the worker reads their order streams.

@@ -9,6 +9,7 @@
 //! | `live_push.rs` | the figures of the sales open pages watch, read and pushed |
 //! | `stock_back.rs` | the subscription: units back on sale, catalog changes, revoked sessions |
 //! | `revocations.rs` | the revoked sessions reloaded now and then (a lost announcement's bound) |
+//! | `reminders::send` | the reminders whose moment came, claimed and sent to the SMS relay |
 
 pub mod draws;
 pub mod durability_watch;
@@ -36,6 +37,7 @@ pub async fn spawn_all(
     tasks.spawn(durability_watch::run(core.clone(), shutdown.clone()));
     tasks.spawn(stock_back::listen(core.clone(), shutdown.clone()));
     tasks.spawn(revocations::run(core.clone(), shutdown.clone()));
+    tasks.spawn(crate::reminders::send::run(core.clone(), shutdown.clone()));
     tasks.spawn(live_push::run(
         core.clone(),
         core.config.push_every,

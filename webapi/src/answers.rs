@@ -61,6 +61,13 @@ pub struct Created {
     pub id: i64,
 }
 
+/// `POST /api/vouchers/{id}/reminder`: when the shopper's text goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct ReminderAnswer {
+    pub goes_at: chrono::DateTime<chrono::Utc>,
+}
+
 /// `POST /api/vouchers/{id}/orders`: `202`, the order taken, or the one the shopper already
 /// held on this sale (`already_bought`), so a buy whose answer was lost may be sent again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -93,6 +93,7 @@ pub fn console_row(c: console::VoucherCounts) -> ConsoleRow {
         counts: c.counts,
         dead_lettered: c.state.dead_lettered,
         awaiting_round: c.awaiting_round,
+        reminders: c.reminders,
         voucher: voucher(VoucherNow {
             remaining: c.state.remaining,
             voucher: c.state.voucher,

@@ -38,6 +38,8 @@ pub enum AppError {
     /// An admin's edit of a sale that has opened to shoppers (started, or its draw's entries
     /// open).
     SaleStarted,
+    /// A reminder asked for or taken back once the sale has opened.
+    SaleOpen,
     /// A sign-in code was sent moments ago: another may be asked for in this many seconds.
     CodeResendWait(u64),
     /// Too many sign-in attempts or code requests (from this address, or wrong codes for this
@@ -98,6 +100,7 @@ impl AppError {
             Self::NotADraw => "not_a_draw",
             Self::DrawCommitted => "draw_committed",
             Self::SaleStarted => "sale_started",
+            Self::SaleOpen => "sale_open",
             Self::Ended => "ended",
             Self::RateLimited
             | Self::CodeResendWait(_)
@@ -147,6 +150,7 @@ impl AppError {
             Self::NotADraw => t.err_not_a_draw().to_owned(),
             Self::DrawCommitted => t.err_draw_committed().to_owned(),
             Self::SaleStarted => t.err_sale_started().to_owned(),
+            Self::SaleOpen => t.err_sale_open().to_owned(),
             Self::CodeResendWait(secs) => fill(t.err_code_resend_wait(), secs),
             Self::TryAgainIn(secs) => fill(t.err_try_again_in(), secs),
             Self::TooManyStreams => t.err_too_many_streams().to_owned(),
@@ -189,6 +193,7 @@ impl AppError {
             | Self::NotADraw
             | Self::DrawCommitted
             | Self::SaleStarted
+            | Self::SaleOpen
             | Self::OrderQueued
             | Self::OrderFailed
             | Self::OrderCancelled
@@ -262,6 +267,7 @@ impl AppError {
             Self::NotADraw,
             Self::DrawCommitted,
             Self::SaleStarted,
+            Self::SaleOpen,
             Self::OrderQueued,
             Self::OrderFailed,
             Self::OrderCancelled,

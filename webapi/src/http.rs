@@ -252,6 +252,17 @@ impl From<SaleAdminError> for AppError {
     }
 }
 
+impl From<seckill::reminders::ReminderError> for AppError {
+    fn from(e: seckill::reminders::ReminderError) -> Self {
+        use seckill::reminders::ReminderError as E;
+        match e {
+            E::NotFound => Self::NotFound,
+            E::Opened => Self::SaleOpen,
+            e @ E::Backend(_) => fault(e),
+        }
+    }
+}
+
 impl From<Backend> for AppError {
     fn from(e: Backend) -> Self {
         fault(e)

@@ -292,6 +292,8 @@ pub struct ConsoleRow {
     /// A draw whose entrant list is committed, waiting for this beacon round (issue #51).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub awaiting_round: Option<u64>,
+    /// Reminders asked, sent and failed (issue #56).
+    pub reminders: domain::ReminderCounts,
 }
 
 /// Orders written per interval of admission time, for the console's chart.

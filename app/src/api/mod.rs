@@ -8,3 +8,4 @@ pub mod auth;
 pub mod catalog;
 pub mod draw;
 pub mod orders;
+pub mod reminders;

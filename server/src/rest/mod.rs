@@ -11,6 +11,7 @@ mod extract;
 mod orders;
 mod payments_admin;
 mod query;
+mod reminders;
 mod sales;
 mod voucher_json;
 mod vouchers;
@@ -47,6 +48,7 @@ pub fn router() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(vouchers::stock))
         .routes(routes!(events::sale_events))
         .routes(routes!(vouchers::buy))
+        .routes(routes!(reminders::ask, reminders::cancel))
         .routes(routes!(draws::enter))
         .routes(routes!(draws::mine))
         .routes(routes!(draws::transcript))

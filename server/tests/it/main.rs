@@ -18,6 +18,7 @@ mod openapi;
 mod outage;
 mod pages;
 mod payments;
+mod reminders;
 mod scaleout;
 mod session_cookie;
 mod sessions;

@@ -125,6 +125,8 @@ async fn every_operation_is_described_with_its_answers(db: PgPool) {
         "GET /api/vouchers/{id}/stock",
         "GET /api/vouchers/{id}/events",
         "POST /api/vouchers/{id}/orders",
+        "POST /api/vouchers/{id}/reminder",
+        "DELETE /api/vouchers/{id}/reminder",
         "POST /api/vouchers/{id}/entries",
         "GET /api/vouchers/{id}/entries/me",
         "GET /api/vouchers/{id}/draw",

@@ -9,6 +9,7 @@ pub mod jobs;
 pub mod moves;
 pub mod orders;
 pub mod payments;
+pub mod reminders;
 pub mod sales;
 pub mod users;
 pub mod vouchers;

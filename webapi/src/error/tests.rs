@@ -26,6 +26,7 @@ fn every_rest_error_reads_back_as_itself() {
         AppError::NotADraw,
         AppError::DrawCommitted,
         AppError::SaleStarted,
+        AppError::SaleOpen,
         AppError::CodeResendWait(42),
         AppError::TryAgainIn(7),
         AppError::TooManyStreams,

@@ -223,6 +223,7 @@ fn CountsTable(
                         <th scope="col" class="num">{t.col_flagged()}</th>
                         <th scope="col" class="num">{t.col_failed()}</th>
                         <th scope="col" class="num">{t.col_dead()}</th>
+                        <th scope="col" class="num">{t.col_reminders()}</th>
                         <th scope="col"><span class="visually-hidden">{t.col_actions()}</span></th>
                     </tr>
                 </thead>
@@ -252,6 +253,9 @@ fn CountsTable(
                                     class:alert={r.counts.flagged > 0}>{r.counts.flagged}</td>
                                 <td class="num" data-label=t.col_failed() data-testid="count-failed">{r.counts.failed}</td>
                                 <td class="num" data-label=t.col_dead() data-testid="count-dead">{r.dead_lettered}</td>
+                                <td class="num" data-label=t.col_reminders() data-testid="count-reminders">
+                                    {format!("{} · {} · {}", r.reminders.asked, r.reminders.sent, r.reminders.failed)}
+                                </td>
                                 <td class="chart-cell">
                                     <a href=asked.charting(id).href() data-testid="show-chart"
                                         aria-current=selected.then_some("true")>{t.console_chart()}</a>

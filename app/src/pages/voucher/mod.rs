@@ -7,6 +7,7 @@
 mod buying;
 mod draw;
 mod live;
+mod remind;
 
 use domain::VoucherStatus;
 use leptos::{either::Either, prelude::*};
@@ -18,7 +19,9 @@ use self::{
     live::{use_live_sale, LiveSale},
 };
 use crate::{
-    api::{catalog::get_voucher, draw::draw_entry, orders::my_order_for},
+    api::{
+        catalog::get_voucher, draw::draw_entry, orders::my_order_for, reminders::reminder_facts,
+    },
     components::ErrorNote,
     error::AppError,
     pages::home::StockBar,
@@ -54,6 +57,13 @@ pub fn VoucherPage() -> impl IntoView {
             None => Ok(None),
         }
     });
+    // An upcoming sale's reminders (`None` once it has opened).
+    let reminders = Resource::new(id, |id| async move {
+        match id {
+            Some(id) => reminder_facts(id).await,
+            None => Ok(None),
+        }
+    });
     let session = Session::get();
     view! {
         <Suspense fallback=|| view! { <p class="loading">{t().sale_loading()}</p> }>
@@ -63,9 +73,14 @@ pub fn VoucherPage() -> impl IntoView {
                         let mine = mine.await.ok().flatten();
                         let entry = entry.await.ok().flatten();
                         let signed_in = matches!(session.me.await, Ok(Some(_)));
+                        let id = d.voucher.id.get();
+                        let remind = reminders.await.ok().flatten().map(|facts| {
+                            view! { <remind::RemindMe id facts signed_in/> }
+                        });
                         view! {
                             <leptos_meta::Title text=d.voucher.title.clone()/>
                             <Sale detail=d mine entry signed_in/>
+                            {remind}
                         }
                         .into_any()
                     }

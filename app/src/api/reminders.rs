@@ -1,0 +1,62 @@
+//! "Remind me when it starts" (issue #56): what the sale's page says of its reminders, and the
+//! two plain forms that ask for one or take it back.
+
+use leptos::prelude::*;
+
+use crate::error::AppError;
+
+/// An upcoming sale's reminders as its page shows them.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RemindersView {
+    /// Shoppers waiting for the text.
+    pub waiting: i64,
+    /// When this shopper's text goes, if they asked.
+    pub mine: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// The reminders of `voucher_id` while it has not opened (`None` once it has, or for a voucher
+/// that does not exist).
+#[server(prefix = "/sf", endpoint = "reminder_facts")]
+pub async fn reminder_facts(voucher_id: i64) -> Result<Option<RemindersView>, AppError> {
+    let core = crate::ssr::core()?;
+    let id = crate::ssr::voucher_id(voucher_id)?;
+    let now = chrono::Utc::now();
+    let Some(v) = seckill::catalog::get(&core, id).await? else {
+        return Ok(None);
+    };
+    if now >= seckill::reminders::opens_at(&v.voucher) {
+        return Ok(None);
+    }
+    let mine = match crate::ssr::signed_in(&core).await {
+        Ok(p) => seckill::reminders::mine(&core, p.user, id, now).await?,
+        Err(_) => None,
+    };
+    Ok(Some(RemindersView {
+        waiting: seckill::reminders::waiting(&core, id).await?,
+        mine,
+    }))
+}
+
+/// Asks for a text before the sale opens (signed in), in the page's language; a plain form is
+/// sent back to the sale's page.
+#[server(prefix = "/sf", endpoint = "remind_me")]
+pub async fn remind_me(voucher_id: i64) -> Result<(), AppError> {
+    let core = crate::ssr::core()?;
+    let shopper = crate::ssr::signed_in(&core).await?;
+    let id = crate::ssr::voucher_id(voucher_id)?;
+    let lang = crate::words::lang();
+    seckill::reminders::ask(&core, shopper.user, id, lang.tag(), chrono::Utc::now()).await?;
+    crate::ssr::redirect_plain_form(&format!("/vouchers/{id}"));
+    Ok(())
+}
+
+/// Takes the reminder back; a plain form is sent back to the sale's page.
+#[server(prefix = "/sf", endpoint = "cancel_reminder")]
+pub async fn cancel_reminder(voucher_id: i64) -> Result<(), AppError> {
+    let core = crate::ssr::core()?;
+    let shopper = crate::ssr::signed_in(&core).await?;
+    let id = crate::ssr::voucher_id(voucher_id)?;
+    seckill::reminders::cancel(&core, shopper.user, id, chrono::Utc::now()).await?;
+    crate::ssr::redirect_plain_form(&format!("/vouchers/{id}"));
+    Ok(())
+}

@@ -1,0 +1,47 @@
+//! "Remind me" on an upcoming sale's page (issue #56): how many wait, and a plain form to ask for
+//! a text or take it back (the server answers it and sends the browser back here, with
+//! JavaScript or without; not an island, so the sale's bundle does not grow); a visitor is sent
+//! to sign in and back.
+
+use leptos::prelude::*;
+
+use crate::{
+    api::reminders::RemindersView,
+    time::shop_time,
+    url::sign_in_path,
+    words::{fill, t},
+};
+
+#[component]
+pub fn RemindMe(id: i64, facts: RemindersView, signed_in: bool) -> impl IntoView {
+    let t = t();
+    let page = format!("/vouchers/{id}");
+    let action = match (signed_in, facts.mine) {
+        (false, _) => view! {
+            <a class="button" href=sign_in_path(&page) data-testid="remind-sign-in">{t.remind_sign_in()}</a>
+        }
+        .into_any(),
+        (true, None) => view! {
+            <form method="post" action="/sf/remind_me">
+                <input type="hidden" name="voucher_id" value=id/>
+                <button type="submit" class="button" data-testid="remind-me">{t.remind_me()}</button>
+            </form>
+        }
+        .into_any(),
+        (true, Some(at)) => view! {
+            <p class="notice" role="status" data-testid="reminder-set">{fill(t.remind_set(), &[&shop_time(at)])}</p>
+            <form method="post" action="/sf/cancel_reminder">
+                <input type="hidden" name="voucher_id" value=id/>
+                <button type="submit" class="button" data-testid="remind-cancel">{t.remind_cancel()}</button>
+            </form>
+        }
+        .into_any(),
+    };
+    view! {
+        <section class="panel remind" data-testid="remind">
+            <p data-testid="remind-waiting">{fill(t.remind_waiting(), &[&domain::grouped(facts.waiting)])}</p>
+            <p class="hint">{t.remind_hint()}</p>
+            {action}
+        </section>
+    }
+}

@@ -1,0 +1,168 @@
+//! The `reminders` table: who asked to be reminded of which sale, and the outbox the sender
+//! claims from (migration 16).
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use sqlx::PgPool;
+
+use crate::domain::{ReminderCounts, UserId, VoucherId};
+
+/// Records that `user` asks to be reminded of `voucher`; `true` when the ask is new.
+pub async fn ask(
+    db: &PgPool,
+    voucher: VoucherId,
+    user: UserId,
+    lang: &str,
+) -> Result<bool, sqlx::Error> {
+    let added = sqlx::query(
+        "INSERT INTO reminders (voucher_id, user_id, id, lang) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (voucher_id, user_id) DO NOTHING",
+    )
+    .bind(voucher.get())
+    .bind(user.get())
+    .bind(uuid::Uuid::new_v4().to_string())
+    .bind(lang)
+    .execute(db)
+    .await?
+    .rows_affected();
+    Ok(added == 1)
+}
+
+/// Forgets `user`'s reminder of `voucher` if it has not gone yet; `true` when one was waiting.
+pub async fn cancel(db: &PgPool, voucher: VoucherId, user: UserId) -> Result<bool, sqlx::Error> {
+    let gone = sqlx::query(
+        "DELETE FROM reminders WHERE voucher_id = $1 AND user_id = $2 AND state = 'waiting'",
+    )
+    .bind(voucher.get())
+    .bind(user.get())
+    .execute(db)
+    .await?
+    .rows_affected();
+    Ok(gone == 1)
+}
+
+/// The state of `user`'s reminder of `voucher` (`waiting`, `sent`, `failed`, `late`), if asked.
+pub async fn state(
+    db: &PgPool,
+    voucher: VoucherId,
+    user: UserId,
+) -> Result<Option<String>, sqlx::Error> {
+    sqlx::query_scalar("SELECT state FROM reminders WHERE voucher_id = $1 AND user_id = $2")
+        .bind(voucher.get())
+        .bind(user.get())
+        .fetch_optional(db)
+        .await
+}
+
+/// A reminder claimed for sending.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Due {
+    pub id: String,
+    pub voucher_id: i64,
+    pub lang: String,
+    pub tries: i32,
+    pub phone: String,
+    pub title: String,
+    /// When the sale opens to the shopper (a draw: its entries).
+    pub opens_at: DateTime<Utc>,
+}
+
+/// Claims at most `batch` reminders whose moment (`lead` before their sale opens) has come at
+/// `now`, and that are neither held by another sender nor waiting to be tried again: each is
+/// held for `lease` and counted as one more try. Rows another transaction holds are skipped.
+pub async fn claim(
+    db: &PgPool,
+    now: DateTime<Utc>,
+    lead: std::time::Duration,
+    lease: std::time::Duration,
+    batch: i64,
+) -> Result<Vec<Due>, sqlx::Error> {
+    let ms = |d: std::time::Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+    sqlx::query_as::<_, Due>(
+        "WITH due AS (
+             SELECT r.voucher_id, r.user_id FROM reminders r JOIN vouchers v ON v.id = r.voucher_id
+             WHERE r.state = 'waiting'
+               AND coalesce(v.entries_open_at, v.begins_at) - $2 * interval '1 millisecond' <= $1
+               AND (r.next_try_at IS NULL OR r.next_try_at <= $1)
+               AND (r.claimed_until IS NULL OR r.claimed_until <= $1)
+             LIMIT $4
+             FOR UPDATE OF r SKIP LOCKED)
+         UPDATE reminders r
+            SET claimed_until = $1 + $3 * interval '1 millisecond', tries = r.tries + 1
+           FROM due, vouchers v, users u
+          WHERE r.voucher_id = due.voucher_id AND r.user_id = due.user_id
+            AND v.id = r.voucher_id AND u.id = r.user_id
+         RETURNING r.id, r.voucher_id, r.lang, r.tries, u.phone, v.title,
+                   coalesce(v.entries_open_at, v.begins_at) AS opens_at",
+    )
+    .bind(now)
+    .bind(ms(lead))
+    .bind(ms(lease))
+    .bind(batch)
+    .fetch_all(db)
+    .await
+}
+
+/// What became of one attempt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Sent,
+    /// The sale opened before it could go: not sent.
+    Late,
+    /// Failed for good (refused, or out of tries), with why.
+    Failed(String),
+    /// Failed for now: tried again at this instant.
+    Retry(DateTime<Utc>, String),
+}
+
+/// Records `outcome` of reminder `id`, unless it is no longer waiting (cancelled rows are gone).
+pub async fn record(db: &PgPool, id: &str, outcome: &Outcome) -> Result<(), sqlx::Error> {
+    let (state, next, error) = match outcome {
+        Outcome::Sent => ("sent", None, None),
+        Outcome::Late => ("late", None, None),
+        Outcome::Failed(why) => ("failed", None, Some(why.as_str())),
+        Outcome::Retry(at, why) => ("waiting", Some(*at), Some(why.as_str())),
+    };
+    sqlx::query(
+        "UPDATE reminders SET state = $2, next_try_at = $3, last_error = coalesce($4, last_error),
+                claimed_until = NULL, done_at = CASE WHEN $2 = 'waiting' THEN NULL ELSE now() END
+          WHERE id = $1 AND state = 'waiting'",
+    )
+    .bind(id)
+    .bind(state)
+    .bind(next)
+    .bind(error)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// Reminders asked, sent and failed, per voucher among `ids`.
+pub async fn tallies(
+    db: &PgPool,
+    ids: &[VoucherId],
+) -> Result<HashMap<VoucherId, ReminderCounts>, sqlx::Error> {
+    let ids: Vec<i64> = ids.iter().map(|v| v.get()).collect();
+    let rows: Vec<(i64, i64, i64, i64)> = sqlx::query_as(
+        "SELECT voucher_id, count(*), count(*) FILTER (WHERE state = 'sent'),
+                count(*) FILTER (WHERE state = 'failed')
+           FROM reminders WHERE voucher_id = ANY($1) GROUP BY voucher_id",
+    )
+    .bind(&ids)
+    .fetch_all(db)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(v, asked, sent, failed)| {
+            (
+                VoucherId::from_db(v),
+                ReminderCounts {
+                    asked,
+                    sent,
+                    failed,
+                },
+            )
+        })
+        .collect())
+}
