@@ -25,7 +25,7 @@ cd "$ROOT"
 "$ROOT/scripts/setup.sh" --tests
 start_services
 case "${1:-}" in
-  rush | all | drill | watchers | pages | sales | draw | payments) "$ROOT/scripts/build.sh" --release ;;
+  rush | all | drill | watchers | pages | sales | reminders | draw | payments) "$ROOT/scripts/build.sh" --release ;;
   scaleout)
     "$ROOT/scripts/build.sh" --release
     eval "$("$ROOT/scripts/cluster.sh" redis-start | grep '^export SECKILL_CLUSTER_URL=')"

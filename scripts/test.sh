@@ -19,6 +19,8 @@
 #      cluster beside one instance on one node, and a kill -9 of one instance mid-rush; I1–I4;
 #      the draw's smoke run (bench draw --quick: bots win nothing more in a draw than their share);
 #      the payments' smoke run (bench payments --quick: a misbehaving Stripe, I1-I4 and M1-M3);
+#      the reminders' smoke run (bench reminders --quick: 2,000 reminders, a relay failing 1 in
+#      50, two instances, the busier one killed with kill -9 mid-send: every shopper once);
 #   8. the fault drills (`bench drill --quick`): the server killed with kill -9 three times,
 #      PostgreSQL stopped for 30 s, Redis killed and restarted from its AOF, each during a rush;
 #      every returned order final within 10 s of recovery, I1–I4 checked;
@@ -98,6 +100,8 @@ phase "draw smoke run (bench draw --quick)"
 "$CARGO_TARGET_DIR/debug/bench" draw --quick
 phase "payments smoke run (bench payments --quick)"
 "$CARGO_TARGET_DIR/debug/bench" payments --quick
+phase "reminders smoke run (bench reminders --quick: two instances, one killed with kill -9)"
+"$CARGO_TARGET_DIR/debug/bench" reminders --quick
 phase "scale-out smoke run (bench scaleout --quick)"
 "$CARGO_TARGET_DIR/debug/bench" scaleout --quick
 phase "fault drills (bench drill --quick)"

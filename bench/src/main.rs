@@ -21,6 +21,8 @@
 //!                        push stream, then polling
 //! bench pages [--quick] [--conns N]  pages anonymous and signed in, the JSON API and a static
 //!                        file, closed loop; a cold visit's weight over the wire
+//! bench reminders [--quick]  100,000 reminders (2,000 quick) through a relay stand-in that takes
+//!                        N a second and fails 1 in 50, two instances, one killed with kill -9
 //! bench sales [--quick]  100,000 sales (10,000 quick): the console's and the REST API's pages,
 //!                        newest to oldest by cursor, and searches by title, one at a time
 //! bench draw [--quick] [--shoppers N] [--stock N] [--conns N]  the same crowd (a tenth bots
@@ -42,6 +44,7 @@ mod drill;
 mod lockbench;
 mod pages;
 mod payments;
+mod reminders;
 mod report;
 mod rush;
 mod sales;
@@ -111,7 +114,7 @@ impl Options {
 }
 
 const USAGE: &str =
-    "usage: bench <rush|core|lock|drill|failover|scaleout|watchers|pages|sales|draw|payments|all> [--quick] [--no-record] [--profile] \
+    "usage: bench <rush|core|lock|drill|failover|scaleout|watchers|pages|sales|reminders|draw|payments|all> [--quick] [--no-record] [--profile] \
                      [--shoppers N] [--stock N] [--conns N] [--rate buys/s (rush: open loop)]";
 
 #[tokio::main]
@@ -136,6 +139,7 @@ async fn main() -> anyhow::Result<()> {
         "watchers" => watchers::run(&options).await,
         "pages" => pages::run(&options).await,
         "sales" => sales::run(&options).await,
+        "reminders" => reminders::run(&options).await,
         "draw" => draw::run(&options).await,
         "payments" => payments::run(&options).await,
         "all" => {

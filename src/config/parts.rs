@@ -128,6 +128,9 @@ pub struct ReminderConfig {
     pub rate: u32,
     /// Attempts per reminder before it is recorded as failed (`SECKILL_REMINDER_TRIES`, 6).
     pub tries: u32,
+    /// How long a claimed batch is held by its sender (`SECKILL_REMINDER_LEASE_MS`, 30 s): past
+    /// it, another instance sends what a dead one left. Longer than sending a batch takes.
+    pub lease: Duration,
     /// The shop's zone (`SECKILL_TIME_ZONE`): a reminder's time is said in it.
     pub zone: chrono_tz::Tz,
 }
@@ -138,6 +141,7 @@ impl ReminderConfig {
             lead: millis(&get, "SECKILL_REMINDER_LEAD_MS", 300_000)?,
             rate: positive(&get, "SECKILL_REMINDER_RATE", 50)?,
             tries: positive(&get, "SECKILL_REMINDER_TRIES", 6)?,
+            lease: millis(&get, "SECKILL_REMINDER_LEASE_MS", 30_000)?,
             zone: super::time_zone(get("SECKILL_TIME_ZONE").as_deref())?,
         })
     }

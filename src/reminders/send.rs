@@ -23,9 +23,6 @@ use crate::{
     Core,
 };
 
-/// How long a claimed reminder is held by its sender: past it, another instance may send it.
-pub const LEASE: Duration = Duration::from_secs(30);
-
 /// The relay's body: what a text needs, in the shopper's language (`lang`), the time in the
 /// shop's zone (`at`, RFC 3339 with its offset).
 #[derive(Debug, Clone, Serialize)]
@@ -44,7 +41,7 @@ pub struct ReminderMessage<'a> {
 pub async fn send_due(core: &Core, now: DateTime<Utc>) -> Result<usize, Backend> {
     let settings = &core.config.reminders;
     let batch = i64::from(settings.rate).max(1);
-    let due = store::reminders::claim(&core.db, now, settings.lead, LEASE, batch).await?;
+    let due = store::reminders::claim(&core.db, now, settings.lead, settings.lease, batch).await?;
     for d in &due {
         let outcome = send_one(core, d).await;
         match &outcome {
