@@ -132,3 +132,9 @@ pub async fn waiting(core: &Core, voucher: VoucherId) -> Result<i64, Backend> {
     let mut redis = core.redis.clone();
     Ok(redis.scard(core.keys.voucher(voucher).reminders).await?)
 }
+
+/// How many wait for each of `vouchers`' reminders, in their order (one read per sale, all in
+/// flight at once: each sale's set lives in its own slot).
+pub async fn waiting_each(core: &Core, vouchers: &[VoucherId]) -> Result<Vec<i64>, Backend> {
+    futures::future::try_join_all(vouchers.iter().map(|v| waiting(core, *v))).await
+}

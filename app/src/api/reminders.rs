@@ -60,3 +60,17 @@ pub async fn cancel_reminder(voucher_id: i64) -> Result<(), AppError> {
     crate::ssr::redirect_plain_form(&format!("/vouchers/{id}"));
     Ok(())
 }
+
+/// How many wait for each of `ids`' reminders (Redis alone; the home page's cards of upcoming
+/// sales), at most the listing's 200.
+#[server(prefix = "/sf", endpoint = "waiting_counts")]
+pub async fn waiting_counts(ids: Vec<i64>) -> Result<Vec<(i64, i64)>, AppError> {
+    let core = crate::ssr::core()?;
+    let ids: Vec<seckill::domain::VoucherId> = ids
+        .into_iter()
+        .take(200)
+        .filter_map(|id| seckill::domain::VoucherId::try_from(id).ok())
+        .collect();
+    let counts = seckill::reminders::waiting_each(&core, &ids).await?;
+    Ok(ids.iter().map(|id| id.get()).zip(counts).collect())
+}

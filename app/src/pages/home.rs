@@ -11,7 +11,10 @@ use leptos::{either::Either, prelude::*};
 use leptos_router::hooks::use_query_map;
 
 use crate::{
-    api::catalog::{ended_sales, list_vouchers},
+    api::{
+        catalog::{ended_sales, list_vouchers},
+        reminders::waiting_counts,
+    },
     components::Pager,
     error::AppError,
     session::Session,
@@ -64,6 +67,25 @@ pub fn HomePage() -> impl IntoView {
             shown
         },
     );
+    // How many wait for each upcoming sale's reminder, for its card.
+    let waiting = Resource::new(
+        || (),
+        move |_| async move {
+            let now = Utc::now();
+            let ids = match vouchers.await {
+                Ok((list, _)) => list
+                    .iter()
+                    .filter(|v| v.status_at(now) == VoucherStatus::Upcoming)
+                    .map(|v| v.id.get())
+                    .collect(),
+                Err(_) => Vec::new(),
+            };
+            if ids.is_empty() {
+                return Vec::new();
+            }
+            waiting_counts(ids).await.unwrap_or_default()
+        },
+    );
     let t = t();
     view! {
         <leptos_meta::Title text=t.home_title()/>
@@ -72,8 +94,9 @@ pub fn HomePage() -> impl IntoView {
         <Suspense fallback=move || view! { <p class="loading">{t.home_loading()}</p> }>
             {move || Suspend::new(async move {
                 let signed_in = matches!(session.me.await, Ok(Some(_)));
+                let waiting = waiting.await;
                 match vouchers.await {
-                    Ok((list, None)) => Either::Left(view! { <VoucherList list filter page signed_in/> }.into_any()),
+                    Ok((list, None)) => Either::Left(view! { <VoucherList list filter page signed_in waiting/> }.into_any()),
                     Ok((list, Some(next))) => Either::Left(view! { <EndedList list at=cursor next signed_in/> }.into_any()),
                     Err(_) => Either::Right(view! {
                         <p class="error" role="alert">{t.home_load_failed()}</p>
@@ -151,6 +174,8 @@ fn VoucherList(
     filter: Option<VoucherStatus>,
     page: usize,
     signed_in: bool,
+    /// How many wait for an upcoming sale's reminder, by voucher.
+    waiting: Vec<(i64, i64)>,
 ) -> impl IntoView {
     let now = Utc::now();
     let mut matching: Vec<VoucherView> = list
@@ -163,7 +188,22 @@ fn VoucherList(
         );
     }
     let page = domain::Page::of(matching.len(), PAGE_SIZE, page);
-    let cards: Vec<Card> = matching.drain(page.items).map(Card::of).collect();
+    let waiting_for = |id: VoucherId| {
+        waiting
+            .iter()
+            .find(|(v, _)| *v == id.get())
+            .map(|(_, n)| *n)
+    };
+    let cards: Vec<Card> = matching
+        .drain(page.items)
+        .map(|v| {
+            let waiting = waiting_for(v.id);
+            Card {
+                waiting,
+                ..Card::of(v)
+            }
+        })
+        .collect();
     let href = move |to: usize| {
         let mut query: Vec<String> = filter
             .map(|s| format!("status={}", s.as_str()))
@@ -227,6 +267,8 @@ pub struct Card {
     ends: Instant,
     remaining: i64,
     stock: i64,
+    /// Shoppers waiting for its reminder, for an upcoming sale.
+    waiting: Option<i64>,
 }
 
 impl Card {
@@ -240,6 +282,7 @@ impl Card {
             remaining: v.remaining,
             stock: v.stock,
             title: v.title,
+            waiting: None,
         }
     }
 }
@@ -262,6 +305,7 @@ fn VoucherCard(
         ends: Instant(ends),
         remaining,
         stock,
+        waiting,
     } = card;
     let page = format!("/vouchers/{id}");
     let status = Memo::new(move |_| VoucherStatus::between(begins, ends, remaining, now.get()));
@@ -285,6 +329,11 @@ fn VoucherCard(
                 {move || fill(t.card_opens_in(), &[&countdown(begins, now.get(), 1)])}
                 <When at=begins/>
             </p>
+            {waiting.filter(|n| *n > 0).map(|n| view! {
+                <p class="opens" data-testid="card-waiting" hidden=move || status.get() != VoucherStatus::Upcoming>
+                    {fill(t.remind_waiting(), &[&domain::grouped(n)])}
+                </p>
+            })}
             <p class="opens" data-testid="card-ends" hidden=move || status.get() != VoucherStatus::OnSale>
                 {move || fill(t.card_ends_in(), &[&countdown(ends, now.get(), 0)])}
                 <When at=ends/>

@@ -157,6 +157,16 @@ async fn everyone_who_asked_is_texted_once_in_their_language_when_the_start_come
         page.contains("data-testid=\"reminder-set\""),
         "this shopper's reminder"
     );
+    let home = reqwest::get(format!("{}/", app.base))
+        .await
+        .expect("home")
+        .text()
+        .await
+        .expect("html");
+    assert!(
+        home.contains("5 waiting for it"),
+        "the count on the sale's card"
+    );
     // Nothing goes an hour ahead; the admin moves the start near: the reminders go now.
     tokio::time::sleep(Duration::from_millis(1_200)).await;
     assert!(
