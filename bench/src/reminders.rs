@@ -73,7 +73,8 @@ async fn take(State(r): State<Arc<Relay>>, headers: HeaderMap, body: String) -> 
         let Ok(mut second) = r.second.lock() else {
             return StatusCode::INTERNAL_SERVER_ERROR;
         };
-        let now = elapsed / 1_000;
+        // Per second of the wall clock, as a relay's own limit counts (the shop paces by it too).
+        let now = u64::try_from(chrono::Utc::now().timestamp()).unwrap_or_default();
         if second.0 != now {
             *second = (now, 0);
         }
@@ -169,7 +170,8 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
     // Kill the one that sent more, mid-send, and start it again on its port.
     let (sent_a, sent_b) = (sent(&a).await, sent(&b).await);
     let killed_share = sent_a.max(sent_b);
-    let victim = if sent_a >= sent_b { &mut a } else { &mut b };
+    let a_killed = sent_a >= sent_b;
+    let victim = if a_killed { &mut a } else { &mut b };
     let port = victim.port();
     victim.kill9();
     let killed_at_ms = started.elapsed().as_millis();
@@ -197,7 +199,13 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let done_secs = started.elapsed().as_secs_f64();
+    // The restarted instance counts from zero; the other's counter ran on.
     let (after_a, after_b) = (sent(&a).await, sent(&b).await);
+    let (total_a, total_b) = if a_killed {
+        (sent_a + after_a, after_b)
+    } else {
+        (after_a, sent_b + after_b)
+    };
     a.stop();
     b.stop();
     serving.abort();
@@ -231,7 +239,7 @@ async fn bench(options: &Options, scratch: &Scratch) -> anyhow::Result<()> {
             repeats,
             killed_at_ms,
             killed_share,
-            shares: (sent_a, sent_b, after_a, after_b),
+            shares: (sent_a, sent_b, total_a, total_b),
             busy: relay.refused_busy.load(Ordering::Relaxed),
             failed: relay.failed_on_purpose.load(Ordering::Relaxed),
             calls: relay.calls.load(Ordering::Relaxed),
@@ -262,7 +270,7 @@ struct Figures {
     repeats: u32,
     killed_at_ms: u128,
     killed_share: u64,
-    /// Sent by a and b before the kill, then by each after (the restarted one from zero).
+    /// Sent by a and b before the kill, then by each in all.
     shares: (u64, u64, u64, u64),
     busy: u64,
     failed: u64,
@@ -270,15 +278,17 @@ struct Figures {
 }
 
 fn report(options: &Options, f: &Figures) -> Report {
-    let margin = 2.0 + LEASE_MS as f64 / 1_000.0;
+    // The calls the relay fails on purpose (1 in 50) take their share of the rate again, and the
+    // killed instance's batch waits for its lease.
+    let margin = f.ideal / 50.0 + 2.0 + LEASE_MS as f64 / 1_000.0;
     let rows = vec![
         ("reminders".to_owned(), format!("{} shoppers asked for one sale's reminder; relay stand-in takes {} a second, fails 1 in 50 (500), answers 503 over its rate", seckill::domain::grouped(f.n), f.rate)),
         ("every shopper reminded once".into(), format!("{} distinct ids taken; {} repeats of an id (the kill -9's batch sent again under the same ids); every row recorded sent", seckill::domain::grouped(f.n), f.repeats)),
         ("the last reminder".into(), format!("{:.1} s after they became due (N / rate = {:.1} s; all rows recorded at {:.1} s)", f.last_s, f.ideal, f.done_secs)),
         ("kill -9".into(), format!("at {:.1} s, of the instance that had sent {} (a lease of {:.0} s before another takes its batch)", f.killed_at_ms as f64 / 1000.0, f.killed_share, LEASE_MS as f64 / 1000.0)),
-        ("shares (sent before the kill; after, the restarted one from zero)".into(), format!("a {} / b {} before; a {} / b {} after", f.shares.0, f.shares.1, f.shares.2, f.shares.3)),
+        ("each instance's share".into(), format!("a {} / b {} before the kill; a {} / b {} in all (the killed one's two lives added)", f.shares.0, f.shares.1, f.shares.2, f.shares.3)),
         ("relay calls".into(), format!("{} ({} 503 over its rate, {} 500 on purpose)", f.calls, f.busy, f.failed)),
-        ("target".into(), format!("every shopper once, the last within N / rate + {margin:.0} s (the lease and 2 s): {}", if f.last_s <= f.ideal + margin { "met" } else { "missed" })),
+        ("target".into(), format!("every shopper once, the last within N / rate + {margin:.0} s (the retries of the relay's failures, the lease, 2 s): {}", if f.last_s <= f.ideal + margin { "met" } else { "missed" })),
     ];
     Report {
         name: if options.quick {
