@@ -17,7 +17,7 @@ use super::{
 
 /// `201 {"goes_at"}` (again: `200`): the shopper is texted `SECKILL_REMINDER_LEAD_MS` before the
 /// sale opens (a draw: its entries), in the language of this request.
-#[utoipa::path(post, path = "/vouchers/{id}/reminder", tag = "vouchers", security(("session" = [])), params(("id" = i64, Path, description = "The voucher's ID")),
+#[utoipa::path(post, path = "/vouchers/{id}/reminder", operation_id = "ask_reminder", tag = "vouchers", security(("session" = [])), params(("id" = i64, Path, description = "The voucher's ID")),
     responses(
         (status = 201, description = "Asked: when the text goes.", body = ReminderAnswer),
         (status = 200, description = "Asked before: when the text goes.", body = ReminderAnswer),
@@ -41,7 +41,7 @@ pub async fn ask(
 }
 
 /// `204`: the shopper's reminder is taken back (none: the same).
-#[utoipa::path(delete, path = "/vouchers/{id}/reminder", tag = "vouchers", security(("session" = [])), params(("id" = i64, Path, description = "The voucher's ID")),
+#[utoipa::path(delete, path = "/vouchers/{id}/reminder", operation_id = "cancel_reminder", tag = "vouchers", security(("session" = [])), params(("id" = i64, Path, description = "The voucher's ID")),
     responses(
         (status = 204, description = "No reminder waits for this shopper on this sale."),
         (status = 401, description = "`unauthenticated`.", body = crate::rest::error::ErrorBody),

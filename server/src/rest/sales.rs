@@ -14,7 +14,7 @@ use super::{
     query::{pairs, shop_midnight},
 };
 
-#[utoipa::path(get, path = "/admin/vouchers", tag = "admin", security(("session" = [])),
+#[utoipa::path(get, path = "/admin/vouchers", operation_id = "find_vouchers", tag = "admin", security(("session" = [])),
     params(
         ("q" = Option<String>, Query, description = "A part of the title, any case (up to 100 characters)"),
         ("status" = Option<String>, Query, description = "`upcoming`, `on_sale` or `ended`, by the sale's window (a sold-out sale is on sale until its end)"),

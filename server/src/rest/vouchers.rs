@@ -93,7 +93,7 @@ pub(super) async fn create_voucher(
 /// Edits a sale before it opens: any of the creation body's fields (a missing or `null` one is
 /// left as it is), by the same rules; `200` with the voucher as `GET /api/vouchers/{id}`
 /// answers it.
-#[utoipa::path(patch, path = "/admin/vouchers/{id}", tag = "admin", security(("session" = [])),
+#[utoipa::path(patch, path = "/admin/vouchers/{id}", operation_id = "edit_voucher", tag = "admin", security(("session" = [])),
     params(("id" = i64, Path, description = "The voucher's ID")),
     request_body(content = VoucherPatchBody, description = "Any of the creation body's fields."),
     responses(

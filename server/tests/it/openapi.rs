@@ -81,10 +81,18 @@ async fn every_operation_is_described_with_its_answers(db: PgPool) {
     );
     let paths = doc["paths"].as_object().expect("paths");
     let mut operations = BTreeSet::new();
+    // Each operation's ID is its own: links (and clients generated from the document) name
+    // operations by it.
+    let mut ids = BTreeSet::new();
     for (path, item) in paths {
         assert!(path.starts_with("/api/"), "{path}");
         for (method, op) in item.as_object().expect("item") {
             operations.insert(format!("{} {path}", method.to_uppercase()));
+            let id = op["operationId"].as_str().expect("an operationId");
+            assert!(
+                ids.insert(id.to_owned()),
+                "operationId {id:?} twice ({method} {path})"
+            );
             let answers = op["responses"].as_object().expect("responses");
             // A success, and the errors every request may meet, as `{"error","message"}`.
             assert!(

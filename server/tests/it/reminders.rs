@@ -3,7 +3,7 @@
 //! sale's page, exactly one text per shopper who asked (distinct by `id`), none for one who took
 //! it back, each in the shopper's language with the time in the shop's zone, sent once an
 //! admin's edit brings the start within the lead; a relay that answers 500 first still ends
-//! with one each.
+//! with one each; one whose sale opened while it waited for a retry is not sent.
 
 use std::{
     collections::HashMap,
@@ -29,11 +29,11 @@ const SECRET: &str = "test-reminder-secret-0123456789";
 struct Relay {
     taken: Arc<Mutex<Vec<Value>>>,
     attempts: Arc<Mutex<HashMap<String, u32>>>,
-    /// Answer 500 to each message's first attempt.
-    flaky: bool,
+    /// Answer 500 to each message's first this many attempts.
+    flaky: u32,
 }
 
-async fn relay(flaky: bool) -> (String, Relay) {
+async fn relay(flaky: u32) -> (String, Relay) {
     async fn take(State(r): State<Relay>, headers: HeaderMap, body: String) -> AxumStatus {
         let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(SECRET.as_bytes()).expect("key");
         mac.update(body.as_bytes());
@@ -56,7 +56,7 @@ async fn relay(flaky: bool) -> (String, Relay) {
             *n += 1;
             *n
         };
-        if r.flaky && tries == 1 {
+        if tries <= r.flaky {
             return AxumStatus::INTERNAL_SERVER_ERROR;
         }
         r.taken.lock().expect("lock").push(message);
@@ -118,7 +118,7 @@ async fn taken(r: &Relay, n: usize) -> Vec<Value> {
 
 #[sqlx::test]
 async fn everyone_who_asked_is_texted_once_in_their_language_when_the_start_comes_near(db: PgPool) {
-    let (url, relay) = relay(false).await;
+    let (url, relay) = relay(0).await;
     let app = shop(db.clone(), &url).await;
     let admin = app.sign_in("13800000000").await;
     let v = app.create(&admin, 3_600, 3_600, 10).await;
@@ -246,7 +246,7 @@ async fn everyone_who_asked_is_texted_once_in_their_language_when_the_start_come
 
 #[sqlx::test]
 async fn a_relay_that_fails_first_still_ends_with_one_each(db: PgPool) {
-    let (url, relay) = relay(true).await;
+    let (url, relay) = relay(1).await;
     let app = shop(db, &url).await;
     let admin = app.sign_in("13800000000").await;
     let v = app.create(&admin, 120, 3_600, 10).await;
@@ -269,7 +269,7 @@ async fn a_relay_that_fails_first_still_ends_with_one_each(db: PgPool) {
 
 #[sqlx::test]
 async fn reminders_are_for_signed_in_shoppers_and_sales_not_yet_open(db: PgPool) {
-    let (url, _relay) = relay(false).await;
+    let (url, _relay) = relay(0).await;
     let app = shop(db, &url).await;
     let admin = app.sign_in("13800000000").await;
     let shopper = app.sign_in("13900004000").await;
@@ -318,5 +318,37 @@ async fn reminders_are_for_signed_in_shoppers_and_sales_not_yet_open(db: PgPool)
     assert!(
         anonymous.contains("0 waiting for it")
             && anonymous.contains("data-testid=\"remind-sign-in\"")
+    );
+}
+
+#[sqlx::test]
+async fn a_reminder_whose_sale_opened_before_it_could_go_is_not_sent(db: PgPool) {
+    // The relay fails the first three attempts: the retries wait 2, 4, then 8 s, so the fourth
+    // comes at least 14 s after the first, after the sale has opened (8 s after it was made).
+    let (url, relay) = relay(3).await;
+    let app = shop(db.clone(), &url).await;
+    let admin = app.sign_in("13800000000").await;
+    let shopper = app.sign_in("13900005000").await;
+    let v = app.create(&admin, 8, 3_600, 10).await;
+    assert_eq!(
+        remind(&app, &shopper, v, "en").await.status(),
+        StatusCode::CREATED
+    );
+    let mut state = String::new();
+    for _ in 0..300 {
+        state = sqlx::query_scalar("SELECT state FROM reminders WHERE voucher_id = $1")
+            .bind(v)
+            .fetch_one(&db)
+            .await
+            .expect("state");
+        if state != "waiting" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(state, "late");
+    assert!(
+        relay.taken.lock().expect("lock").is_empty(),
+        "nothing sent after the start"
     );
 }
