@@ -122,7 +122,7 @@ async fn edit_locked(
         // change is rolled back with the transaction.
         Revised::Opened => return Err(SaleAdminError::NotEditable(EditRefusal::Started)),
         // A preload or a reconciliation reads PostgreSQL's new row under this same lock.
-        Revised::Revised | Revised::NotLoaded | Revised::Unreconciled => {}
+        Revised::Applied | Revised::NotLoaded | Revised::Unreconciled => {}
     }
     if let Err(e) = tx.commit().await {
         // Redis took the edit and PostgreSQL did not: put Redis back as PostgreSQL has it.

@@ -27,7 +27,7 @@ pub struct Revision {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Revised {
     /// Redis holds the new window and stock.
-    Revised,
+    Applied,
     /// Redis holds no stock for the sale: a preload reads PostgreSQL.
     NotLoaded,
     /// Not reconciled under this master: the reconciliation reads PostgreSQL.
@@ -56,7 +56,7 @@ pub async fn revise<C: ConnectionLike + Send>(
         .invoke_async(conn)
         .await?;
     match reply.as_slice() {
-        [0] => Ok(Revised::Revised),
+        [0] => Ok(Revised::Applied),
         [1] => Ok(Revised::NotLoaded),
         [2] => Ok(Revised::Unreconciled),
         [3] => Ok(Revised::Opened),
