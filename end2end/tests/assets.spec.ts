@@ -44,11 +44,13 @@ test("static files go out precompressed under hashed names, immutable, and a col
   // for `/` and 141 KB for a sale page (BENCHMARKS.md "A bundle per page"): the issue's 150 KB.
   // The other shoppers' pages load every shopper's island (about 179 KB). The second language
   // took the sale page to 149.3 KB; the words that follow an order's money and status, the
-  // rewritten Chinese and the year on other years' dates to 151.6 KB (2026-11-28): its budget is
-  // 152 KB until issue #53 takes it to 130 KB (an island carrying only its own language).
+  // rewritten Chinese and the year on other years' dates to 151.6 KB (2026-11-28); the refusals of
+  // an edit and of a reminder (their sentences in both languages) and the pages' reminder
+  // resources to 152.2 KB (2026-11-28, issue #56): its budget is 153 KB until issue #53 takes it
+  // to 130 KB (an island carrying only its own language).
   const visits: [string, string, number][] = [
     ["/", "seckill-home", 150_000],
-    [`/vouchers/${sale}`, "seckill-sale", 152_000],
+    [`/vouchers/${sale}`, "seckill-sale", 153_000],
     ["/login", "seckill", 185_000],
   ];
   // In either language: the pages' words are in the HTML, and each bundle carries only the
