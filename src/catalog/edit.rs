@@ -69,10 +69,7 @@ fn parse(
     crate::domain::editable(current, now).map_err(SaleAdminError::NotEditable)?;
     let next = NewVoucher::parse(&patch.over(current), now)?;
     super::create::chargeable(core, &next)?;
-    check_edit(current, &next, now).map_err(|e| match e {
-        EditProblem::Refused(why) => SaleAdminError::NotEditable(why),
-        EditProblem::Invalid(fields) => SaleAdminError::Invalid(fields),
-    })?;
+    check_edit(current, &next, now)?;
     Ok(next)
 }
 
@@ -91,10 +88,7 @@ async fn edit_locked(
         return Err(SaleAdminError::Fenced(voucher));
     }
     // Again on the locked row: the sale may have opened, or been changed, since it was read.
-    check_edit(&current, next, Utc::now()).map_err(|e| match e {
-        EditProblem::Refused(why) => SaleAdminError::NotEditable(why),
-        EditProblem::Invalid(fields) => SaleAdminError::Invalid(fields),
-    })?;
+    check_edit(&current, next, Utc::now())?;
     store::vouchers::revise(&mut tx, voucher, next).await?;
     if next.opening.is_draw() && !current.opening.is_draw() {
         let seed = crate::draw::Seed::generate();
@@ -142,4 +136,13 @@ async fn edit_locked(
         return Err(e.into());
     }
     Ok(())
+}
+
+impl From<EditProblem> for SaleAdminError {
+    fn from(e: EditProblem) -> Self {
+        match e {
+            EditProblem::Refused(why) => Self::NotEditable(why),
+            EditProblem::Invalid(fields) => Self::Invalid(fields),
+        }
+    }
 }

@@ -62,19 +62,16 @@ pub async fn create_voucher(
 ) -> Result<i64, AppError> {
     let core = crate::ssr::core()?;
     let admin = crate::ssr::signed_in_admin(&core).await?;
-    let price_cents =
-        domain::cents_from_yuan(&price).map_or_else(|| price.clone(), |fen| fen.to_string());
-    let zone = crate::time::shop_zone();
-    let draft = seckill::domain::VoucherDraft {
+    let draft = form_draft(
         title,
         description,
-        price_cents,
+        price,
         stock,
-        begins_at: webapi::convert::instant(&begins_local, &zone),
-        ends_at: webapi::convert::instant(&ends_local, &zone),
+        &begins_local,
+        &ends_local,
         opening,
-        entries_open_at: webapi::convert::instant(&entries_local, &zone),
-    };
+        &entries_local,
+    );
     let id = seckill::catalog::create_voucher(&core, &admin, &draft, chrono::Utc::now()).await?;
     crate::ssr::redirect_plain_form(&ConsoleQuery::created(id).href());
     Ok(id.get())
@@ -98,22 +95,49 @@ pub async fn edit_voucher(
     let core = crate::ssr::core()?;
     let admin = crate::ssr::signed_in_admin(&core).await?;
     let id = crate::ssr::voucher_id(voucher_id)?;
-    let price_cents =
-        domain::cents_from_yuan(&price).map_or_else(|| price.clone(), |fen| fen.to_string());
-    let zone = crate::time::shop_zone();
-    let patch = seckill::domain::VoucherPatch {
-        title: Some(title),
-        description: Some(description),
-        price_cents: Some(price_cents),
-        stock: Some(stock),
-        begins_at: Some(webapi::convert::instant(&begins_local, &zone)),
-        ends_at: Some(webapi::convert::instant(&ends_local, &zone)),
-        opening: Some(opening),
-        entries_open_at: Some(webapi::convert::instant(&entries_local, &zone)),
-    };
+    // The form sends every field: each is named.
+    let patch = seckill::domain::VoucherPatch::from(form_draft(
+        title,
+        description,
+        price,
+        stock,
+        &begins_local,
+        &ends_local,
+        opening,
+        &entries_local,
+    ));
     seckill::catalog::edit_voucher(&core, &admin, id, &patch, chrono::Utc::now()).await?;
     crate::ssr::redirect_plain_form(&ConsoleQuery::manage(id, Some(ManageDone::Edited)).href());
     Ok(id.get())
+}
+
+/// The voucher form's fields as the core's draft: the price from yuan to fen (a price that is
+/// not an amount in yuan goes through as typed, for the core's message), the times from the
+/// shop's zone to RFC 3339.
+#[cfg(feature = "ssr")]
+fn form_draft(
+    title: String,
+    description: String,
+    price: String,
+    stock: String,
+    begins_local: &str,
+    ends_local: &str,
+    opening: String,
+    entries_local: &str,
+) -> seckill::domain::VoucherDraft {
+    let price_cents =
+        domain::cents_from_yuan(&price).map_or_else(|| price.clone(), |fen| fen.to_string());
+    let zone = crate::time::shop_zone();
+    seckill::domain::VoucherDraft {
+        title,
+        description,
+        price_cents,
+        stock,
+        begins_at: webapi::convert::instant(begins_local, &zone),
+        ends_at: webapi::convert::instant(ends_local, &zone),
+        opening,
+        entries_open_at: webapi::convert::instant(entries_local, &zone),
+    }
 }
 
 /// Ends a sale now (admins only). A plain form post is sent back to the console.

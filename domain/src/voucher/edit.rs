@@ -59,6 +59,22 @@ impl VoucherPatch {
     }
 }
 
+/// A whole draft as an edit: every field named (a form sends them all).
+impl From<VoucherDraft> for VoucherPatch {
+    fn from(d: VoucherDraft) -> Self {
+        Self {
+            title: Some(d.title),
+            description: Some(d.description),
+            price_cents: Some(d.price_cents),
+            stock: Some(d.stock),
+            begins_at: Some(d.begins_at),
+            ends_at: Some(d.ends_at),
+            opening: Some(d.opening),
+            entries_open_at: Some(d.entries_open_at),
+        }
+    }
+}
+
 fn same_second(asked: &str, stored: DateTime<Utc>) -> bool {
     DateTime::parse_from_rfc3339(asked.trim())
         .is_ok_and(|a| a.timestamp() == stored.timestamp() && a.timestamp_subsec_nanos() == 0)
