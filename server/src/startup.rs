@@ -10,7 +10,7 @@ use axum::{
     Router,
 };
 use leptos::{config::LeptosOptions, prelude::provide_context};
-use leptos_axum::{generate_route_list, LeptosRoutes};
+use leptos_axum::{generate_route_list, AxumRouteListing, LeptosRoutes};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use seckill::{catalog, Config, Core};
 use tokio::net::TcpListener;
@@ -225,7 +225,7 @@ fn router(
         .route("/api", any(rest::not_found))
         .route("/api/", any(rest::not_found))
         .nest("/api", rest::router().0)
-        .leptos_routes_with_context(&state, generate_route_list(App), with_core.clone(), {
+        .leptos_routes_with_context(&state, routes(), with_core.clone(), {
             let options = options.clone();
             move || shell(options.clone())
         })
@@ -328,4 +328,15 @@ async fn signals(shutdown: CancellationToken) {
         () = shutdown.cancelled() => {}
     }
     shutdown.cancel();
+}
+
+/// The app's routes, listed once per process. Listing runs the app with every resource's load
+/// suppressed by a flag that is process-wide (leptos_server's `SuppressResourceLoad`), and a
+/// resource first polled while it is up stays pending for good (leptos issue #4773): a second
+/// instance started in the same process while the first renders a page would hang that page.
+/// One test run did (`/orders` never answered while other tests started their instances).
+fn routes() -> Vec<AxumRouteListing> {
+    static ROUTES: std::sync::LazyLock<Vec<AxumRouteListing>> =
+        std::sync::LazyLock::new(|| generate_route_list(App));
+    ROUTES.clone()
 }

@@ -243,3 +243,42 @@ async fn signed_in_pages_come_from_one_rendering_made_each_shoppers_own(db: sqlx
     let (_, _, admin_page) = visit_as(&admin, &url).await;
     assert!(admin_page.contains("/admin") && admin_page.contains("+8613800000000"));
 }
+
+/// Instances started in this process while another one renders pages never stall its pages.
+/// Listing the app's routes runs the app with resource loading suppressed by a process-wide flag
+/// (leptos issue #4773), and a page whose resource first polled meanwhile hung for good: so the
+/// listing is made once per process. Here instances start one after another on a thread of their
+/// own while the first instance renders "My orders" (a page that loads a resource) without pause;
+/// every rendering must come back whole.
+#[sqlx::test]
+async fn pages_render_while_other_instances_start_in_the_same_process(db: sqlx::PgPool) {
+    let app = spawn_app(db.clone()).await;
+    let shopper = app.sign_in("13900007101").await;
+    let handle = tokio::runtime::Handle::current();
+    let starting = tokio::task::spawn_blocking(move || {
+        handle.block_on(async {
+            for _ in 0..6 {
+                let other = spawn_app(db.clone()).await;
+                other.shutdown.cancel();
+                other.serving.await.expect("joined").expect("stopped");
+            }
+        });
+    });
+    let mut rendered = 0;
+    while !starting.is_finished() {
+        let r = shopper
+            .get(format!("{}/orders", app.base))
+            .send()
+            .await
+            .expect("a page answered while another instance started");
+        assert_eq!(r.status(), StatusCode::OK);
+        let body = r.text().await.expect("the whole page");
+        assert!(body.contains("</html>"), "a page cut short");
+        rendered += 1;
+    }
+    starting.await.expect("the instances started and stopped");
+    assert!(
+        rendered > 0,
+        "no page was asked for while instances started"
+    );
+}
