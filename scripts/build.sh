@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the site (four wasm bundles + CSS into target/site) and the server binary. The pages
-# are server components with islands (design.md decisions 35 and 38): `seckill-home` carries
-# the home page's islands (frontend's `bundle-home` feature), `seckill-sale` a sale page's (`bundle-sale`),
+# Builds the site (five wasm bundles + CSS into target/site) and the server binary. The pages
+# are server components with islands (design.md decisions 35, 38 and 54): `seckill-home` carries
+# the home page's islands (frontend's `bundle-home` feature), `seckill-sale` a first-come sale
+# page's (`bundle-sale`), `seckill-draw` a draw sale page's, with the draw panel (`bundle-draw`),
 # `seckill` every shopper's island (the other pages), `seckill-admin` (`bundle-admin`) those and the
 # admin pages' (console, create form), so a cold visit downloads its own page's islands and a
 # shopper never downloads the console.

@@ -57,15 +57,22 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     }
 }
 
-/// The options naming the page's browser bundle (design.md decision 38): the home page's
-/// (`seckill-home`) for `/`, a sale's (`seckill-sale`) under `/vouchers/`, the admin pages'
-/// (`seckill-admin`) under `/admin`, and the shoppers' whole one (`seckill`) everywhere else,
-/// each also under the build's hash; `seckill` wherever the build did not make the page's
-/// own. A cold visit downloads only its page's islands; a shopper never downloads the console.
+/// The options naming the page's browser bundle (design.md decisions 38 and 54): the home
+/// page's (`seckill-home`) for `/`, a first-come sale's (`seckill-sale`) under `/vouchers/`, a
+/// draw sale's (`seckill-draw`) for the pages the server marks [`PageSet`] `draw-sales`, the
+/// admin pages' (`seckill-admin`) under `/admin`, and the shoppers' whole one (`seckill`)
+/// everywhere else, each also under the build's hash; `seckill` wherever the build did not make
+/// the page's own. A cold visit downloads only its page's islands; a shopper never downloads
+/// the console, nor a first-come sale's visitor the draw.
 fn bundle_for_page(options: LeptosOptions) -> LeptosOptions {
     #[cfg(feature = "ssr")]
     {
-        let page = use_context::<http::request::Parts>().and_then(|p| page_bundle(p.uri.path()));
+        let page = use_context::<http::request::Parts>().and_then(|p| {
+            p.extensions
+                .get::<PageSet>()
+                .and_then(|set| set_bundle(set.0))
+                .or_else(|| page_bundle(p.uri.path()))
+        });
         if let Some(page) = page {
             let name = bundle_name(&options.output_name, page);
             // A build that made only the whole bundle (`cargo leptos watch`): it serves every
@@ -103,12 +110,35 @@ fn bundle_built(options: &LeptosOptions, name: &str) -> bool {
 
 include!(concat!(env!("OUT_DIR"), "/page_bundles.rs"));
 
+/// A set of pages the server names for the page being rendered, which loads the bundle
+/// `bundles.txt` gives that set instead of its path's (a request extension: `draw-sales`, a
+/// draw sale's page, decision 54).
+#[cfg(feature = "ssr")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageSet(pub &'static str);
+
+#[cfg(feature = "ssr")]
+impl PageSet {
+    /// A draw sale's page: its bundle carries the draw panel, the first-come one does not.
+    pub const DRAW_SALES: Self = Self("draw-sales");
+}
+
+/// The suffix of the bundle made for the pages the server names `set`, if one is.
+#[cfg(any(feature = "ssr", test))]
+fn set_bundle(set: &str) -> Option<&'static str> {
+    PAGE_BUNDLES
+        .iter()
+        .find_map(|(pages, suffix)| (*pages == set && !set.starts_with('/')).then_some(*suffix))
+}
+
 /// The suffix of the bundle made for the page at `path`, if one is (`bundles.txt`: `/` that
 /// path alone, `/p/` every path under it, `/p` that path and every path under it).
 #[cfg(any(feature = "ssr", test))]
 fn page_bundle(path: &str) -> Option<&'static str> {
     PAGE_BUNDLES.iter().find_map(|(pages, suffix)| {
-        let claims = if *pages == "/" {
+        let claims = if !pages.starts_with('/') {
+            false
+        } else if *pages == "/" {
             path == "/"
         } else if pages.ends_with('/') {
             path.starts_with(pages)
@@ -244,7 +274,7 @@ fn LanguageSwitch() -> impl IntoView {
 
 #[cfg(test)]
 mod tests {
-    use super::{bundle_name, page_bundle};
+    use super::{bundle_name, page_bundle, set_bundle};
 
     #[test]
     fn a_page_bundle_keeps_the_hash_of_the_shoppers() {
@@ -271,5 +301,9 @@ mod tests {
         ] {
             assert_eq!(page_bundle(whole), None, "{whole}");
         }
+        // A set the server names is no path: no address loads its bundle.
+        assert_eq!(set_bundle("draw-sales"), Some("draw"));
+        assert_eq!(page_bundle("draw-sales"), None);
+        assert_eq!(set_bundle("/vouchers/"), None);
     }
 }

@@ -7,6 +7,7 @@ mod client;
 mod localize;
 mod origin;
 mod page_cache;
+mod page_sets;
 mod refusals;
 mod rest;
 mod safety;

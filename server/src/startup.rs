@@ -233,7 +233,13 @@ fn router(
         .fallback(leptos_axum::file_and_error_handler_with_context::<
             AppState,
             _,
-        >(with_core, shell));
+        >(with_core, shell))
+        // A draw sale's page loads its own bundle: marked before it renders, inside the page
+        // cache (the layers below wrap this router).
+        .layer(middleware::from_fn_with_state(
+            core.clone(),
+            crate::page_sets::mark,
+        ));
     (
         layers(app, core, settings, origins).with_state(state.clone()),
         state,

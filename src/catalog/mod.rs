@@ -77,13 +77,18 @@ pub async fn list(core: &Core, limit: i64) -> Result<Vec<VoucherNow>, Backend> {
 
 /// One voucher with what is left of it (from memory, like [`list`]).
 pub async fn get(core: &Core, id: VoucherId) -> Result<Option<VoucherNow>, Backend> {
-    if !core.known.may_exist(&core.db, id).await? {
-        return Ok(None);
-    }
-    let Some(v) = core.catalog.get(&core.db, core.catalog_epoch(), id).await? else {
+    let Some(v) = voucher(core, id).await? else {
         return Ok(None);
     };
     Ok(with_remaining(core, vec![v]).await?.pop())
+}
+
+/// One voucher as the catalog holds it, without its stock (from memory, like [`list`]).
+pub async fn voucher(core: &Core, id: VoucherId) -> Result<Option<Voucher>, Backend> {
+    if !core.known.may_exist(&core.db, id).await? {
+        return Ok(None);
+    }
+    Ok(core.catalog.get(&core.db, core.catalog_epoch(), id).await?)
 }
 
 /// Newest vouchers first, with Redis's counts read now (the console: where each unit is).

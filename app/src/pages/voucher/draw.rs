@@ -4,6 +4,9 @@
 //! the page refreshes itself around the draw; with it, the standing is asked for again once the
 //! draw's time has passed, until it is decided.
 
+// Compiled in every bundle, used only where the panel is carried.
+#![cfg_attr(not(island_draw_panel), allow(dead_code, unused_imports))]
+
 use std::time::Duration;
 
 use domain::{EntryState, VoucherStatus};
@@ -28,8 +31,26 @@ use crate::{
 /// How often the standing is asked for after the draw's time, until decided.
 const AFTER_DRAW: Duration = Duration::from_secs(1);
 
+/// A draw sale's panel, in the bundles that carry it (`draw_panel` in `bundles.txt`): the
+/// server and `seckill-draw`, which a draw sale's page loads (decision 54).
+#[cfg(island_draw_panel)]
+pub(super) fn panel(
+    sale: LiveSale,
+    purchase: Purchase,
+    entry: EntryView,
+    signed_in: bool,
+) -> impl IntoView {
+    view! { <DrawPanel sale purchase entry signed_in/> }
+}
+
+/// The first-come bundle has no draw panel: a draw sale's page never loads it (the server
+/// names the draw's for it), so this renders nothing. A page rendered as a draw before the
+/// bundle was chosen for it cannot be: both come from one request.
+#[cfg(not(island_draw_panel))]
+pub(super) fn panel(_: LiveSale, _: Purchase, _: EntryView, _: bool) -> impl IntoView {}
+
 #[component]
-pub fn DrawPanel(
+fn DrawPanel(
     sale: LiveSale,
     purchase: Purchase,
     entry: EntryView,

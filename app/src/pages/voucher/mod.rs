@@ -15,7 +15,6 @@ use leptos_router::hooks::use_params_map;
 
 use self::{
     buying::{use_purchase, BuyAnswer, BuyPanel},
-    draw::DrawPanel,
     live::{use_live_sale, LiveSale},
 };
 use crate::{
@@ -106,7 +105,7 @@ fn Sale(
     let purchase = use_purchase(sale, mine);
     let phase = sale.phase;
     let panel = match entry {
-        Some(entry) => Either::Left(view! { <DrawPanel sale purchase entry signed_in/> }),
+        Some(entry) => Either::Left(draw::panel(sale, purchase, entry, signed_in)),
         None => Either::Right(view! { <BuyPanel sale purchase signed_in/> }),
     };
     view! {
