@@ -47,7 +47,45 @@ pub(super) fn panel(
 /// names the draw's for it), so this renders nothing. A page rendered as a draw before the
 /// bundle was chosen for it cannot be: both come from one request.
 #[cfg(not(island_draw_panel))]
-pub(super) fn panel(_: LiveSale, _: Purchase, _: EntryView, _: bool) -> impl IntoView {}
+pub(super) fn panel(_: LiveSale, _: Purchase, _: Standing, _: bool) -> impl IntoView {}
+
+/// A draw's standing as the sale island's props carry it: read where the panel is.
+#[cfg(island_draw_panel)]
+pub type Standing = EntryView;
+
+/// The standing the page read, as the island's props carry it.
+pub fn standing(entry: EntryView) -> Standing {
+    #[cfg(island_draw_panel)]
+    {
+        entry
+    }
+    #[cfg(not(island_draw_panel))]
+    {
+        let _ = entry;
+        Standing
+    }
+}
+
+/// A draw's standing as the sale island's props carry it: skipped unread where the panel is
+/// not (a first-come sale's page has none), so the first-come bundle carries no reader of a
+/// draw's receipt, proof or rank.
+#[cfg(not(island_draw_panel))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Standing;
+
+#[cfg(not(island_draw_panel))]
+impl<'de> serde::Deserialize<'de> for Standing {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(d).map(|_| Self)
+    }
+}
+
+#[cfg(not(island_draw_panel))]
+impl serde::Serialize for Standing {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_unit()
+    }
+}
 
 #[component]
 fn DrawPanel(

@@ -26,7 +26,7 @@ use crate::{
     pages::home::StockBar,
     session::Session,
     time::When,
-    wire::{EntryView, OrderView, VoucherDetail, VoucherView},
+    wire::{OrderView, VoucherDetail, VoucherView},
     words::{countdown, fill, t, voucher_status},
 };
 
@@ -70,7 +70,7 @@ pub fn VoucherPage() -> impl IntoView {
                 match detail.await {
                     Ok(d) => {
                         let mine = mine.await.ok().flatten();
-                        let entry = entry.await.ok().flatten();
+                        let entry = entry.await.ok().flatten().map(draw::standing);
                         let signed_in = matches!(session.me.await, Ok(Some(_)));
                         let id = d.voucher.id.get();
                         let remind = reminders.await.ok().flatten().map(|facts| {
@@ -98,7 +98,7 @@ pub fn VoucherPage() -> impl IntoView {
 fn Sale(
     detail: VoucherDetail,
     mine: Option<OrderView>,
-    entry: Option<EntryView>,
+    entry: Option<draw::Standing>,
     signed_in: bool,
 ) -> impl IntoView {
     let sale = use_live_sale(detail.voucher, detail.server_time);
