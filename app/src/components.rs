@@ -3,7 +3,7 @@
 
 use leptos::{either::Either, prelude::*};
 
-use crate::{error::AppError, url::sign_in_path};
+use crate::{error::AppError, refusal::Refusal, url::sign_in_path};
 
 /// Sets the HTTP status of the page being rendered on the server (pages are sent whole, so
 /// it reaches the response); nothing in the browser.
@@ -46,10 +46,10 @@ pub fn CallForm(
 pub fn form_call<T, Fu>(
     to: &'static str,
     call: impl Fn() -> Fu + 'static,
-) -> Action<(), Result<T, AppError>>
+) -> Action<(), Result<T, Refusal>>
 where
     T: 'static,
-    Fu: std::future::Future<Output = Result<T, AppError>> + 'static,
+    Fu: std::future::Future<Output = Result<T, Refusal>> + 'static,
 {
     let action = Action::new_local(move |_: &()| call());
     if let Some(e) = plain_form_error(to) {
@@ -60,13 +60,13 @@ where
 
 /// The error of a plain form's failed post to the server function at `to`, from the page's
 /// address (server only: in the browser the island makes its calls itself).
-fn plain_form_error(to: &str) -> Option<AppError> {
+fn plain_form_error(to: &str) -> Option<Refusal> {
     #[cfg(feature = "ssr")]
     {
         use leptos::{server::ServerActionError, server_fn::error::ServerFnUrlError};
         use_context::<ServerActionError>()
             .filter(|e| e.path() == to)
-            .map(|e| ServerFnUrlError::<AppError>::decode_err(e.err()))
+            .map(|e| ServerFnUrlError::<AppError>::decode_err(e.err()).into())
     }
     #[cfg(not(feature = "ssr"))]
     {
@@ -75,11 +75,12 @@ fn plain_form_error(to: &str) -> Option<AppError> {
     }
 }
 
-/// An error in words, with the way out when there is one.
+/// An error in words (the server's own for an island's refusal, see [`Refusal`]), with the
+/// way out when there is one.
 #[component]
-pub fn ErrorNote(error: AppError) -> impl IntoView {
+pub fn ErrorNote(#[prop(into)] error: Refusal) -> impl IntoView {
     let t = crate::words::t();
-    let action = match &error {
+    let action = match &error.error {
         AppError::Unauthenticated => Some(Either::Left(view! {
             " " <a href=sign_in_path(&current_path()) data-testid="sign-in-link">{t.sign_in_link()}</a>
         })),
@@ -90,7 +91,7 @@ pub fn ErrorNote(error: AppError) -> impl IntoView {
     };
     view! {
         <p class="error" role="alert" data-testid="error" data-code=error.code()>
-            {error.message(crate::words::lang())} {action}
+            {error.words().to_owned()} {action}
         </p>
     }
 }

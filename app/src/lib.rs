@@ -12,6 +12,7 @@ pub mod components;
 pub mod live;
 pub mod money;
 pub mod pages;
+pub mod refusal;
 pub mod rest;
 pub mod session;
 #[cfg(feature = "ssr")]

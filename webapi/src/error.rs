@@ -242,85 +242,50 @@ impl AppError {
 
 impl AppError {
     /// The error a REST answer carries, read back by a client (the islands): its `error` code,
-    /// its `message`, its `fields` (`invalid`) and its `Retry-After`, as
-    /// `server/src/rest/error.rs` writes them. Every variant the API answers with comes back as
-    /// itself; an unknown code (a newer server) is `Transport`, with the server's words.
-    pub fn from_wire(
-        code: &str,
-        message: &str,
-        fields: FieldErrors,
-        retry_after: Option<u64>,
-    ) -> Self {
-        // The variants without data are told by their code alone; the four the code
-        // `rate_limited` shares, by the sentence the server sent.
-        let plain = [
-            Self::Unauthenticated,
-            Self::Forbidden,
-            Self::CrossSite,
-            Self::NotFound,
-            Self::SoldOut,
-            Self::NotStarted,
-            Self::Ended,
-            Self::DrawPending,
-            Self::EntriesNotOpen,
-            Self::EntriesClosed,
-            Self::NotADraw,
-            Self::DrawCommitted,
-            Self::SaleStarted,
-            Self::SaleOpen,
-            Self::OrderQueued,
-            Self::OrderFailed,
-            Self::OrderCancelled,
-            Self::PaymentExpired,
-            Self::AlreadyPaid,
-            Self::OrderConfirmed,
-            Self::NotPaid,
-            Self::PaymentUnavailable,
-            Self::InvalidPhone,
-            Self::InvalidCode,
-            Self::CodeNotSent,
-            Self::MethodNotAllowed,
-            Self::TooLarge,
-            Self::Timeout,
-            Self::Unavailable,
-        ];
-        if let Some(e) = plain.into_iter().find(|e| e.code() == code) {
-            return e;
-        }
-        let secs = retry_after.unwrap_or(0);
-        // The server wrote its sentence in the request's language: either of the shop's.
-        let said = |template: Self| {
-            i18n::Lang::ALL.into_iter().find_map(|lang| {
-                let text = template.message(lang);
-                message.strip_prefix(text.as_str()).map(str::to_owned)
-            })
-        };
+    /// its `message` and its `fields` (`invalid`), as `server/src/rest/error.rs` writes them. A code names its variant; the variants with
+    /// data come back as their family with the server's sentence as their data (the waits
+    /// `rate_limited` shares as `RateLimited`, `bad_request`, `bad_signature`, `internal`): a
+    /// client shows the sentence the server sent (the app's `Refusal`), never one of its own,
+    /// so reading an answer needs no catalogue. An unknown code (a newer server) is
+    /// `Transport`, with the server's words.
+    pub fn from_wire(code: &str, message: &str, fields: FieldErrors) -> Self {
+        // A match on the code: a table of every variant to compare with costs the browser's
+        // bundles twice the code.
         match code {
-            "rate_limited" => [
-                Self::CodeResendWait(secs),
-                Self::TryAgainIn(secs),
-                Self::TooManyStreams,
-            ]
-            .into_iter()
-            .find(|e| i18n::Lang::ALL.iter().any(|l| e.message(*l) == message))
-            .unwrap_or(Self::RateLimited),
+            "unauthenticated" => Self::Unauthenticated,
+            "forbidden" => Self::Forbidden,
+            "cross_site" => Self::CrossSite,
+            "not_found" => Self::NotFound,
+            "sold_out" => Self::SoldOut,
+            "not_started" => Self::NotStarted,
+            "ended" => Self::Ended,
+            "rate_limited" => Self::RateLimited,
+            "draw_pending" => Self::DrawPending,
+            "entries_not_open" => Self::EntriesNotOpen,
+            "entries_closed" => Self::EntriesClosed,
+            "not_a_draw" => Self::NotADraw,
+            "draw_committed" => Self::DrawCommitted,
+            "sale_started" => Self::SaleStarted,
+            "sale_open" => Self::SaleOpen,
+            "order_queued" => Self::OrderQueued,
+            "order_failed" => Self::OrderFailed,
+            "order_cancelled" => Self::OrderCancelled,
+            "payment_expired" => Self::PaymentExpired,
+            "already_paid" => Self::AlreadyPaid,
+            "order_confirmed" => Self::OrderConfirmed,
+            "not_paid" => Self::NotPaid,
+            "payment_unavailable" => Self::PaymentUnavailable,
+            "invalid_phone" => Self::InvalidPhone,
+            "invalid_code" => Self::InvalidCode,
+            "code_not_sent" => Self::CodeNotSent,
+            "method_not_allowed" => Self::MethodNotAllowed,
+            "too_large" => Self::TooLarge,
+            "timeout" => Self::Timeout,
+            "unavailable" => Self::Unavailable,
             "invalid" => Self::Invalid(fields),
-            "bad_request" => Self::BadRequest(
-                said(Self::BadRequest(String::new())).unwrap_or_else(|| message.to_owned()),
-            ),
-            "bad_signature" => Self::BadSignature(
-                said(Self::BadSignature(String::new())).unwrap_or_else(|| message.to_owned()),
-            ),
-            "internal" => Self::Internal(
-                i18n::Lang::ALL
-                    .into_iter()
-                    .find_map(|lang| {
-                        let (before, after) = lang.texts().err_internal().split_once("{0}")?;
-                        message.strip_prefix(before)?.strip_suffix(after)
-                    })
-                    .unwrap_or(message)
-                    .to_owned(),
-            ),
+            "bad_request" => Self::BadRequest(message.to_owned()),
+            "bad_signature" => Self::BadSignature(message.to_owned()),
+            "internal" => Self::Internal(message.to_owned()),
             _ => Self::Transport(format!("{code}: {message}")),
         }
     }

@@ -13,7 +13,7 @@ use webapi::answers::CodeIssued;
 use crate::{
     api::auth::{RequestCode, SignIn},
     components::{form_call, CallForm},
-    error::AppError,
+    refusal::Refusal,
     rest,
     session::Mode,
     url::safe_next,
@@ -135,7 +135,7 @@ fn SignInForms(
                 <button type="submit" class="primary" data-testid="sign-in">{t.login_sign_in()}</button>
             </CallForm>
             {move || sign_in.value().get().and_then(Result::err).map(|e| view! {
-                <p class="error" role="alert" data-testid="sign-in-error">{e.message(crate::words::lang())}</p>
+                <p class="error" role="alert" data-testid="sign-in-error">{e.words().to_owned()}</p>
             })}
         </section>
     }
@@ -162,7 +162,7 @@ fn input_value(field: NodeRef<leptos::html::Input>) -> String {
 /// The note under "Send code": the answer of this page's request, else what a plain form's
 /// round trip brought back (`plain`: its dev code and whether a code was sent).
 fn code_note(
-    sent: Option<Result<Option<String>, AppError>>,
+    sent: Option<Result<Option<String>, Refusal>>,
     plain: (Option<String>, bool),
     dev_login: bool,
 ) -> impl IntoView {
@@ -184,7 +184,7 @@ fn code_note(
         }),
         Ok(None) => EitherOf3::B(view! { <p class="notice">{t.login_code_on_its_way()}</p> }),
         Err(e) => EitherOf3::C(view! {
-            <p class="error" role="alert" data-testid="code-error" data-code=e.code()>{e.message(crate::words::lang())}</p>
+            <p class="error" role="alert" data-testid="code-error" data-code=e.code()>{e.words().to_owned()}</p>
         }),
     })
 }

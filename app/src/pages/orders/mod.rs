@@ -20,6 +20,7 @@ use crate::{
     api::orders::{get_order, CancelOrder},
     components::{form_call, CallForm, ErrorNote, Loaded},
     error::AppError,
+    refusal::Refusal,
     rest,
     time::When,
     url::sign_in_path,
@@ -36,10 +37,10 @@ const POLL_FIRST: Duration = Duration::from_millis(500);
 const POLL_MAX: Duration = Duration::from_secs(4);
 
 /// Cancel on the order page: the order as it is after.
-type CancelAction = Action<(), Result<OrderView, AppError>>;
+type CancelAction = Action<(), Result<OrderView, Refusal>>;
 
 /// One of the shopper's orders as it is now (`GET /api/orders/{id}`).
-async fn order_now(order: OrderId) -> Result<OrderView, AppError> {
+async fn order_now(order: OrderId) -> Result<OrderView, Refusal> {
     rest::get(&format!("/api/orders/{order}")).await
 }
 
@@ -91,7 +92,7 @@ fn poll_after(
                         rest::get(&format!("/api/orders/{order_id}?payment=return")).await
                     }
                 };
-                let done = match answer {
+                let done = match answer.map_err(|r| r.error) {
                     Ok(view) => {
                         let done = done_when(view.status);
                         let _ = order.try_set(Some(view));
@@ -199,7 +200,9 @@ fn OrderCard(detail: OrderDetail, returning: bool) -> impl IntoView {
     let cancel: CancelAction = form_call(<CancelOrder as ServerFn>::PATH, move || async move {
         let path = format!("/api/orders/{order_id}/cancel");
         rest::post::<serde::de::IgnoredAny>(&path).await?;
-        let before = order.get_untracked().ok_or(AppError::NotFound)?;
+        let before = order
+            .get_untracked()
+            .ok_or_else(|| Refusal::own(AppError::NotFound))?;
         Ok(order_now(order_id).await.unwrap_or(OrderView {
             status: OrderStatus::Cancelled {
                 cancelled_by: domain::Canceller::Shopper,

@@ -12,14 +12,14 @@ use webapi::answers::PayStart;
 use crate::{
     api::orders::PayOrder,
     components::{form_call, CallForm, ErrorNote},
-    error::AppError,
+    refusal::Refusal,
     rest,
     time::{every, Instant},
     words::{countdown, fill, t},
 };
 
 /// Pay now: the provider's page to go to.
-pub type PayAction = Action<(), Result<String, AppError>>;
+pub type PayAction = Action<(), Result<String, Refusal>>;
 
 /// Pay now for `order_id`: once answered, the browser goes to the provider's page (the dev
 /// provider's comes straight back to the order's page).

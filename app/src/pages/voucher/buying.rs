@@ -14,6 +14,7 @@ use crate::{
     components::{form_call, CallForm, ErrorNote},
     error::AppError,
     pages::orders::{follow, OrderProgress, PayBox},
+    refusal::Refusal,
     rest,
     url::sign_in_path,
     wire::OrderView,
@@ -22,9 +23,9 @@ use crate::{
 use webapi::answers::Bought;
 
 /// The answer to a buy: the order, or the one the shopper already held on this sale.
-fn outcome(bought: Bought) -> Result<OrderId, AppError> {
+fn outcome(bought: Bought) -> Result<OrderId, Refusal> {
     if bought.already_bought {
-        Err(AppError::AlreadyBought(bought.order_id))
+        Err(Refusal::own(AppError::AlreadyBought(bought.order_id)))
     } else {
         Ok(bought.order_id)
     }
@@ -34,7 +35,7 @@ fn outcome(bought: Bought) -> Result<OrderId, AppError> {
 /// (followed), and the shopper's order on this sale with its status.
 #[derive(Clone, Copy)]
 pub struct Purchase {
-    pub buy: Action<(), Result<OrderId, AppError>>,
+    pub buy: Action<(), Result<OrderId, Refusal>>,
     pub order: RwSignal<Option<OrderView>>,
     pub held: RwSignal<Option<(OrderId, OrderStatus)>>,
 }
@@ -62,19 +63,21 @@ pub fn use_purchase(sale: LiveSale, mine: Option<OrderView>) -> Purchase {
         held: RwSignal::new(mine.map(|o| (o.order_id, o.status))),
     };
     let hold = move |order_id: OrderId| p.hold(order_id);
-    Effect::new(move |_| match p.buy.value().get() {
-        Some(Ok(order_id)) => {
-            sale.changed_here();
-            hold(order_id);
-        }
-        Some(Err(AppError::SoldOut)) => sale.changed_here(),
-        Some(Err(AppError::AlreadyBought(order_id))) => hold(order_id),
-        Some(Err(AppError::Ended)) => {
-            let now = sale.clock.get_value().now();
-            sale.voucher.update(|v| v.window = v.window.ended_by(now));
-        }
-        _ => {}
-    });
+    Effect::new(
+        move |_| match p.buy.value().get().map(|a| a.map_err(|r| r.error)) {
+            Some(Ok(order_id)) => {
+                sale.changed_here();
+                hold(order_id);
+            }
+            Some(Err(AppError::SoldOut)) => sale.changed_here(),
+            Some(Err(AppError::AlreadyBought(order_id))) => hold(order_id),
+            Some(Err(AppError::Ended)) => {
+                let now = sale.clock.get_value().now();
+                sale.voucher.update(|v| v.window = v.window.ended_by(now));
+            }
+            _ => {}
+        },
+    );
     // The held order's status follows its progress.
     Effect::new(move |_| {
         if let Some(o) = p.order.get() {

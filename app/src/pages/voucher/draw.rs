@@ -20,7 +20,7 @@ use super::{
 use crate::{
     api::draw::EnterDraw,
     components::{form_call, CallForm, ErrorNote},
-    error::AppError,
+    refusal::Refusal,
     rest,
     time::{every, When},
     url::sign_in_path,
@@ -264,6 +264,6 @@ fn state_name(state: EntryState) -> &'static str {
 }
 
 /// The signed-in shopper's standing in `voucher`'s draw.
-async fn standing_now(voucher: domain::VoucherId) -> Result<EntryView, AppError> {
+async fn standing_now(voucher: domain::VoucherId) -> Result<EntryView, Refusal> {
     rest::get(&format!("/api/vouchers/{voucher}/entries/me")).await
 }
