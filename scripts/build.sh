@@ -108,12 +108,26 @@ bundle() { # output name, cargo features
     wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int \
       -o "$SITE/pkg/$1.wasm" "$SITE/pkg/$1.wasm"
   fi
+  # The glue minified: an ES module (its exports and the wasm's import names stay as they are).
+  if $release; then
+    command -v terser >/dev/null || die "terser is not on PATH: run scripts/setup.sh"
+    terser "$SITE/pkg/$1.js" --module --compress --mangle -o "$SITE/pkg/$1.js"
+  fi
 }
 log "the bundles: ${BUNDLES[*]}"
 for i in "${!BUNDLES[@]}"; do
   bundle "${BUNDLES[$i]}" "${BUNDLE_FEATURES[$i]}"
 done
-cp style/main.css "$SITE/pkg/seckill.css"
+# The stylesheet without its comments and with each run of white space one space, quoted
+# strings kept as written: 3,076 -> 2,423 B brotli on every page's first load (decision 54).
+python3 - style/main.css "$SITE/pkg/seckill.css" <<'PY'
+import re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+# A quoted string as it is; any run of white space and comments as one space.
+token = re.compile(r'("(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\')|(?:\s|/\*.*?\*/)+', re.S)
+out = token.sub(lambda m: m.group(1) or " ", text)
+open(sys.argv[2], "w", encoding="utf-8").write(out.strip() + "\n")
+PY
 # The REST API's docs page renders with Redoc, vendored from npm (scripts/setup.sh): served
 # from /pkg/ like the other static files; no page of the shop loads it.
 cp "$TOOLS_DIR/node_modules/redoc/bundles/redoc.standalone.js" "$SITE/pkg/api-docs.js"

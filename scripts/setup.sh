@@ -4,7 +4,8 @@
 #
 #   scripts/setup.sh            what running the shop needs (scripts/run.sh): Redis, PostgreSQL,
 #                               gcc, brotli, the wasm target and rust-src, wasm-bindgen-cli pinned
-#                               to Cargo.lock, wasm-opt (binaryen) and Redoc (the API docs page)
+#                               to Cargo.lock, wasm-opt (binaryen), terser (the bundles' glue) and
+#                               Redoc (the API docs page)
 #   scripts/setup.sh --tests    that and what only the tests need (scripts/test.sh): Chromium and
 #                               its CJK font, HAProxy, the Playwright packages, schemathesis
 #   --dry-run                   installs nothing: checks the prerequisites, runs every "is it
@@ -117,6 +118,7 @@ probe_npm_package() { # name, version
 
 probe_tools_npm() {
   [ "$(probe_npm_package binaryen "$BINARYEN_VERSION")" = ok ] &&
+    [ "$(probe_npm_package terser "$TERSER_VERSION")" = ok ] &&
     [ "$(probe_npm_package redoc "$REDOC_VERSION")" = ok ] &&
     [ "$(probe_npm_package @noble/curves "$NOBLE_CURVES_VERSION")" = ok ] &&
     [ "$(probe_npm_package @noble/hashes "$NOBLE_HASHES_VERSION")" = ok ] && echo ok || echo missing
@@ -180,13 +182,14 @@ install_wasm_bindgen() {
 }
 
 install_tools_npm() {
-  # wasm-opt (binaryen), Redoc, the REST API's docs page (/api/docs), and @noble/curves with
+  # wasm-opt (binaryen), terser (the bundles' JS glue, minified), Redoc, the REST API's docs
+  # page (/api/docs), and @noble/curves with
   # @noble/hashes, the draw check page's BLS12-381 (drand's signatures), the last three vendored
   # into the site's static files by build.sh: one npm install, as a second --no-save install
   # would remove the first.
-  log "installing wasm-opt (binaryen $BINARYEN_VERSION), Redoc $REDOC_VERSION and @noble/curves $NOBLE_CURVES_VERSION from npm into $TOOLS_DIR"
+  log "installing wasm-opt (binaryen $BINARYEN_VERSION), terser $TERSER_VERSION, Redoc $REDOC_VERSION and @noble/curves $NOBLE_CURVES_VERSION from npm into $TOOLS_DIR"
   (cd "$TOOLS_DIR" && quietly "check that npm reaches its registry (npm ping), then run this again" \
-    npm install --no-save --no-audit --no-fund "binaryen@$BINARYEN_VERSION" "redoc@$REDOC_VERSION" \
+    npm install --no-save --no-audit --no-fund "binaryen@$BINARYEN_VERSION" "terser@$TERSER_VERSION" "redoc@$REDOC_VERSION" \
       "@noble/curves@$NOBLE_CURVES_VERSION" "@noble/hashes@$NOBLE_HASHES_VERSION")
 }
 
@@ -260,7 +263,7 @@ need node "Node.js >= $NODE_MAJOR_MIN and npm"
 need wasm_target "Rust's wasm32-unknown-unknown target"
 need rust_src "Rust's rust-src (release bundles)"
 need wasm_bindgen "wasm-bindgen-cli $(wasm_bindgen_version)"
-need tools_npm "wasm-opt (binaryen $BINARYEN_VERSION) and Redoc $REDOC_VERSION"
+need tools_npm "wasm-opt (binaryen $BINARYEN_VERSION), terser $TERSER_VERSION and Redoc $REDOC_VERSION"
 if $tests; then
   need playwright "the Playwright packages (end2end/)"
   need schemathesis "schemathesis $SCHEMATHESIS_VERSION"

@@ -6,6 +6,10 @@ use app as _;
 
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
+    // A debug bundle's panics say where in the browser's console; a release bundle's abort on
+    // the spot with nothing to say (`-Cpanic=immediate-abort`, scripts/build.sh), so it carries
+    // no hook.
+    #[cfg(debug_assertions)]
     console_error_panic_hook::set_once();
     leptos::mount::hydrate_islands();
 }

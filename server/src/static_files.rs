@@ -10,8 +10,8 @@
 //! A release build also writes each file under a name carrying a hash of the bundle's bytes
 //! (`seckill.<16 hex>.js`, `.wasm`, `.css`) and the hash in `hash.txt` beside the server binary.
 //! When every file is there, [`hashed_bundle`] names the bundle so, pages name the hashed
-//! files, and those are sent as `immutable` for a year: a new build has new names, so a browser
-//! never needs to ask again. The plain names stay
+//! files, and those are sent as `immutable` for a year, without validators: a new build has new
+//! names, so a browser never needs to ask again. The plain names stay
 //! (a debug build has only those) and are sent `no-cache`: revalidated, 304 when unchanged.
 
 use std::{
@@ -198,22 +198,21 @@ async fn answer(State(assets): State<Arc<Assets>>, req: Request) -> Response {
         Some(coding) => format!("\"{}-{coding}\"", asset.tag),
         None => format!("\"{}\"", asset.tag),
     };
-    let mut out = Response::builder()
-        .header(
-            header::CACHE_CONTROL,
-            if asset.immutable {
-                IMMUTABLE
-            } else {
-                REVALIDATE
-            },
-        )
-        .header(header::VARY, "accept-encoding")
-        .header(header::ETAG, &etag)
-        .header(
-            header::LAST_MODIFIED,
-            httpdate::fmt_http_date(asset.modified),
-        );
-    if unchanged(headers, &etag, asset.modified) {
+    let mut out = Response::builder().header(header::VARY, "accept-encoding");
+    // A hashed name is never asked again (a new build has new names): no validators, 75 bytes
+    // of each cold page's first files. A plain name is revalidated by its tag or its date.
+    if asset.immutable {
+        out = out.header(header::CACHE_CONTROL, IMMUTABLE);
+    } else {
+        out = out
+            .header(header::CACHE_CONTROL, REVALIDATE)
+            .header(header::ETAG, &etag)
+            .header(
+                header::LAST_MODIFIED,
+                httpdate::fmt_http_date(asset.modified),
+            );
+    }
+    if !asset.immutable && unchanged(headers, &etag, asset.modified) {
         return out
             .status(StatusCode::NOT_MODIFIED)
             .body(Body::empty())

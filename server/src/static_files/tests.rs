@@ -49,8 +49,12 @@ async fn only_a_hashed_file_that_exists_is_immutable() {
     let found = get(&app, Method::GET, "/seckill.0123456789abcdef.js", &[]).await;
     assert_eq!(found.status(), StatusCode::OK);
     assert_eq!(header_of(&found, header::CACHE_CONTROL), IMMUTABLE);
+    // Never asked again: no validators.
+    assert_eq!(header_of(&found, header::ETAG), "");
+    assert_eq!(header_of(&found, header::LAST_MODIFIED), "");
     let plain = get(&app, Method::GET, "/seckill.js", &[]).await;
     assert_eq!(header_of(&plain, header::CACHE_CONTROL), REVALIDATE);
+    assert!(!header_of(&plain, header::ETAG).is_empty());
     let missing = get(&app, Method::GET, "/seckill.fedcba9876543210.js", &[]).await;
     assert_eq!(missing.status(), StatusCode::NOT_FOUND);
     assert_eq!(header_of(&missing, header::CACHE_CONTROL), REVALIDATE);
