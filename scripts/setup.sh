@@ -183,10 +183,9 @@ install_wasm_bindgen() {
 
 install_tools_npm() {
   # wasm-opt (binaryen), terser (the bundles' JS glue, minified), Redoc, the REST API's docs
-  # page (/api/docs), and @noble/curves with
-  # @noble/hashes, the draw check page's BLS12-381 (drand's signatures), the last three vendored
-  # into the site's static files by build.sh: one npm install, as a second --no-save install
-  # would remove the first.
+  # page (/api/docs), and @noble/curves with @noble/hashes, the draw check page's BLS12-381
+  # (drand's signatures), the last three vendored into the site's static files by build.sh: one
+  # npm install, as a second --no-save install would remove the first.
   log "installing wasm-opt (binaryen $BINARYEN_VERSION), terser $TERSER_VERSION, Redoc $REDOC_VERSION and @noble/curves $NOBLE_CURVES_VERSION from npm into $TOOLS_DIR"
   (cd "$TOOLS_DIR" && quietly "check that npm reaches its registry (npm ping), then run this again" \
     npm install --no-save --no-audit --no-fund "binaryen@$BINARYEN_VERSION" "terser@$TERSER_VERSION" "redoc@$REDOC_VERSION" \

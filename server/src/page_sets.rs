@@ -3,7 +3,8 @@
 //! first-come sale's loads `seckill-sale`, 13 KB of brotli lighter without it. Before the page
 //! renders, a sale page's voucher is looked up in this instance's catalog memory (the lookup the
 //! page makes next anyway) and the request is marked [`app::PageSet::DRAW_SALES`] for a draw.
-//! It sits inside the page cache: a shared rendering already made skips it.
+//! A route layer on the pages, inside the page cache: a shared rendering already made skips it,
+//! and the API never passes through it.
 
 use axum::{
     extract::{Request, State},

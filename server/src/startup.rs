@@ -213,6 +213,17 @@ fn router(
             provide_context(cookie);
         }
     };
+    // The Leptos pages; a draw sale's page loads its own bundle, so it is marked before it
+    // renders (a route layer: the API, static files and the 404 page never pass through it).
+    let pages = Router::new()
+        .leptos_routes_with_context(&state, routes(), with_core.clone(), {
+            let options = options.clone();
+            move || shell(options.clone())
+        })
+        .route_layer(middleware::from_fn_with_state(
+            core.clone(),
+            crate::page_sets::mark,
+        ));
     let app = Router::new()
         // The site's static files from memory, precompressed, with conditional requests
         // (304s); the fallback below serves anything else under the site root.
@@ -225,21 +236,12 @@ fn router(
         .route("/api", any(rest::not_found))
         .route("/api/", any(rest::not_found))
         .nest("/api", rest::router().0)
-        .leptos_routes_with_context(&state, routes(), with_core.clone(), {
-            let options = options.clone();
-            move || shell(options.clone())
-        })
+        .merge(pages)
         // Static files, else the app's 404 page (which needs the core for its header).
         .fallback(leptos_axum::file_and_error_handler_with_context::<
             AppState,
             _,
-        >(with_core, shell))
-        // A draw sale's page loads its own bundle: marked before it renders, inside the page
-        // cache (the layers below wrap this router).
-        .layer(middleware::from_fn_with_state(
-            core.clone(),
-            crate::page_sets::mark,
-        ));
+        >(with_core, shell));
     (
         layers(app, core, settings, origins).with_state(state.clone()),
         state,
