@@ -85,7 +85,10 @@ fn openssl_verifies(token: &[u8], imprint: &[u8], ca: &std::path::Path) -> bool 
 
 #[sqlx::test]
 async fn the_closed_list_is_timestamped_outside_the_shop_before_its_round(db: PgPool) {
-    let drand = FakeDrand::start(Scheme::Quicknet, 1, b"witnessed stand-in")
+    // Rounds 5 s apart: the witness is asked between the close and the round, and the stand-in
+    // authority runs `openssl ts` per token; with rounds 1 s apart a busy machine (the whole
+    // suite on two cores) once took longer than the round, and no witness was kept.
+    let drand = FakeDrand::start(Scheme::Quicknet, 5, b"witnessed stand-in")
         .await
         .expect("drand");
     let tsa = FakeTsa::start().await.expect("authority");
