@@ -314,7 +314,7 @@ admin {
     manage_end_now, manage_add, manage_units, manage_add_now,
     manage_edit, manage_edited, edit_title, edit_hint, edit_save,
     // The sales chart (console).
-    chart_title, chart_empty, chart_summary, chart_orders, chart_legend_bars, chart_legend_line,
+    chart_title, chart_empty, chart_summary, chart_orders, chart_one_order, chart_legend_bars, chart_legend_line,
     unit_days, unit_hours, unit_minutes, unit_seconds,
     // Payments (console).
     payments_title, payments_loading, payments_refunded_notice, payments_owed_notice,

@@ -94,6 +94,7 @@ pub const EN_ADMIN: AdminCatalogue = AdminCatalogue {
     chart_empty: "No orders written yet.",
     chart_summary: "{0} orders written, at most {1} per {2}, in {3} intervals",
     chart_orders: "{0} orders",
+    chart_one_order: "1 order",
     chart_legend_bars: " orders per {0} (left) ",
     chart_legend_line: " running total (right)",
     unit_days: "{0} d",

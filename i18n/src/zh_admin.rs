@@ -95,6 +95,7 @@ pub const ZH_ADMIN: AdminCatalogue = AdminCatalogue {
     chart_empty: "还没有订单。",
     chart_summary: "共{0}笔订单，每{2}最多{1}笔，共{3}个时段",
     chart_orders: "{0}笔订单",
+    chart_one_order: "1笔订单",
     chart_legend_bars: " 每{0}订单数（左轴） ",
     chart_legend_line: " 累计（右轴）",
     unit_days: "{0}天",

@@ -131,7 +131,7 @@ fn SalesChart(series: SalesSeriesView) -> impl IntoView {
                 <rect class="bar" data-testid="chart-bar" data-count=b.count
                     x=format!("{:.1}", b.x) y=format!("{:.1}", b.y)
                     width=format!("{:.1}", b.width) height=format!("{:.1}", b.height)>
-                    <title>{crate::words::fill(t.chart_orders(), &[&domain::grouped(b.count)])}</title>
+                    <title>{if b.count == 1 { t.chart_one_order().to_owned() } else { crate::words::fill(t.chart_orders(), &[&domain::grouped(b.count)]) }}</title>
                 </rect>
             }).collect_view()}
             <polyline class="total-line" data-testid="chart-total" points=g.total_line fill="none"/>
