@@ -28,7 +28,8 @@ pub const MIN_SECRET_LEN: usize = 32;
 #[derive(Clone)]
 pub struct SessionKey {
     id: String,
-    secret: Vec<u8>,
+    /// The secret, made ready for HMAC once: every signed-in request checks a token with it.
+    mac: signing::Keyed,
 }
 
 impl std::fmt::Debug for SessionKey {
@@ -81,7 +82,7 @@ impl SessionKeys {
             }
             keys.push(SessionKey {
                 id: id.to_owned(),
-                secret: secret.as_bytes().to_vec(),
+                mac: signing::Keyed::new(secret.as_bytes()),
             });
         }
         if keys.is_empty() {
@@ -113,7 +114,7 @@ impl SessionKeys {
             key.id,
             hex::encode(session)
         );
-        let mac = signing::sign_hex(&key.secret, &[body.as_bytes()]);
+        let mac = key.mac.sign_hex(&[body.as_bytes()]);
         format!("{body}.{mac}")
     }
 
@@ -136,7 +137,7 @@ impl SessionKeys {
             return None;
         };
         let key = self.named(key)?;
-        if !signing::verify_hex(&key.secret, &[body.as_bytes()], mac_hex) {
+        if !key.mac.verify_hex(&[body.as_bytes()], mac_hex) {
             return None;
         }
         if session.len() != 2 * SESSION_ID_BYTES || !session.bytes().all(|b| b.is_ascii_hexdigit())

@@ -4,6 +4,9 @@
 //! buyer and enqueues the order, and returns its global ID at once. The order
 //! reaches PostgreSQL through the order writer ([`crate::jobs`]).
 
+use std::sync::OnceLock;
+
+use metrics::Counter;
 use redis::AsyncCommands;
 
 use crate::{
@@ -70,7 +73,7 @@ pub async fn buy(core: &Core, shopper: UserId, voucher: VoucherId) -> Result<Ord
         return refused_from_memory(core, shopper, voucher, refusal).await;
     }
     if !core.known.may_exist(&core.db, voucher).await? {
-        metrics::counter!("seckill_admissions_total", "outcome" => "not_found").increment(1);
+        count("not_found");
         return Err(BuyError::NotFound);
     }
     // Never preloaded, Redis lost it, or its master changed: restored or reconciled from
@@ -108,7 +111,7 @@ pub async fn buy(core: &Core, shopper: UserId, voucher: VoucherId) -> Result<Ord
             Err(BuyError::Backend(AdmissionOutcome::clock_jumped(day))),
         ),
     };
-    metrics::counter!("seckill_admissions_total", "outcome" => label).increment(1);
+    count(label);
     match &result {
         Err(BuyError::SoldOut) => core.refusals.insert(voucher, Refusal::SoldOut),
         Err(BuyError::Ended) => core.refusals.insert(voucher, Refusal::Ended),
@@ -146,13 +149,43 @@ async fn refused_from_memory(
         }
     };
     if let Some(order) = held {
-        metrics::counter!("seckill_admissions_total", "outcome" => "already_bought").increment(1);
+        count("already_bought");
         return Err(BuyError::AlreadyBought(order));
     }
     let (label, err) = match refusal {
         Refusal::SoldOut => ("sold_out", BuyError::SoldOut),
         Refusal::Ended => ("ended", BuyError::Ended),
     };
-    metrics::counter!("seckill_admissions_total", "outcome" => label).increment(1);
+    count(label);
     Err(err)
+}
+
+/// The outcomes `seckill_admissions_total` is labelled with.
+const OUTCOMES: [&str; 11] = [
+    "admitted",
+    "sold_out",
+    "already_bought",
+    "not_started",
+    "ended",
+    "ids_exhausted",
+    "rate_limited",
+    "draw_pending",
+    "not_found",
+    "unavailable",
+    "error",
+];
+
+/// One more buy with this outcome in `seckill_admissions_total`. Each outcome's counter is
+/// looked up in the recorder once and kept: `counter!` with a label copies the label into a new
+/// key on every call, which a rush's refusals paid for each (issue #53). The recorder is
+/// installed before the instance serves, so no buy comes before it.
+fn count(outcome: &'static str) {
+    static COUNTERS: [OnceLock<Counter>; OUTCOMES.len()] =
+        [const { OnceLock::new() }; OUTCOMES.len()];
+    match OUTCOMES.iter().position(|o| *o == outcome) {
+        Some(i) => COUNTERS[i]
+            .get_or_init(|| metrics::counter!("seckill_admissions_total", "outcome" => outcome))
+            .increment(1),
+        None => metrics::counter!("seckill_admissions_total", "outcome" => outcome).increment(1),
+    }
 }

@@ -176,6 +176,45 @@ async fn metrics_are_served_on_their_own_listener_only(db: sqlx::PgPool) {
     assert!(text.contains("seckill_"), "{text}");
 }
 
+/// `seckill_admissions_total{outcome="…"}` as the metrics listener shows it now (0 before the
+/// first).
+async fn admissions(app: &crate::support::TestApp, outcome: &str) -> u64 {
+    let text = client()
+        .get(format!("{}/metrics", app.metrics))
+        .send()
+        .await
+        .expect("send")
+        .text()
+        .await
+        .expect("text");
+    let series = format!("seckill_admissions_total{{outcome=\"{outcome}\"}} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(series.as_str()))
+        .map_or(0, |v| v.trim().parse().expect("a count"))
+}
+
+#[sqlx::test]
+async fn every_buy_is_counted_by_its_outcome(db: sqlx::PgPool) {
+    let app = spawn_app(db).await;
+    let admin = app.sign_in("13800000000").await;
+    let v = app.create(&admin, -5, 3600, 1).await;
+    let (admitted, sold_out) = (
+        admissions(&app, "admitted").await,
+        admissions(&app, "sold_out").await,
+    );
+    let first = app.sign_in("13900000001").await;
+    crate::support::buy_order(&app, &first, v).await;
+    let second = app.sign_in("13900000002").await;
+    // The first refusal comes from the script, the next ones from memory: both are counted.
+    for _ in 0..3 {
+        let r = app.buy(&second, v).await;
+        assert_eq!(r.status(), StatusCode::CONFLICT);
+    }
+    // Other tests in this process buy too: the counts only grow, by at least ours.
+    assert!(admissions(&app, "admitted").await > admitted);
+    assert!(admissions(&app, "sold_out").await >= sold_out + 3);
+}
+
 /// A signed-in GET of `url` as `c`: status, Cache-Control and body.
 async fn visit_as(c: &reqwest::Client, url: &str) -> (StatusCode, String, String) {
     let r = c.get(url).send().await.expect("send");
