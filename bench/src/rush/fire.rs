@@ -18,6 +18,9 @@ use crate::report;
 /// What the connections saw, together.
 pub struct Fired {
     pub latency: Histogram<u64>,
+    /// The admissions' alone: a shopper who gets a unit waits for the admission script, one
+    /// refused from memory does not.
+    pub latency_admitted: Histogram<u64>,
     pub outcomes: BTreeMap<String, u64>,
     /// (shopper index, order ID) of each admission.
     pub admitted: Vec<(usize, String)>,
@@ -30,6 +33,7 @@ pub struct Fired {
 #[derive(Default)]
 struct Shots {
     latencies_us: Vec<u64>,
+    admitted_us: Vec<u64>,
     outcomes: BTreeMap<String, u64>,
     admitted: Vec<(usize, String)>,
     last_admitted: Option<(Instant, DateTime<Utc>)>,
@@ -40,6 +44,7 @@ impl Fired {
     fn from_shots(all: Vec<Shots>) -> anyhow::Result<Self> {
         let mut fired = Self {
             latency: report::histogram()?,
+            latency_admitted: report::histogram()?,
             outcomes: BTreeMap::new(),
             admitted: Vec::new(),
             last_admitted: None,
@@ -47,6 +52,9 @@ impl Fired {
         for shots in all {
             for us in shots.latencies_us {
                 fired.latency.saturating_record(us);
+            }
+            for us in shots.admitted_us {
+                fired.latency_admitted.saturating_record(us);
             }
             for (k, v) in shots.outcomes {
                 *fired.outcomes.entry(k).or_default() += v;
@@ -224,8 +232,8 @@ async fn buy_once(
         }
     };
     let done = Instant::now();
-    f.latencies_us
-        .push(u64::try_from(done.duration_since(since).as_micros()).unwrap_or(u64::MAX));
+    let waited = u64::try_from(done.duration_since(since).as_micros()).unwrap_or(u64::MAX);
+    f.latencies_us.push(waited);
     let Ok(body) = body else {
         count(f, "transport_error");
         return;
@@ -236,6 +244,7 @@ async fn buy_once(
             order_id: Some(id), ..
         }) if status == reqwest::StatusCode::ACCEPTED => {
             f.admitted.push((i, id.into_owned()));
+            f.admitted_us.push(waited);
             f.last_admitted = Some((done, Utc::now()));
             count(f, "admitted");
         }

@@ -145,6 +145,7 @@ async fn rush(options: &Options, sc: &Scenario, scratch: &Scratch) -> anyhow::Re
             .last_admitted
             .map(|(at, _)| at.duration_since(fire_start)),
         latency: fired.latency,
+        latency_admitted: fired.latency_admitted,
         outcomes: fired.outcomes,
         written_after_last_admission,
         drain,

@@ -15,6 +15,7 @@ pub struct Figures<'a> {
     pub sc: &'a Scenario,
     pub buys_per_sec: f64,
     pub latency: Histogram<u64>,
+    pub latency_admitted: Histogram<u64>,
     pub outcomes: BTreeMap<String, u64>,
     /// From the sale's opening to the last admission.
     pub sold_out_after: Option<Duration>,
@@ -130,6 +131,10 @@ impl Figures<'_> {
             ),
             ("buy latency".into(), report::latency_row(&f.latency)),
             (
+                "buy latency, admissions only".into(),
+                report::latency_row(&f.latency_admitted),
+            ),
+            (
                 "outcomes".into(),
                 f.outcomes
                     .iter()
@@ -211,6 +216,7 @@ impl Figures<'_> {
             "open_loop_send_lag_ms": f.send_lag.as_secs_f64() * 1e3,
             "buys_per_sec": f.buys_per_sec,
             "latency": report::latency_json(&f.latency),
+            "latency_admitted": report::latency_json(&f.latency_admitted),
             "outcomes": f.outcomes,
             "sold_out_after_s": f.sold_out_after.map(|d| d.as_secs_f64()),
             "written_after_last_admission_s": f.written_after_last_admission,
