@@ -243,6 +243,12 @@ impl CoreParts {
         let tasks = tokio_util::task::TaskTracker::new();
         let stopping = tokio_util::sync::CancellationToken::new();
         let owner = || (tasks.clone(), stopping.clone());
+        // Shared with the buys' lanes, which answer a batch from them once its sale refuses all.
+        let refusals = Arc::new(TtlMap::new(config.memo.refusal_ttl, MEMO_CAP));
+        let sold_out = Arc::new(crate::sale::sold_out::SoldOutBuyers::new(
+            config.memo.sold_out_buyers_ttl,
+            tasks.clone(),
+        ));
         Self {
             db: db.clone(),
             redis: redis.clone(),
@@ -261,12 +267,9 @@ impl CoreParts {
             sessions: Arc::new(TtlMap::new(config.memo.session_ttl, MEMO_CAP)),
             session_keys,
             revocations: crate::auth::revocations::Revocations::default(),
-            refusals: Arc::new(TtlMap::new(config.memo.refusal_ttl, MEMO_CAP)),
+            refusals: Arc::clone(&refusals),
             known: crate::sale::known::KnownVouchers::default(),
-            sold_out: Arc::new(crate::sale::sold_out::SoldOutBuyers::new(
-                config.memo.sold_out_buyers_ttl,
-                tasks.clone(),
-            )),
+            sold_out: Arc::clone(&sold_out),
             catalog: crate::catalog::cache::CatalogCache::new(
                 config.memo.catalog_ttl,
                 config.memo.stock_read_ttl,
@@ -276,6 +279,10 @@ impl CoreParts {
                 replicated.clone(),
                 keys.clone(),
                 config.limits.buys_per_second,
+                crate::sale::deciders::Refused {
+                    refusals,
+                    buyers: sold_out,
+                },
                 config.admissions.clone(),
                 owner(),
             ),

@@ -7,9 +7,13 @@ use std::{collections::HashMap, sync::Arc};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 use super::lanes::{Decide, Lanes, Replicated};
+use super::{
+    refusals::{Refusal, Refusals},
+    sold_out::{Known, SoldOutBuyers},
+};
 use crate::{
     config::AdmissionConfig,
-    domain::{UserId, VoucherId},
+    domain::{OrderId, UserId, VoucherId},
     infra::backend::Backend,
     infra::durability::ReplicaWait,
     infra::keys::Keys,
@@ -21,10 +25,71 @@ use crate::{
 /// A batch's call failed: every buy in it gets this, shared.
 pub type AdmitResult = Result<AdmissionOutcome, Backend>;
 
-/// Buys: `lua/admit.lua`.
+/// Buys: `lua/admit.lua`, unless the sale refuses everyone by the time the batch leaves.
 pub struct Admit {
     keys: Keys,
     attempts_per_second: u32,
+    memory: Refused,
+}
+
+/// What this instance remembers of the sales that refuse everyone (the same memory
+/// [`crate::sale::buy`] answers new buys from).
+pub struct Refused {
+    pub refusals: Arc<Refusals>,
+    pub buyers: Arc<SoldOutBuyers>,
+}
+
+impl Refused {
+    /// The outcomes of a batch on a sale this instance knows refuses everyone, without the
+    /// script: the buys that were already queued in the lane when the sale sold out (issue #53:
+    /// they went to the script 64 a call, behind one another, and made the rush's tail). A
+    /// shopper holding an order on the sale still learns it: from the buyers in memory, else
+    /// from one `HMGET` for the batch (which also starts reading them).
+    async fn answer(
+        &self,
+        redis: &mut Redis,
+        keys: &Keys,
+        voucher: VoucherId,
+        users: &[UserId],
+        refusal: Refusal,
+    ) -> Result<Vec<AdmissionOutcome>, Backend> {
+        let refused = match refusal {
+            Refusal::SoldOut => AdmissionOutcome::SoldOut,
+            Refusal::Ended => AdmissionOutcome::Ended,
+        };
+        let known: Vec<Known> = users
+            .iter()
+            .map(|u| self.buyers.lookup(voucher, *u))
+            .collect();
+        let unknown: Vec<i64> = users
+            .iter()
+            .zip(&known)
+            .filter(|(_, k)| **k == Known::Unknown)
+            .map(|(u, _)| u.get())
+            .collect();
+        let mut asked = Vec::new().into_iter();
+        if !unknown.is_empty() {
+            self.buyers.read_later((&*redis, keys), voucher);
+            let held: Vec<Option<String>> = redis::cmd("HMGET")
+                .arg(keys.voucher(voucher).buyers)
+                .arg(&unknown)
+                .query_async(redis)
+                .await?;
+            asked = held.into_iter();
+        }
+        Ok(known
+            .into_iter()
+            .map(|k| match k {
+                Known::Bought(order) => AdmissionOutcome::AlreadyBought(order),
+                Known::NotBought => refused,
+                Known::Unknown => asked
+                    .next()
+                    .flatten()
+                    .and_then(|hex| OrderId::from_redis_hex(&hex).ok())
+                    .map_or(refused, AdmissionOutcome::AlreadyBought),
+            })
+            .collect())
+    }
 }
 
 impl Decide for Admit {
@@ -38,6 +103,12 @@ impl Decide for Admit {
         users: &[UserId],
         wait: Option<ReplicaWait>,
     ) -> Result<Vec<AdmissionOutcome>, Backend> {
+        if let Some(refusal) = self.memory.refusals.get(&voucher) {
+            return self
+                .memory
+                .answer(redis, &self.keys, voucher, users, refusal)
+                .await;
+        }
         scripts::admit_batch(
             redis,
             &self.keys,
@@ -134,6 +205,7 @@ impl Admissions {
         replicated: Option<Arc<Replicated>>,
         keys: Keys,
         attempts_per_second: u32,
+        memory: Refused,
         config: AdmissionConfig,
         owner: (TaskTracker, CancellationToken),
     ) -> Arc<Self> {
@@ -143,6 +215,7 @@ impl Admissions {
             Admit {
                 keys,
                 attempts_per_second,
+                memory,
             },
             config,
             owner,

@@ -9,6 +9,7 @@ use crate::common::*;
 use seckill::{
     orders::checkout,
     sale::{self, BuyError},
+    testing::scripts::AdmissionOutcome,
 };
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
@@ -221,4 +222,54 @@ async fn planted_order(
         .await
         .expect("HSET");
     order
+}
+
+#[sqlx::test]
+async fn buys_queued_in_a_lane_when_the_sale_sold_out_are_answered_from_memory(db: PgPool) {
+    let core = core(db, &[("SECKILL_SOLD_OUT_TTL_MS", "60000")]).await;
+    let v = voucher(&core, 1, 5, 600).await;
+    let u = users(&core, 3).await;
+    let first = sale::buy(&core, u[0], v).await.expect("admitted");
+    assert!(matches!(
+        sale::buy(&core, u[1], v).await,
+        Err(BuyError::SoldOut)
+    ));
+    // What a lane decides for buys that were queued before the refusal was known (straight to
+    // the lane, past the buy's own check): each shopper's own answer, and no script ran, as
+    // the script counts every attempt in the shopper's per-second counter.
+    let rate_key = |user| core.keys.voucher(v).rate_of(user);
+    assert!(matches!(
+        core.admissions.admit(v, u[0]).await,
+        Ok(AdmissionOutcome::AlreadyBought(o)) if o == first
+    ));
+    assert!(matches!(
+        core.admissions.admit(v, u[2]).await,
+        Ok(AdmissionOutcome::SoldOut)
+    ));
+    assert_eq!(
+        redis_i64(&core, &rate_key(u[2])).await,
+        None,
+        "no script call"
+    );
+    // Once the buyers are read, from memory alone.
+    buyers_kept(&core, 1, "the buyer read").await;
+    del(&core, &[&core.keys.voucher(v).buyers]).await;
+    assert!(matches!(
+        core.admissions.admit(v, u[0]).await,
+        Ok(AdmissionOutcome::AlreadyBought(o)) if o == first
+    ));
+    // Without the refusal in memory, the lane asks the script again: a unit put back in Redis
+    // behind the instance's back is sold.
+    core.refusals.remove(&v);
+    let mut c = core.redis.clone();
+    let () = redis::cmd("SET")
+        .arg(&core.keys.voucher(v).stock)
+        .arg(1)
+        .query_async(&mut c)
+        .await
+        .expect("set");
+    assert!(matches!(
+        core.admissions.admit(v, u[2]).await,
+        Ok(AdmissionOutcome::Admitted(_))
+    ));
 }
