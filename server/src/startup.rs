@@ -243,7 +243,7 @@ fn router(
             _,
         >(with_core, shell));
     (
-        layers(app, core, settings, origins).with_state(state.clone()),
+        layers(app.with_state(state.clone()), core, settings, origins),
         state,
     )
 }
@@ -263,46 +263,42 @@ async fn draw_check_script() -> impl axum::response::IntoResponse {
     )
 }
 
-/// The layers around every route, innermost first.
-fn layers(
-    app: Router<AppState>,
-    core: &Core,
-    settings: &Settings,
-    origins: SiteOrigins,
-) -> Router<AppState> {
+/// The layers around the whole router, innermost first, wrapped once: every request passes
+/// through them whatever it matched (the 404 and 405 answers too). Not `Router::layer`, which
+/// wraps each route's boxed service in each layer, so that every request cloned a chain of
+/// boxes per layer.
+fn layers(app: Router, core: &Core, settings: &Settings, origins: SiteOrigins) -> Router {
+    use tower::Layer;
     let http = &settings.http;
-    app.layer(middleware::from_fn_with_state(
+    let app = middleware::from_fn_with_state(
         page_cache::PageCache::new(core.clone(), settings.page_ttl, origins.session_cookie()),
         page_cache::pages,
-    ))
+    )
+    .layer(app);
     // HTML not already encoded (signed-in pages; shared ones come gzipped from the page cache).
     // Not the JSON of the buy path, not streams, not static files (precompressed).
-    .layer(page_cache::compression())
-    .layer(middleware::from_fn(refusals::refusal_status))
-    .layer(middleware::from_fn_with_state(
+    let app = page_cache::compression().layer(app);
+    let app = middleware::from_fn(refusals::refusal_status).layer(app);
+    let app = middleware::from_fn_with_state(
         BodyRules {
             deadline: http.body_timeout,
             max_bytes: http.max_body_bytes,
         },
         body::whole_body,
-    ))
+    )
+    .layer(app);
     // A 5xx here is a store out of reach (503) or an internal error, which the code that
     // produced it has logged with its cause; one line per request at WARN is enough.
-    .layer(
-        tower_http::trace::TraceLayer::new_for_http()
-            .on_failure(tower_http::trace::DefaultOnFailure::new().level(tracing::Level::WARN)),
-    )
+    let app = tower_http::trace::TraceLayer::new_for_http()
+        .on_failure(tower_http::trace::DefaultOnFailure::new().level(tracing::Level::WARN))
+        .layer(app);
     // Before any body is read: a forged request is refused whole.
-    .layer(middleware::from_fn_with_state(
-        origins,
-        origin::same_site_only,
-    ))
+    let app = middleware::from_fn_with_state(origins, origin::same_site_only).layer(app);
     // Errors in the request's language, the refusals above included.
-    .layer(middleware::from_fn(crate::localize::errors))
-    .layer(middleware::from_fn_with_state(
-        BodyLimit(http.max_body_bytes),
-        screen::screen,
-    ))
+    let app = middleware::from_fn(crate::localize::errors).layer(app);
+    let app =
+        middleware::from_fn_with_state(BodyLimit(http.max_body_bytes), screen::screen).layer(app);
+    Router::new().fallback_service(app)
 }
 
 /// The process's metrics recorder, installed by the first application; every later one in the
