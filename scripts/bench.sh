@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The benchmark command (kept apart from the tests):
-#   scripts/bench.sh rush [--quick] [--shoppers N] [--stock N] [--conns N] [--profile]
+#   scripts/bench.sh rush [--quick] [--shoppers N] [--stock N] [--conns N] [--profile] [--rounds N]
+#                                       (--rounds: sales in a row on one server, each rush then its
+#                                       GET /api/live, the ratio read as their median; 5 unless quick)
 #   scripts/bench.sh core [--quick]     scripts/bench.sh lock [--quick]     scripts/bench.sh all
 #   scripts/bench.sh scaleout [--quick] 3 instances behind HAProxy on a local 3-master Redis
 #                                       Cluster (started here) beside one instance on one node

@@ -66,6 +66,9 @@ pub struct Options {
     /// Open loop: buys offered per second at fixed intervals (`--rate`), latency measured from
     /// each buy's scheduled time.
     pub rate: Option<usize>,
+    /// Rush, closed loop: how many sales in a row, each rush followed by its `/api/live`
+    /// ceiling (`--rounds`; 5 on a full run, 1 on a quick one).
+    pub rounds: Option<usize>,
     /// The command line, as it goes into BENCHMARKS.md.
     pub command: String,
 }
@@ -80,6 +83,7 @@ impl Options {
             stock: None,
             conns: None,
             rate: None,
+            rounds: None,
             command: format!("scripts/bench.sh {}", args.join(" ")),
         };
         let mut it = args.iter().skip(1);
@@ -102,6 +106,7 @@ impl Options {
                 "--stock" => o.stock = Some(number("--stock")?),
                 "--conns" => o.conns = Some(number("--conns")?),
                 "--rate" => o.rate = Some(number("--rate")?),
+                "--rounds" => o.rounds = Some(number("--rounds")?),
                 other => bail!("unknown option {other:?}\n{USAGE}"),
             }
         }
@@ -115,7 +120,7 @@ impl Options {
 
 const USAGE: &str =
     "usage: bench <rush|core|lock|drill|failover|scaleout|watchers|pages|sales|reminders|draw|payments|all> [--quick] [--no-record] [--profile] \
-                     [--shoppers N] [--stock N] [--conns N] [--rate buys/s (rush: open loop)]";
+                     [--shoppers N] [--stock N] [--conns N] [--rate buys/s (rush: open loop)] [--rounds N (rush: sales in a row)]";
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {

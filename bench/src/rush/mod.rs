@@ -12,6 +12,7 @@
 //! | `fire.rs` | the rush: one buy per shopper from every connection at once |
 //! | `measure.rs` | every ID to final, the drain rate, the invariants I1–I4 |
 //! | `ceilings.rs` | the script alone under `redis-benchmark`, a raw batched insert |
+//! | `rounds.rs` | more sales on the same server, each rush beside its own `/api/live` |
 //! | `summary.rs` | figures beside ceilings and targets, as a report |
 //! | `process.rs` | the server as a child process, `perf` on it |
 
@@ -20,6 +21,7 @@ mod cpu;
 pub(crate) mod fire;
 pub(crate) mod measure;
 pub(crate) mod process;
+mod rounds;
 pub(crate) mod setup;
 mod summary;
 
@@ -120,6 +122,22 @@ async fn rush(options: &Options, sc: &Scenario, scratch: &Scratch) -> anyhow::Re
         }
         Some(_) => (None, None),
     };
+    // Further sales on the same server, each rush beside its own ceiling (closed loop only).
+    let pairs = match live {
+        Some(live_per_sec) => {
+            let first = rounds::Pair {
+                buys_per_sec: sc.shoppers as f64 / fire_elapsed.as_secs_f64(),
+                live_per_sec,
+                p99_ms: fired.latency.value_at_quantile(0.99) as f64 / 1e3,
+            };
+            let sales = options.rounds.unwrap_or(if options.quick { 1 } else { 5 });
+            let more = sales.saturating_sub(1);
+            let mut pairs = vec![first];
+            pairs.extend(rounds::further(&stage, sc, scratch, more).await?);
+            pairs
+        }
+        None => Vec::new(),
+    };
     let peak_rss_mb = stage.server.peak_rss_mb();
     stage.server.stop();
 
@@ -159,6 +177,7 @@ async fn rush(options: &Options, sc: &Scenario, scratch: &Scratch) -> anyhow::Re
         cpu_live,
         profile,
         send_lag,
+        pairs,
     }
     .publish(options)?;
     if !broken.is_empty() {

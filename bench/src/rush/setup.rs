@@ -23,6 +23,26 @@ pub fn load_client(conns: usize) -> anyhow::Result<reqwest::Client> {
         .build()?)
 }
 
+/// A sale of the scenario's stock that opens shortly (the shoppers are already waiting), and
+/// when it opens.
+pub async fn sale(scratch: &Scratch, sc: &Scenario) -> anyhow::Result<(VoucherId, DateTime<Utc>)> {
+    let voucher = scratch
+        .voucher(sc.stock, chrono::Duration::milliseconds(1_500))
+        .await?;
+    let begins = seckill::testing::store::vouchers::get(&scratch.core.db, voucher)
+        .await?
+        .context("voucher")?
+        .window
+        .begins_at();
+    Ok((voucher, begins))
+}
+
+/// Sleeps until `at`.
+pub async fn sleep_until(at: DateTime<Utc>) {
+    let wait = (at - Utc::now()).to_std().unwrap_or_default();
+    tokio::time::sleep(wait).await;
+}
+
 /// Everything a rush needs, ready.
 pub struct Stage {
     pub server: Server,
@@ -44,15 +64,7 @@ impl Stage {
         let server = Server::start(&scratch.env).await?;
         let users = scratch.users(sc.shoppers).await?;
         let tokens = Arc::new(scratch.sessions(&users).await?);
-        // The sale opens shortly after set-up; the shoppers are already waiting.
-        let voucher = scratch
-            .voucher(sc.stock, chrono::Duration::milliseconds(1_500))
-            .await?;
-        let begins = seckill::testing::store::vouchers::get(&scratch.core.db, voucher)
-            .await?
-            .context("voucher")?
-            .window
-            .begins_at();
+        let (voucher, begins) = sale(scratch, sc).await?;
         let client = load_client(sc.conns)?;
         // Not measured: one request per connection, so the rush measures buying, not handshakes.
         futures::stream::iter(0..sc.conns)
@@ -78,8 +90,7 @@ impl Stage {
 
     /// Sleeps until the sale opens.
     pub async fn wait_for_opening(&self) {
-        let wait = (self.begins - Utc::now()).to_std().unwrap_or_default();
-        tokio::time::sleep(wait).await;
+        sleep_until(self.begins).await;
     }
 
     /// Stops the profiler, if one runs; returns the top of its report.

@@ -4,7 +4,12 @@ use std::{collections::BTreeMap, time::Duration};
 
 use hdrhistogram::Histogram;
 
-use super::{cpu::CpuPerRequest, measure::Drain, Scenario};
+use super::{
+    cpu::CpuPerRequest,
+    measure::Drain,
+    rounds::{self, Pair},
+    Scenario,
+};
 use crate::{
     report::{self, Report},
     Options,
@@ -37,6 +42,8 @@ pub struct Figures<'a> {
     pub profile: Vec<String>,
     /// Open loop: how far behind its schedule the latest buy was sent (the client's own lag).
     pub send_lag: Duration,
+    /// Closed loop: every sale's rush beside its own `/api/live`, this one's first.
+    pub pairs: Vec<Pair>,
 }
 
 impl Figures<'_> {
@@ -77,6 +84,11 @@ impl Figures<'_> {
             json,
         }
         .publish(options)
+    }
+
+    /// The median of the pairs' buys/s ÷ `/api/live` ratios (closed loop).
+    fn median_ratio(&self) -> Option<f64> {
+        rounds::median(self.pairs.iter().map(Pair::ratio).collect())
     }
 
     /// The ratios of the throughputs to their ceilings: buys to EVALSHA, drain to inserts.
@@ -120,6 +132,26 @@ impl Figures<'_> {
                 f.live.map_or("n/a (open loop)".into(), |live| {
                     format!("{live:.0}/s → ratio {:.2}", f.buys_per_sec / live)
                 }),
+            ),
+            (
+                "buys/s ÷ GET /api/live, sale by sale (each rush, then its ceiling)".into(),
+                match f.median_ratio() {
+                    Some(median) => format!(
+                        "{} → median {median:.2} over {} sales",
+                        f.pairs
+                            .iter()
+                            .map(|p| format!(
+                                "{:.0}/{:.0} = {:.2}",
+                                p.buys_per_sec,
+                                p.live_per_sec,
+                                p.ratio()
+                            ))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        f.pairs.len()
+                    ),
+                    None => "n/a (open loop)".into(),
+                },
             ),
             (
                 "CPU per request: a buy / a GET /api/live".into(),
@@ -188,8 +220,8 @@ impl Figures<'_> {
         [
             ("buys/s ≥ 1.0× EVALSHA ceiling", ratio_buys >= 1.0),
             (
-                "buys/s ≥ 0.8× GET /api/live (closed loop)",
-                f.live.is_some_and(|live| f.buys_per_sec >= 0.8 * live),
+                "buys/s ≥ 0.8× GET /api/live (closed loop, the median of the sales' ratios)",
+                f.median_ratio().is_some_and(|r| r >= 0.8),
             ),
             (
                 if f.sc.rate.is_some() {
@@ -229,9 +261,11 @@ impl Figures<'_> {
             "ratio_buys_to_evalsha": ratio_buys,
             "ceiling_live_per_sec": f.live,
             "ratio_buys_to_live": f.live.map(|live| f.buys_per_sec / live),
+            "sales": f.pairs.iter().map(|p| serde_json::json!({"buys_per_sec": p.buys_per_sec, "live_per_sec": p.live_per_sec, "ratio": p.ratio(), "p99_ms": p.p99_ms})).collect::<Vec<_>>(),
+            "ratio_buys_to_live_median": f.median_ratio(),
             "ratio_drain_to_insert": ratio_drain,
-            "cpu_us_per_buy": f.cpu_rush.map(|c| serde_json::json!({"server": c.server_us, "generator": c.generator_us, "others": c.others_us})),
-            "cpu_us_per_live": f.cpu_live.map(|c| serde_json::json!({"server": c.server_us, "generator": c.generator_us, "others": c.others_us})),
+            "cpu_us_per_buy": f.cpu_rush.map(|c| serde_json::json!({"server": c.server_us, "generator": c.generator_us, "others": c.others_us, "redis": c.redis_us, "postgres": c.postgres_us})),
+            "cpu_us_per_live": f.cpu_live.map(|c| serde_json::json!({"server": c.server_us, "generator": c.generator_us, "others": c.others_us, "redis": c.redis_us, "postgres": c.postgres_us})),
             "invariant_violations": f.violations,
             "targets": targets.iter().map(|(t, ok)| (t.to_string(), *ok)).collect::<BTreeMap<_, _>>(),
         })
