@@ -264,9 +264,9 @@ async fn draw_check_script() -> impl axum::response::IntoResponse {
 }
 
 /// The layers around the whole router, innermost first, wrapped once: every request passes
-/// through them whatever it matched (the 404 and 405 answers too). Not `Router::layer`, which
-/// wraps each route's boxed service in each layer, so that every request cloned a chain of
-/// boxes per layer.
+/// through them, whatever it matched. Not `Router::layer`, which wraps each route's boxed
+/// service in each layer, so that every request cloned a chain of boxes per layer (buys/s
+/// 5-8% higher without it: BENCHMARKS.md, "The rush, sale by sale").
 fn layers(app: Router, core: &Core, settings: &Settings, origins: SiteOrigins) -> Router {
     use tower::Layer;
     let http = &settings.http;
