@@ -5,6 +5,7 @@
 mod body;
 mod client;
 mod localize;
+pub mod memory;
 mod origin;
 mod page_cache;
 mod page_sets;

@@ -11,14 +11,26 @@ use seckill::Config;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
+    // Before the runtime's threads start and the heap grows (see server/src/memory.rs).
+    let pages = server::memory::small_pages();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| "info,sqlx=warn,tower_http=warn".into()),
         )
         .init();
+    if let Err(e) = pages {
+        tracing::warn!(error = %e, "transparent huge pages stay on: a sale's opening pays for the heap's growth in 2 MB pages");
+    }
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?
+        .block_on(run())
+}
+
+async fn run() -> anyhow::Result<()> {
     let config = Config::from_env().context("invalid configuration")?;
     match std::env::args().nth(1).as_deref() {
         None | Some("serve") => {
