@@ -8,19 +8,9 @@ use hmac::{KeyInit, Mac};
 
 type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 
-fn mac(key: &[u8], parts: &[&[u8]]) -> HmacSha256 {
-    // HMAC takes a key of any length (a longer one is hashed first): this cannot fail.
-    let mut mac = <HmacSha256 as KeyInit>::new_from_slice(key)
-        .unwrap_or_else(|_| unreachable!("HMAC accepts any key length"));
-    for part in parts {
-        mac.update(part);
-    }
-    mac
-}
-
 /// The HMAC-SHA256 of the concatenated `parts`, keyed by `key`.
 pub fn sign(key: &[u8], parts: &[&[u8]]) -> [u8; 32] {
-    mac(key, parts).finalize().into_bytes().into()
+    Keyed::new(key).with(parts).finalize().into_bytes().into()
 }
 
 /// [`sign`] as lower-case hex, as webhook headers carry it.
@@ -30,7 +20,7 @@ pub fn sign_hex(key: &[u8], parts: &[&[u8]]) -> String {
 
 /// Whether `given` is the signature of `parts` under `key`, compared in constant time.
 pub fn verify(key: &[u8], parts: &[&[u8]], given: &[u8]) -> bool {
-    mac(key, parts).verify_slice(given).is_ok()
+    Keyed::new(key).with(parts).verify_slice(given).is_ok()
 }
 
 /// [`verify`] of a hex signature; text that is not hex is no signature.
@@ -45,7 +35,11 @@ pub struct Keyed(HmacSha256);
 
 impl Keyed {
     pub fn new(key: &[u8]) -> Self {
-        Self(mac(key, &[]))
+        // HMAC takes a key of any length (a longer one is hashed first): this cannot fail.
+        Self(
+            <HmacSha256 as KeyInit>::new_from_slice(key)
+                .unwrap_or_else(|_| unreachable!("HMAC accepts any key length")),
+        )
     }
 
     fn with(&self, parts: &[&[u8]]) -> HmacSha256 {
@@ -58,7 +52,7 @@ impl Keyed {
 
     /// [`sign_hex`] under this key.
     pub fn sign_hex(&self, parts: &[&[u8]]) -> String {
-        hex::encode(<[u8; 32]>::from(self.with(parts).finalize().into_bytes()))
+        hex::encode(self.with(parts).finalize().into_bytes())
     }
 
     /// [`verify_hex`] under this key: a signature of another length, or not hex, is none.

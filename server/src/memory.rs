@@ -19,15 +19,6 @@ pub fn small_pages() -> io::Result<()> {
     Ok(())
 }
 
-/// Whether transparent huge pages are off for this process (`false` where there are none to
-/// turn off).
-pub fn huge_pages_off() -> io::Result<bool> {
-    #[cfg(target_os = "linux")]
-    return Ok(rustix::thread::transparent_huge_pages_are_disabled()?);
-    #[cfg(not(target_os = "linux"))]
-    Ok(false)
-}
-
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
@@ -35,7 +26,7 @@ mod tests {
     #[test]
     fn the_process_runs_on_small_pages_once_asked() {
         small_pages().expect("prctl");
-        assert!(huge_pages_off().expect("prctl"));
+        assert!(rustix::thread::transparent_huge_pages_are_disabled().expect("prctl"));
         let status = std::fs::read_to_string("/proc/self/status").expect("status");
         assert!(
             status

@@ -8,7 +8,6 @@
 use std::{sync::Arc, time::Duration};
 
 use anyhow::Context;
-use chrono::Utc;
 use futures::StreamExt;
 use rand::Rng;
 use redis::AsyncCommands;
@@ -154,15 +153,8 @@ impl Crowd<'_> {
     /// 202.
     async fn first_come(&self, tokens: &[String], stock: usize) -> anyhow::Result<Outcome> {
         let (scratch, base) = (self.scratch, &self.base);
-        let v = scratch
-            .voucher(stock, chrono::Duration::milliseconds(1_500))
-            .await?;
-        let opens = seckill::testing::store::vouchers::get(&scratch.core.db, v)
-            .await?
-            .context("voucher")?
-            .window
-            .begins_at();
-        tokio::time::sleep((opens - Utc::now()).to_std().unwrap_or_default()).await;
+        let (v, opens) = crate::rush::setup::sale(scratch, stock).await?;
+        crate::rush::setup::sleep_until(opens).await;
         let opening = Instant::now();
         // Timed while the crowd still arrives: the units may be gone long before the last human.
         let (arrivals, first) = tokio::join!(

@@ -41,7 +41,7 @@ pub async fn further(
     let base = &stage.server.base;
     let mut pairs = Vec::with_capacity(rounds);
     for round in 2..rounds + 2 {
-        let (voucher, begins) = setup::sale(scratch, sc).await?;
+        let (voucher, begins) = setup::sale(scratch, sc.stock).await?;
         setup::sleep_until(begins).await;
         let started = Instant::now();
         let fired = fire::fire_all(&stage.client, base, voucher, &stage.tokens, sc.conns).await?;

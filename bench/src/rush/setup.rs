@@ -23,11 +23,11 @@ pub fn load_client(conns: usize) -> anyhow::Result<reqwest::Client> {
         .build()?)
 }
 
-/// A sale of the scenario's stock that opens shortly (the shoppers are already waiting), and
-/// when it opens.
-pub async fn sale(scratch: &Scratch, sc: &Scenario) -> anyhow::Result<(VoucherId, DateTime<Utc>)> {
+/// A sale of `stock` units that opens shortly (the shoppers are already waiting), and when it
+/// opens.
+pub async fn sale(scratch: &Scratch, stock: usize) -> anyhow::Result<(VoucherId, DateTime<Utc>)> {
     let voucher = scratch
-        .voucher(sc.stock, chrono::Duration::milliseconds(1_500))
+        .voucher(stock, chrono::Duration::milliseconds(1_500))
         .await?;
     let begins = seckill::testing::store::vouchers::get(&scratch.core.db, voucher)
         .await?
@@ -64,7 +64,7 @@ impl Stage {
         let server = Server::start(&scratch.env).await?;
         let users = scratch.users(sc.shoppers).await?;
         let tokens = Arc::new(scratch.sessions(&users).await?);
-        let (voucher, begins) = sale(scratch, sc).await?;
+        let (voucher, begins) = sale(scratch, sc.stock).await?;
         let client = load_client(sc.conns)?;
         // Not measured: one request per connection, so the rush measures buying, not handshakes.
         futures::stream::iter(0..sc.conns)
