@@ -173,3 +173,42 @@ async fn an_authority_down_at_the_close_delays_no_draw(db: PgPool) {
         .witness
         .is_none());
 }
+
+#[tokio::test]
+async fn openssl_timestamps_a_query_whatever_its_nonce() {
+    // Nonces with leading zero bytes (one random nonce in 256 was sent with a padding OpenSSL
+    // refuses), a top bit set after them, the smallest and the largest.
+    let tsa = FakeTsa::start().await.expect("authority");
+    let imprint = fair::witness_imprint(7, &[0xab; 32], Some(9));
+    for nonce in [
+        0x0012_3456_789a_bcde_u64,
+        0x0080_0000_0000_0000,
+        0x0000_0000_0000_0001,
+        0,
+        0x7fff_ffff_ffff_ffff,
+    ] {
+        let reply = reqwest::Client::new()
+            .post(tsa.url())
+            .header("content-type", "application/timestamp-query")
+            .body(fair::timestamp_request(&imprint, nonce))
+            .send()
+            .await
+            .expect("sent");
+        assert_eq!(reply.status(), 200, "{nonce:#x}");
+        let token = fair::token_of_reply(&reply.bytes().await.expect("body")).expect("granted");
+        let facts = fair::read_token(&token).expect("a token");
+        assert_eq!(facts.imprint, imprint, "{nonce:#x}");
+        let sent = nonce.to_be_bytes();
+        let strip = |b: &[u8]| {
+            b.iter()
+                .skip_while(|x| **x == 0)
+                .copied()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            facts.nonce.as_deref().map(strip),
+            Some(strip(&sent)),
+            "{nonce:#x}"
+        );
+    }
+}

@@ -45,18 +45,35 @@ const TST_INFO_OID: [u8; 11] = [
 /// authority's certificate asked for (so the token carries what verifies it).
 pub fn timestamp_request(imprint: &Hash, nonce: u64) -> Vec<u8> {
     // A positive INTEGER: the top bit clear.
-    let nonce = (nonce & 0x7fff_ffff_ffff_ffff).to_be_bytes();
+    let nonce = der_unsigned(nonce & 0x7fff_ffff_ffff_ffff);
     let mut body = vec![0x02, 0x01, 0x01]; // version 1
     body.extend([0x30, 0x31]); // MessageImprint: 15 + 34 bytes
     body.extend(SHA256_ALGORITHM);
     body.extend([0x04, 0x20]);
     body.extend(imprint);
-    body.extend([0x02, 0x08]);
+    body.extend([0x02, u8::try_from(nonce.len()).unwrap_or(0)]);
     body.extend(nonce);
     body.extend([0x01, 0x01, 0xff]); // certReq TRUE
     let mut req = vec![0x30, u8::try_from(body.len()).unwrap_or(0)];
     req.extend(body);
     req
+}
+
+/// The content octets of a DER INTEGER holding `n`: as few as hold it (DER's rule; OpenSSL
+/// refuses a query whose nonce starts with a zero byte it does not need, "illegal padding"),
+/// with a zero byte before a top bit that is set, so the value stays positive.
+fn der_unsigned(n: u64) -> Vec<u8> {
+    let bytes = n.to_be_bytes();
+    let first = bytes
+        .iter()
+        .position(|b| *b != 0)
+        .unwrap_or(bytes.len() - 1);
+    let mut out = Vec::with_capacity(9);
+    if bytes[first] & 0x80 != 0 {
+        out.push(0);
+    }
+    out.extend(&bytes[first..]);
+    out
 }
 
 /// Why a reply or a token cannot be read.

@@ -45,6 +45,40 @@ fn the_request_is_the_der_openssl_reads() {
         .any(|w| w == [0x08, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]));
 }
 
+/// The nonce as the request carries it: the INTEGER's content octets.
+fn nonce_of(req: &[u8]) -> Vec<u8> {
+    let (body, _) = expect(req, 0x30).expect("a SEQUENCE");
+    let (_, body) = expect(body, 0x02).expect("version");
+    let (_, body) = expect(body, 0x30).expect("imprint");
+    expect(body, 0x02).expect("nonce").0.to_vec()
+}
+
+#[test]
+fn a_nonce_is_encoded_in_as_few_bytes_as_der_allows() {
+    // One random nonce in 256 starts with a zero byte followed by one below 0x80: sent as eight
+    // bytes, OpenSSL refused the query ("illegal padding") and the close went unwitnessed.
+    let imprint: Hash = unhex(IMPRINT).try_into().expect("32 bytes");
+    for (nonce, octets) in [
+        (
+            0x0012_3456_789a_bcde_u64,
+            vec![0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xde],
+        ),
+        (0x0000_0000_0000_0001, vec![0x01]),
+        (0, vec![0x00]),
+        // A top bit set once the zeros are gone: a zero byte keeps the value positive.
+        (0x0080_0000_0000_0000, vec![0x00, 0x80, 0, 0, 0, 0, 0, 0]),
+        (0x0000_00ff_0000_0000, vec![0x00, 0xff, 0, 0, 0, 0]),
+    ] {
+        let req = timestamp_request(&imprint, nonce);
+        assert_eq!(nonce_of(&req), octets, "{nonce:#x}");
+        assert_eq!(
+            usize::from(req[1]) + 2,
+            req.len(),
+            "{nonce:#x}: the outer length"
+        );
+    }
+}
+
 #[test]
 fn a_granted_reply_gives_its_token_and_the_token_its_facts() {
     let token = token_of_reply(&unhex(GRANTED)).expect("granted");
