@@ -1,6 +1,6 @@
 -- Decides a batch of purchases of one voucher atomically, in one round trip, in the order given
 -- (prepended with master.lua, order_id.lua and take.lua). A batch of one is a single purchase; the app gathers the buys
--- that arrive for a voucher while its previous call is in flight (src/admissions.rs).
+-- that arrive for a voucher while its previous call is in flight (src/sale/lanes.rs).
 --
 -- KEYS[1] sale hash (begins_ms, ends_ms)   KEYS[2] stock   KEYS[3] buyers hash (user -> order)
 -- KEYS[4] queued hash (order -> user)      KEYS[5] order stream
