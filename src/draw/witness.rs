@@ -73,7 +73,7 @@ pub async fn witness(
     if facts.imprint != imprint {
         return Err(WitnessFailure::Imprint);
     }
-    if facts.nonce.as_deref().map(strip_zeros) != Some(strip_zeros(&nonce.to_be_bytes())) {
+    if !facts.echoes(nonce) {
         return Err(WitnessFailure::Nonce);
     }
     if let (Some(round), Some(at)) = (round, emitted) {
@@ -103,10 +103,4 @@ async fn emitted_at(core: &Core, round: Option<u64>) -> Option<chrono::DateTime<
     let (beacon, round) = (core.beacon.as_ref()?, round?);
     let timing = beacon.timing().await.ok()?;
     Some(timing.chain().emitted_at(round))
-}
-
-/// An INTEGER's bytes without the leading zeros DER may add.
-fn strip_zeros(bytes: &[u8]) -> &[u8] {
-    let first = bytes.iter().position(|b| *b != 0).unwrap_or(bytes.len());
-    &bytes[first..]
 }

@@ -102,6 +102,22 @@ pub struct TokenFacts {
     pub nonce: Option<Vec<u8>>,
 }
 
+impl TokenFacts {
+    /// Whether the token echoes `nonce` as [`timestamp_request`] sent it (the same value,
+    /// whatever zero bytes lead its encoding).
+    pub fn echoes(&self, nonce: u64) -> bool {
+        let value = |bytes: &[u8]| {
+            bytes
+                .iter()
+                .skip_while(|b| **b == 0)
+                .copied()
+                .collect::<Vec<_>>()
+        };
+        self.nonce.as_deref().map(value)
+            == Some(value(&der_unsigned(nonce & 0x7fff_ffff_ffff_ffff)))
+    }
+}
+
 /// One DER element: its tag and content, and what follows it.
 fn element(input: &[u8]) -> Result<(u8, &[u8], &[u8]), WitnessError> {
     let (&tag, rest) = input.split_first().ok_or(WitnessError::Der("truncated"))?;

@@ -89,6 +89,8 @@ fn a_granted_reply_gives_its_token_and_the_token_its_facts() {
         facts.nonce,
         Some(0x1234_5678_9abc_def0u64.to_be_bytes().to_vec())
     );
+    assert!(facts.echoes(0x1234_5678_9abc_def0));
+    assert!(!facts.echoes(0x1234_5678_9abc_def1));
     // The token is the reply's whole ContentInfo, as `openssl ts -reply -token_out` writes it.
     assert!(unhex(GRANTED).ends_with(&token));
 }
