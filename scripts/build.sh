@@ -6,11 +6,13 @@
 # `seckill` every shopper's island (the other pages), `seckill-admin` (`bundle-admin`) those and the
 # admin pages' (console, create form), so a cold visit downloads its own page's islands and a
 # shopper never downloads the console.
-#   scripts/build.sh [--release | --for-tests]
-# --for-tests (the test command): the browser bundle exactly as --release makes it (wasm-opt,
-# precompressed, hashed names: the journeys weigh and check it), and the server and the bench
-# from the debug profile the Rust tests have just built, so the test command compiles the
-# native tree once (design.md §8, decision 23). Benchmarks and the run command use --release.
+#   scripts/build.sh [--release | --for-tests | --site-for-tests]
+# --for-tests: the browser bundle exactly as --release makes it (wasm-opt, precompressed, hashed
+# names: the journeys weigh and check it), and the server and the bench from the debug profile
+# the test command built, linted as it builds them (lint_while_building in lib.sh), so nothing
+# is compiled again (design.md §8, decision 23). --site-for-tests: that site alone (the test
+# command builds it in the background while it builds and tests the native tree). Benchmarks
+# and the run command use --release.
 # The steps by hand (cargo → wasm-bindgen → wasm-opt, per bundle → CSS → server): cargo-leptos
 # builds one bundle per site, so the build no longer goes through it. A release build then
 # writes each static file's brotli (-q 11) and gzip (-9) copy beside it, which the server sends
@@ -24,13 +26,18 @@ cd "$ROOT"
 release=false
 native_release=false
 for_tests=false
+native=true
 case "${1:-}" in
   --release) release=true native_release=true ;;
   --for-tests) release=true for_tests=true ;;
+  --site-for-tests) release=true for_tests=true native=false ;;
   "") ;;
-  *) die "unknown option $1 (use --release or --for-tests)" ;;
+  *) die "unknown option $1 (use --release, --for-tests or --site-for-tests)" ;;
 esac
 SITE="$ROOT/target/site"
+# The bundles and a release server are built by rustc itself, never through clippy-driver (the
+# test command's lints: lint_while_building in lib.sh), whose MIR is left unoptimised.
+unset RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS
 # The browser bundles and the feature that builds each, from app/bundles.txt (which also says
 # the pages that load each and the islands each carries).
 BUNDLES=() BUNDLE_FEATURES=()
@@ -157,14 +164,22 @@ if $release; then
 fi
 precompress
 hash_names
+# Leptos reads the hashes beside the server binary (the server checks the files exist).
+mkdir -p "$CARGO_TARGET_DIR/$native_dir"
+if $release; then mv -f "$SITE/pkg/.hashes" "$CARGO_TARGET_DIR/$native_dir/hash.txt"; else rm -f "$CARGO_TARGET_DIR/debug/hash.txt"; fi
+if ! $native; then
+  log "site in $SITE (the native tree is the test command's own build)"
+  exit 0
+fi
 # The server and the bench in one selection (see NATIVE in lib.sh): one compile of each dependency.
-# For the tests, the selection the test command has just built with `cargo test`: with its test
+# For the tests, the selection and the lints the test command built with: with its test
 # targets, so the dev-dependencies' features unify as they did there and nothing is compiled
 # again (a plain `cargo build` resolves fewer features and rebuilt sqlx, redis, reqwest and every
 # crate of ours: 1 min 28 s of a new machine's run).
 native_targets=()
-! $for_tests || native_targets=(--lib --bins --tests)
+if $for_tests; then
+  native_targets=(--lib --bins --tests)
+  lint_while_building
+fi
 cargo build "${NATIVE[@]}" "${server_flags[@]}" "${native_targets[@]}"
-# Leptos reads the hashes beside the server binary (the server checks the files exist).
-if $release; then mv -f "$SITE/pkg/.hashes" "$CARGO_TARGET_DIR/$native_dir/hash.txt"; else rm -f "$CARGO_TARGET_DIR/debug/hash.txt"; fi
 log "site in $SITE, server in $CARGO_TARGET_DIR/$native_dir/server"

@@ -9,8 +9,8 @@ source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 start_services
 
-# The test command passes `built` (it built the site with --for-tests beside the conformance
-# run, and the debug server with its tests); --for-tests builds them so; alone, the release.
+# The test command passes `built` (it built the site with --site-for-tests in the background,
+# and the debug server with its tests); --for-tests builds them so; alone, the release.
 build=${SECKILL_E2E_BUILD:---release}
 case "$build" in
   built) [ -d "$ROOT/target/site/pkg" ] || die "SECKILL_E2E_BUILD=built, but there is no target/site/pkg: run scripts/build.sh --for-tests" ;;

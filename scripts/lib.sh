@@ -87,6 +87,24 @@ have_cargo_leptos() {
   command -v cargo-leptos >/dev/null && cargo leptos --version 2>/dev/null | grep -q "$CARGO_LEPTOS_VERSION"
 }
 
+# Clippy inside the native debug build (the test command, and build.sh --for-tests after it):
+# clippy-driver, the compiler `cargo clippy` puts in front of the workspace's own crates, as
+# cargo's workspace wrapper on a real build, with `-D warnings`. Each of our crates is linted as
+# it is compiled and every dependency is compiled once: `cargo clippy` checks the whole tree again
+# in check mode, whose artefacts no build can use (4 minutes of a new machine's run on 2 cores).
+# The lints are clippy's own, on the same targets as `cargo clippy --all-targets` (a build of
+# --lib --bins --tests: the workspace has no examples or benches). Cargo compiles the
+# workspace's crates again (only those) when the wrapper or its arguments change, so each
+# native debug build of the test command's tree goes through this.
+lint_while_building() {
+  local driver
+  driver=$(cd "$ROOT" && rustup which clippy-driver 2>/dev/null) ||
+    die "clippy-driver is not in the pinned toolchain (rust-toolchain.toml lists clippy): run scripts/setup.sh"
+  export RUSTC_WORKSPACE_WRAPPER=$driver
+  # cargo-clippy's own way of passing `-- -D warnings` to the driver.
+  export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
+}
+
 # Starts (or reuses) the local services and exports their URLs. Fails loudly: `eval "$(…)"`
 # alone would go on with an empty environment when a service did not start.
 start_services() {
@@ -115,27 +133,43 @@ prune_target() {
 }
 
 # Phases of a long command, timed: `phase NAME` ends the phase before and starts this one;
-# `phases_report` (an EXIT trap) prints each phase's wall time, the one running when a step
-# failed marked so, so a slow or failing phase is seen in every log.
-PHASES=() PHASE_NAME="" PHASE_START=0 PHASES_START=$(date +%s)
+# `phases_report` (an EXIT trap) prints each phase's wall time and how busy the machine's CPUs
+# were meanwhile (all processes, from /proc/stat: a phase well under 100 % waits on something,
+# and work could run beside it), the one running when a step failed marked so, so a slow or
+# failing phase is seen in every log.
+PHASES=() PHASE_NAME="" PHASE_START=0 PHASE_CPU="" PHASES_START=$(date +%s) PHASES_CPU=""
+# "busy total" jiffies of all CPUs so far (nothing where /proc/stat is not).
+cpu_jiffies() {
+  [ -r /proc/stat ] || return 0
+  awk '/^cpu / { t = 0; for (i = 2; i <= 9; i++) t += $i; print t - $5 - $6, t; exit }' /proc/stat
+}
+# Percent of the CPUs busy since a `cpu_jiffies` reading ("?" when there is none).
+cpu_busy_since() {
+  local then=$1 now
+  now=$(cpu_jiffies)
+  if [ -z "$then" ] || [ -z "$now" ]; then echo "?"; return; fi
+  set -- $then $now
+  [ "$4" -gt "$2" ] && echo $(((($3 - $1) * 100) / ($4 - $2))) || echo "?"
+}
+PHASES_CPU=$(cpu_jiffies)
 phase() {
   phase_end
-  PHASE_NAME=$1 PHASE_START=$(date +%s)
+  PHASE_NAME=$1 PHASE_START=$(date +%s) PHASE_CPU=$(cpu_jiffies)
   log "── $1"
 }
 phase_end() {
   [ -n "$PHASE_NAME" ] || return 0
-  PHASES+=("$PHASE_NAME|$(($(date +%s) - PHASE_START))|${1:-ok}")
+  PHASES+=("$PHASE_NAME|$(($(date +%s) - PHASE_START))|$(cpu_busy_since "$PHASE_CPU")|${1:-ok}")
   PHASE_NAME=""
 }
 phases_report() { # exit status of the command
-  local status=$1 row name secs state
+  local status=$1 row name secs busy state
   [ "$status" -eq 0 ] && phase_end ok || phase_end "FAILED (exit $status)"
-  printf '\n%-58s %9s  %s\n' "phase" "wall time" "" >&2
+  printf '\n%-58s %9s %5s  %s\n' "phase" "wall time" "CPU" "" >&2
   for row in "${PHASES[@]}"; do
-    IFS='|' read -r name secs state <<<"$row"
-    printf '%-58s %6dm%02ds  %s\n' "$name" $((secs / 60)) $((secs % 60)) "$state" >&2
+    IFS='|' read -r name secs busy state <<<"$row"
+    printf '%-58s %6dm%02ds %4s%%  %s\n' "$name" $((secs / 60)) $((secs % 60)) "$busy" "$state" >&2
   done
   secs=$(($(date +%s) - PHASES_START))
-  printf '%-58s %6dm%02ds\n\n' "total" $((secs / 60)) $((secs % 60)) >&2
+  printf '%-58s %6dm%02ds %4s%%\n\n' "total" $((secs / 60)) $((secs % 60)) "$(cpu_busy_since "$PHASES_CPU")" >&2
 }

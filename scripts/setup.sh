@@ -28,7 +28,7 @@ source "$(dirname "$0")/lib.sh"
 # the set-up on its line instead of reading as "missing".
 shopt -s inherit_errexit
 
-tests=false dry_run=false want_cargo_leptos=false
+tests=false dry_run=false want_cargo_leptos=false wasm_bindgen_pid=""
 for arg in "$@"; do
   case "$arg" in
     --tests) tests=true ;;
@@ -173,12 +173,15 @@ install_wasm_bindgen() {
   local want
   want=$(wasm_bindgen_version)
   # Not --locked: its lockfile pins crates the registry may not serve (webpki-roots 1.0.11 was
-  # missing here); cargo picks the newest that fit. A tool, not the product: built at opt-level 1 without LTO (about 4 minutes on 2 cores
-  # instead of 8; it turns each bundle in well under a second either way).
-  log "installing wasm-bindgen-cli $want into $TOOLS_DIR/bin (crates.io; about 4 minutes on 2 cores)"
-  (cd / && quietly "run: cargo install wasm-bindgen-cli@$want --root $TOOLS_DIR (its output says why it failed)" \
+  # missing here); cargo picks the newest that fit. A tool, not the product: built at opt-level 1
+  # without LTO (it turns each bundle in well under a second either way), the `wasm-bindgen`
+  # binary alone and without the TLS its test runner downloads browsers' drivers with (no
+  # rustls, no ring), in the background while npm and pip fetch the rest (waited for at the end).
+  log "installing wasm-bindgen-cli $want into $TOOLS_DIR/bin (crates.io; about 2 minutes on 2 cores, beside the steps below)"
+  (cd / && quietly "run: cargo install wasm-bindgen-cli@$want --no-default-features --bin wasm-bindgen --root $TOOLS_DIR (its output says why it failed)" \
     env CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-    cargo install --root "$TOOLS_DIR" "wasm-bindgen-cli@$want")
+    cargo install --root "$TOOLS_DIR" --no-default-features --bin wasm-bindgen "wasm-bindgen-cli@$want") &
+  wasm_bindgen_pid=$!
 }
 
 install_tools_npm() {
@@ -268,5 +271,9 @@ if $tests; then
   need schemathesis "schemathesis $SCHEMATHESIS_VERSION"
 fi
 $want_cargo_leptos && need cargo_leptos "cargo-leptos $CARGO_LEPTOS_VERSION"
+if [ -n "$wasm_bindgen_pid" ]; then
+  wait "$wasm_bindgen_pid" || die "wasm-bindgen-cli did not install (its output is above)"
+  log "  installed: wasm-bindgen-cli $(wasm_bindgen_version)"
+fi
 
 if $dry_run; then log "dry run: every probe answered"; else log "tools ready$($tests && echo ' (with the test tools)')"; fi

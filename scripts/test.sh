@@ -2,15 +2,21 @@
 # The test command: every check, against real services and a real browser.
 #   0. the set-up's probes in a dry run against an empty tools directory (a broken probe fails
 #      here, not on a new machine);
-#   1. tools (setup.sh --tests) and local services;  2. cargo fmt --check;  3. clippy -D warnings (ssr and hydrate);
+#   1. tools (setup.sh --tests) and local services; from here on, the browser bundles build as
+#      released (build.sh --site-for-tests) in the background at the lowest CPU priority, taking
+#      the CPU the phases below leave idle (waiting on Redis, PostgreSQL, a browser);
+#   2. cargo fmt --check;
+#   3. the native tree (core, app, server, bench) built once for its tests with clippy's lints
+#      on our crates, -D warnings (lint_while_building in lib.sh: no separate `cargo clippy`
+#      pass over the same tree);
 #   4. cargo test (unit + integration, real Redis and PostgreSQL), then the integration tests
 #      of the sale flow, order IDs, lock, sweeper, console and HTTP (several instances included)
 #      again on a local 3-master Redis Cluster (scripts/cluster.sh redis-start); HAProxy's
 #      per-source connection limit tried for real (scripts/cluster.sh lb-check);
 #   5. the REST API against its OpenAPI document (schemathesis, scripts/conformance.sh: admin,
-#      shopper and visitor, seed 1, 10 examples an operation, on a database of its own), the
-#      browser bundles built as released beside it; then the debug server on a free port and
-#      the Playwright journeys in Debian's Chromium;
+#      shopper and visitor, seed 1, 10 examples an operation, on a database of its own); then,
+#      the bundles built, the debug server on a free port and the Playwright journeys in
+#      Debian's Chromium, clippy's browser build (hydrate, wasm32) checked in the background;
 #   6. the benchmarks' smoke run (`bench all --quick`: a small rush over HTTP that still checks
 #      the invariants, the core, the lock, the pages (no request may fail) and 300 open sale
 #      pages (every stream opens, and the server forgets each once it closes)); full benchmarks
@@ -26,13 +32,35 @@
 #      every returned order final within 10 s of recovery, I1–I4 checked;
 #   9. the failover drill (`bench failover --quick`): the cluster with a replica per master,
 #      3 instances behind HAProxy, SECKILL_DURABILITY=replicated, kill -9 of the master holding
-#      a sale mid-rush, its replica promoted, the old master started again; I1–I4 per sale.
+#      a sale mid-rush, its replica promoted, the old master started again; I1–I4 per sale;
+#  10. the wait for clippy's browser build, if it is still going.
 # It ends with a table of its phases and their wall times.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
-bundles_pid=""
-trap 'status=$?; [ -z "$bundles_pid" ] || kill "$bundles_pid" 2>/dev/null || true; phases_report $status' EXIT
+background=()
+# Each background job leads a process group of its own (setsid): stopping it stops its cargo too.
+trap 'status=$?; for p in "${background[@]}"; do kill -- "-$p" 2>/dev/null || true; done; phases_report $status' EXIT
+
+# Starts a job in the background at the lowest CPU priority (nice 19: it gets what the
+# foreground leaves idle, so the foreground's timings are not its), its output in a log; its
+# PID in $last_background.
+in_background() { # log, command...
+  local out=$1
+  shift
+  setsid nice -n 19 "$@" > "$out" 2>&1 < /dev/null &
+  last_background=$!
+  background+=("$last_background")
+}
+# Waits for one, and fails with its log's end when it failed.
+wait_for() { # pid, log, what it is
+  local status=0
+  wait "$1" || status=$?
+  if [ "$status" -ne 0 ]; then
+    tail -n 60 "$2" >&2
+    die "$3 failed (exit status $status; the whole log: $2)"
+  fi
+}
 
 phase "set-up's probes, dry run against an empty tools directory"
 # Every "is it installed?" probe of the set-up runs where nothing is installed yet, as on a new
@@ -46,12 +74,20 @@ phase "set-up (tools) and local services"
 prune_target
 start_services
 
+# The browser bundles as released, for the journeys: five wasm builds at opt-level z with LTO,
+# mostly on one core each, wasm-opt and terser; about 10 minutes of a new machine's run, which
+# had the phases wait for them. Here they take the CPU the phases leave idle, into target/site
+# (the conformance run's server reads an empty site of its own).
+mkdir -p "$ROOT/target"
+bundles_log="$ROOT/target/bundles-build.log" bundles_start=$(date +%s)
+in_background "$bundles_log" "$ROOT/scripts/build.sh" --site-for-tests
+bundles_pid=$last_background
+
 phase "cargo fmt --check"
 cargo fmt --all -- --check
-phase "clippy -D warnings (ssr: core, app, server)"
-cargo clippy "${NATIVE[@]}" --all-targets -- -D warnings
-phase "clippy -D warnings (hydrate: app + frontend for wasm32)"
-cargo clippy -p frontend --target wasm32-unknown-unknown -- -D warnings
+phase "the native tree built for its tests, clippy -D warnings on our crates (ssr)"
+lint_while_building
+cargo build "${NATIVE[@]}" --lib --bins --tests
 
 phase "cargo test (real Redis, real PostgreSQL)"
 log "Redis at $REDIS_URL"
@@ -71,25 +107,23 @@ REDIS_URL=$SECKILL_CLUSTER_URL cargo test "${NATIVE[@]}" --test it -- --skip red
 phase "HAProxy's per-source connection limit (cluster.sh lb-check)"
 "$ROOT/scripts/cluster.sh" lb-check
 
-# The journeys and the smoke runs use the debug server and bench of the build above, and the
-# browser bundle as released (build.sh --for-tests): the native tree is compiled once. The
-# benchmarks' figures come from scripts/bench.sh, on release builds.
-# The conformance run waits on the server most of its time (the sale stream's held answers):
-# the bundles build beside it, into target/site, which its server does not read.
-phase "REST API conformance (schemathesis), the bundles built beside it"
-mkdir -p "$ROOT/target"
-bundles_log="$ROOT/target/bundles-build.log"
-"$ROOT/scripts/build.sh" --for-tests > "$bundles_log" 2>&1 &
-bundles_pid=$!
+phase "REST API conformance (schemathesis)"
 "$ROOT/scripts/conformance.sh"
-bundles_status=0
-wait "$bundles_pid" || bundles_status=$?
-bundles_pid=""
-if [ "$bundles_status" -ne 0 ]; then
-  tail -n 60 "$bundles_log" >&2
-  die "the browser bundles did not build (exit status $bundles_status; the whole log: $bundles_log)"
-fi
+
+# The journeys and the smoke runs use the debug server and bench of the build above, and the
+# browser bundles as released: the native tree is compiled once. The benchmarks' figures come
+# from scripts/bench.sh, on release builds.
+phase "the browser bundles (building since the set-up): what is left of them"
+wait_for "$bundles_pid" "$bundles_log" "the browser bundles' build"
 grep -E "precompressed|site in" "$bundles_log" >&2 || true
+log "the browser bundles took $(($(date +%s) - bundles_start)) s from the set-up's end"
+# Clippy's browser build (app and frontend for wasm32, the hydrate features) beside the journeys
+# and the smoke runs, at the lowest priority: a check of its own, in check mode.
+hydrate_log="$ROOT/target/clippy-hydrate.log"
+in_background "$hydrate_log" env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS \
+  cargo clippy -p frontend --target wasm32-unknown-unknown -- -D warnings
+hydrate_pid=$last_background
+
 phase "the Playwright journeys (Chromium)"
 SECKILL_E2E_BUILD=built "$ROOT/scripts/e2e.sh"
 
@@ -108,5 +142,8 @@ phase "fault drills (bench drill --quick)"
 "$CARGO_TARGET_DIR/debug/bench" drill --quick
 phase "failover drill (bench failover --quick)"
 "$CARGO_TARGET_DIR/debug/bench" failover --quick
+phase "clippy -D warnings (hydrate: app + frontend for wasm32; since the journeys): what is left"
+wait_for "$hydrate_pid" "$hydrate_log" "clippy's browser build (hydrate)"
+grep -E "^(warning|error)" "$hydrate_log" >&2 || true
 phase_end
 log "all checks passed"

@@ -72,17 +72,20 @@ async fn pttl(key: &str) -> i64 {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn fifty_tasks_times_a_hundred_sections_are_mutually_exclusive() {
+async fn twenty_tasks_times_fifty_sections_are_mutually_exclusive() {
+    // Every waiter tries again at each release (the herd is the point: contention), so the cost
+    // grows with tasks × sections; fifty times a hundred took 48 s of two busy cores and showed
+    // nothing more than this does.
     let keys = fresh_keys();
     let counter = format!("{}counter", keys.prefix().as_str());
     let client = locks(&keys, LockOptions::default());
-    let tasks: Vec<_> = (0..50)
+    let tasks: Vec<_> = (0..20)
         .map(|_| {
             let client = client.clone();
             let counter = counter.clone();
             tokio::spawn(async move {
                 let mut c = conn().await;
-                for _ in 0..100 {
+                for _ in 0..50 {
                     let guard = client.acquire("counter").await.expect("acquire");
                     // A non-atomic read-modify-write: it loses updates unless the lock excludes.
                     let n: Option<i64> = redis::cmd("GET")
@@ -110,7 +113,7 @@ async fn fifty_tasks_times_a_hundred_sections_are_mutually_exclusive() {
         .query_async(&mut conn().await)
         .await
         .expect("GET");
-    assert_eq!(n, 5_000, "every increment survived");
+    assert_eq!(n, 1_000, "every increment survived");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -599,10 +602,11 @@ async fn redlock_excludes_works_with_two_of_five_down_and_fails_cleanly_with_thr
         ..options(2_000, true)
     };
 
-    // Mutual exclusion across 20 contenders, each its own client (own process identity).
+    // Mutual exclusion across 10 contenders, each its own client (own process identity): split
+    // votes among them are retried after a jitter, so more contenders cost time, not coverage.
     let inside = Arc::new(AtomicBool::new(false));
     let sections = Arc::new(AtomicU32::new(0));
-    let tasks: Vec<_> = (0..20)
+    let tasks: Vec<_> = (0..10)
         .map(|_| {
             let client = fleet.client(&keys, opts);
             let (inside, sections) = (inside.clone(), sections.clone());
@@ -621,7 +625,7 @@ async fn redlock_excludes_works_with_two_of_five_down_and_fails_cleanly_with_thr
     for t in tasks {
         t.await.expect("task");
     }
-    assert_eq!(sections.load(Ordering::SeqCst), 200);
+    assert_eq!(sections.load(Ordering::SeqCst), 100);
 
     let client = fleet.client(&keys, opts);
     fleet.kill(0);
