@@ -34,7 +34,11 @@ case "${1:-}" in
   "") ;;
   *) die "unknown option $1 (use --release, --for-tests or --site-for-tests)" ;;
 esac
-SITE="$ROOT/target/site"
+# The site is built in a directory of its own and put in place whole at the end: a server that
+# starts meanwhile (the test command's smoke runs, while the bundles build in the background)
+# reads the site before or after, never a file renamed or deleted under it.
+SITE_LIVE="$ROOT/target/site" SITE="$ROOT/target/site.next"
+rm -rf "$SITE"
 # The bundles and a release server are built by rustc itself, never through clippy-driver (the
 # test command's lints: lint_while_building in lib.sh), whose MIR is left unoptimised.
 unset RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS
@@ -166,7 +170,15 @@ precompress
 hash_names
 # Leptos reads the hashes beside the server binary (the server checks the files exist).
 mkdir -p "$CARGO_TARGET_DIR/$native_dir"
-if $release; then mv -f "$SITE/pkg/.hashes" "$CARGO_TARGET_DIR/$native_dir/hash.txt"; else rm -f "$CARGO_TARGET_DIR/debug/hash.txt"; fi
+hashes="$CARGO_TARGET_DIR/$native_dir/hash.txt"
+if $release; then mv -f "$SITE/pkg/.hashes" "$hashes.next"; else rm -f "$CARGO_TARGET_DIR/debug/hash.txt"; fi
+# In place: the last site moves aside (kept until the next build: a server may be reading it),
+# then this one takes its name, then the hashes that name its files.
+rm -rf "$ROOT/target/site.old"
+if [ -d "$SITE_LIVE" ]; then mv "$SITE_LIVE" "$ROOT/target/site.old"; fi
+mv "$SITE" "$SITE_LIVE"
+SITE=$SITE_LIVE
+if $release; then mv -f "$hashes.next" "$hashes"; fi
 if ! $native; then
   log "site in $SITE (the native tree is the test command's own build)"
   exit 0

@@ -14,26 +14,26 @@
 #      again on a local 3-master Redis Cluster (scripts/cluster.sh redis-start); HAProxy's
 #      per-source connection limit tried for real (scripts/cluster.sh lb-check);
 #   5. the REST API against its OpenAPI document (schemathesis, scripts/conformance.sh: admin,
-#      shopper and visitor, seed 1, 10 examples an operation, on a database of its own); then,
-#      the bundles built, the debug server on a free port and the Playwright journeys in
-#      Debian's Chromium, clippy's browser build (hydrate, wasm32) checked in the background;
-#   6. the benchmarks' smoke run (`bench all --quick`: a small rush over HTTP that still checks
+#      shopper and visitor, seed 1, 10 examples an operation, on a database of its own);
+#   6. while the bundles finish, the smoke runs that load none: the scale-out smoke run
+#      (`bench scaleout --quick`: 3 instances behind HAProxy on the cluster beside one instance
+#      on one node, and a kill -9 of one instance mid-rush; I1–I4), the draw's (bench draw
+#      --quick: bots win nothing more in a draw than their share), the payments' (bench payments
+#      --quick: a misbehaving Stripe, I1-I4 and M1-M3), the reminders' (bench reminders --quick:
+#      2,000 reminders, a relay failing 1 in 50, two instances, the busier one killed with kill -9
+#      mid-send: every shopper once); the fault drills (`bench drill --quick`): the server killed
+#      with kill -9 three times, PostgreSQL stopped for 30 s, Redis killed and restarted from its
+#      AOF, each during a rush, every returned order final within 10 s of recovery, I1–I4
+#      checked; the failover drill (`bench failover --quick`): the cluster with a replica per
+#      master, 3 instances behind HAProxy, SECKILL_DURABILITY=replicated, kill -9 of the master
+#      holding a sale mid-rush, its replica promoted, the old master started again; I1–I4 per sale;
+#   7. the bundles built: the debug server on a free port and the Playwright journeys in Debian's
+#      Chromium, clippy's browser build (hydrate, wasm32) checked in the background;
+#   8. the benchmarks' smoke run (`bench all --quick`: a small rush over HTTP that still checks
 #      the invariants, the core, the lock, the pages (no request may fail) and 300 open sale
 #      pages (every stream opens, and the server forgets each once it closes)); full benchmarks
-#      are scripts/bench.sh.
-#   7. the scale-out smoke run (`bench scaleout --quick`): 3 instances behind HAProxy on the
-#      cluster beside one instance on one node, and a kill -9 of one instance mid-rush; I1–I4;
-#      the draw's smoke run (bench draw --quick: bots win nothing more in a draw than their share);
-#      the payments' smoke run (bench payments --quick: a misbehaving Stripe, I1-I4 and M1-M3);
-#      the reminders' smoke run (bench reminders --quick: 2,000 reminders, a relay failing 1 in
-#      50, two instances, the busier one killed with kill -9 mid-send: every shopper once);
-#   8. the fault drills (`bench drill --quick`): the server killed with kill -9 three times,
-#      PostgreSQL stopped for 30 s, Redis killed and restarted from its AOF, each during a rush;
-#      every returned order final within 10 s of recovery, I1–I4 checked;
-#   9. the failover drill (`bench failover --quick`): the cluster with a replica per master,
-#      3 instances behind HAProxy, SECKILL_DURABILITY=replicated, kill -9 of the master holding
-#      a sale mid-rush, its replica promoted, the old master started again; I1–I4 per sale;
-#  10. the wait for clippy's browser build, if it is still going.
+#      are scripts/bench.sh;
+#   9. the wait for clippy's browser build, if it is still going.
 # It ends with a table of its phases, their wall times and how busy the CPUs were meanwhile.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -48,7 +48,8 @@ trap 'status=$?; for p in "${background[@]}"; do kill -- "-$p" 2>/dev/null || tr
 # PID in $last_background. A new session is a new scheduling group where the kernel groups by
 # session (autogroup, on by default in Debian's kernels), and groups share the CPUs equally
 # whatever their processes' nice: the group is made nice 19 too (measured: without it, the
-# bundles took half the CPUs from the native build, 10 min 30 s instead of about 8).
+# bundles took half the CPUs from the native build of a new machine: 11 min 12 s, and 7 min 23 s
+# with it).
 in_background() { # log, command...
   local out=$1
   shift
@@ -115,26 +116,12 @@ phase "HAProxy's per-source connection limit (cluster.sh lb-check)"
 phase "REST API conformance (schemathesis)"
 "$ROOT/scripts/conformance.sh"
 
-# The journeys and the smoke runs use the debug server and bench of the build above, and the
-# browser bundles as released: the native tree is compiled once. The benchmarks' figures come
-# from scripts/bench.sh, on release builds.
-phase "the browser bundles (building since the set-up): what is left of them"
-wait_for "$bundles_pid" "$bundles_log" "the browser bundles' build"
-grep -E "precompressed|site in" "$bundles_log" >&2 || true
-log "the browser bundles took $(($(date +%s) - bundles_start)) s from the set-up's end"
-# Clippy's browser build (app and frontend for wasm32, the hydrate features) beside the journeys
-# and the smoke runs, at the lowest priority: a check of its own, in check mode.
-hydrate_log="$ROOT/target/clippy-hydrate.log"
-in_background "$hydrate_log" env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS \
-  cargo clippy -p frontend --target wasm32-unknown-unknown -- -D warnings
-hydrate_pid=$last_background
-
-phase "the Playwright journeys (Chromium)"
-SECKILL_E2E_BUILD=built "$ROOT/scripts/e2e.sh"
-
+# The smoke runs and the drills use the debug server and bench of the build above (the
+# benchmarks' figures come from scripts/bench.sh, on release builds). These need no browser
+# bundle, so they run while the bundles finish: their servers read whatever site is in place
+# (build.sh puts a new one in place whole). The smoke run that loads the bundles
+# (`bench all`, its pages) and the journeys come after.
 export SECKILL_SERVER_BIN="$CARGO_TARGET_DIR/debug/server"
-phase "benchmarks' smoke run (bench all --quick)"
-"$CARGO_TARGET_DIR/debug/bench" all --quick
 phase "draw smoke run (bench draw --quick)"
 "$CARGO_TARGET_DIR/debug/bench" draw --quick
 phase "payments smoke run (bench payments --quick)"
@@ -147,6 +134,23 @@ phase "fault drills (bench drill --quick)"
 "$CARGO_TARGET_DIR/debug/bench" drill --quick
 phase "failover drill (bench failover --quick)"
 "$CARGO_TARGET_DIR/debug/bench" failover --quick
+
+phase "the browser bundles (building since the set-up): what is left of them"
+wait_for "$bundles_pid" "$bundles_log" "the browser bundles' build"
+grep -E "precompressed|site in" "$bundles_log" >&2 || true
+log "the browser bundles took $(($(date +%s) - bundles_start)) s from the set-up's end"
+# Clippy's browser build (app and frontend for wasm32, the hydrate features) beside the journeys
+# and the last smoke run, at the lowest priority: a check of its own, in check mode. Not before:
+# its host half shares target/debug's lock with the native builds and tests above.
+hydrate_log="$ROOT/target/clippy-hydrate.log"
+in_background "$hydrate_log" env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS \
+  cargo clippy -p frontend --target wasm32-unknown-unknown -- -D warnings
+hydrate_pid=$last_background
+
+phase "the Playwright journeys (Chromium)"
+SECKILL_E2E_BUILD=built "$ROOT/scripts/e2e.sh"
+phase "benchmarks' smoke run (bench all --quick)"
+"$CARGO_TARGET_DIR/debug/bench" all --quick
 phase "clippy -D warnings (hydrate: app + frontend for wasm32; since the journeys): what is left"
 wait_for "$hydrate_pid" "$hydrate_log" "clippy's browser build (hydrate)"
 grep -E "^(warning|error)" "$hydrate_log" >&2 || true
