@@ -37,6 +37,15 @@ on_error() { # exit status, line, command
 }
 trap 'on_error $? $LINENO "$BASH_COMMAND"' ERR
 
+# Ends a process and every process under it (found through /proc, so no procps is needed): what
+# a script started in the background and no longer wants when it stops early.
+kill_tree() { # pid
+  local children child
+  children=$(cat /proc/"$1"/task/*/children 2>/dev/null || true)
+  kill "$1" 2>/dev/null || true
+  for child in $children; do kill_tree "$child"; done
+}
+
 # Runs a command whose output is only noise when it works (an installer), keeping that output in
 # a file; when it fails, prints the output's last 40 lines, the command and what to do, and fails.
 #   quietly "what to do when it fails" command...

@@ -182,6 +182,8 @@ install_wasm_bindgen() {
     env CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
     cargo install --root "$TOOLS_DIR" --no-default-features --bin wasm-bindgen "wasm-bindgen-cli@$want") &
   wasm_bindgen_pid=$!
+  # A set-up that stops early (a failed step, Ctrl-C) does not leave the compile running.
+  trap '[ -z "$wasm_bindgen_pid" ] || kill_tree "$wasm_bindgen_pid"' EXIT
 }
 
 install_tools_npm() {
@@ -272,7 +274,10 @@ if $tests; then
 fi
 $want_cargo_leptos && need cargo_leptos "cargo-leptos $CARGO_LEPTOS_VERSION"
 if [ -n "$wasm_bindgen_pid" ]; then
-  wait "$wasm_bindgen_pid" || die "wasm-bindgen-cli did not install (its output is above)"
+  status=0
+  wait "$wasm_bindgen_pid" || status=$?
+  wasm_bindgen_pid=""
+  [ "$status" -eq 0 ] || die "wasm-bindgen-cli did not install (its output is above)"
   log "  installed: wasm-bindgen-cli $(wasm_bindgen_version)"
 fi
 
