@@ -100,7 +100,9 @@ async fn bench(
         .by_draw(draw_tokens, &users[crowd..], stock, window)
         .await?;
     let entries_per_s = c.entry_rate(first_tokens, stock).await?;
-    let live = live_ceiling(&c.humans, &c.base, &Arc::new(first_tokens.to_vec()), conns).await?;
+    let live = live_ceiling(&c.humans, &c.base, &Arc::new(first_tokens.to_vec()), conns)
+        .await?
+        .per_sec;
     let crash = crash_mid_draw(scratch, &mut server, options.quick).await;
     server.stop();
     let figures = Figures {

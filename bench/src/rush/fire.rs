@@ -93,15 +93,25 @@ pub async fn fire_all(
     Fired::from_shots(all)
 }
 
+/// What the ceiling measured: its rate, and its latency in the same closed loop (the floor of
+/// any buy's: a request that waits behind 1,000 connections on two shared cores waits that long
+/// whatever it asks for).
+#[derive(Debug, Clone, Copy)]
+pub struct Ceiling {
+    pub per_sec: f64,
+    pub p99_ms: f64,
+}
+
 /// The same shape against the server's trivial endpoint (`GET /api/live`): one request per
-/// shopper with their cookie, `conns` connections each taking the next; requests per second.
-/// What this stack costs per request on this machine: the ceiling a buy is measured against.
+/// shopper with their cookie, `conns` connections each taking the next, each latency kept as a
+/// buy's is. What this stack costs per request on this machine: the ceiling a buy is measured
+/// against.
 pub async fn live_ceiling(
     client: &reqwest::Client,
     base: &str,
     tokens: &Arc<Vec<String>>,
     conns: usize,
-) -> anyhow::Result<f64> {
+) -> anyhow::Result<Ceiling> {
     let next = Arc::new(AtomicUsize::new(0));
     let url = Arc::new(format!("{base}/api/live"));
     let started = Instant::now();
@@ -110,12 +120,13 @@ pub async fn live_ceiling(
             let (client, tokens, next, url) =
                 (client.clone(), tokens.clone(), next.clone(), url.clone());
             tokio::spawn(async move {
-                let mut failed = 0_usize;
+                let (mut failed, mut latencies_us) = (0_usize, Vec::new());
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(token) = tokens.get(i) else {
-                        return failed;
+                        return (failed, latencies_us);
                     };
+                    let sent = Instant::now();
                     let answer = client
                         .get(url.as_str())
                         .header(reqwest::header::COOKIE, format!("seckill_session={token}"))
@@ -125,18 +136,28 @@ pub async fn live_ceiling(
                         Ok(r) => r.status().is_success() && r.bytes().await.is_ok(),
                         Err(_) => false,
                     };
+                    latencies_us
+                        .push(u64::try_from(sent.elapsed().as_micros()).unwrap_or(u64::MAX));
                     failed += usize::from(!ok);
                 }
             })
         })
         .collect();
     let mut failed = 0;
+    let mut latency = report::histogram()?;
     for t in tasks {
-        failed += t.await?;
+        let (f, latencies_us) = t.await?;
+        failed += f;
+        for us in latencies_us {
+            latency.saturating_record(us);
+        }
     }
-    let rate = tokens.len() as f64 / started.elapsed().as_secs_f64();
+    let per_sec = tokens.len() as f64 / started.elapsed().as_secs_f64();
     anyhow::ensure!(failed == 0, "{failed} GET /api/live requests failed");
-    Ok(rate)
+    Ok(Ceiling {
+        per_sec,
+        p99_ms: latency.value_at_quantile(0.99) as f64 / 1e3,
+    })
 }
 
 /// Open loop (wrk2's way): shopper i's buy is due at `start + i / rate`; `conns` kept-alive

@@ -114,21 +114,22 @@ async fn rush(options: &Options, sc: &Scenario, scratch: &Scratch) -> anyhow::Re
     let (live, cpu_live) = match sc.rate {
         None => {
             let before = cpu::CpuClock::read(stage.server.pid());
-            let rate = fire::live_ceiling(&stage.client, &base, &stage.tokens, sc.conns).await?;
+            let ceiling = fire::live_ceiling(&stage.client, &base, &stage.tokens, sc.conns).await?;
             let spent = before
                 .zip(cpu::CpuClock::read(stage.server.pid()))
                 .map(|(a, b)| a.per_request(b, stage.tokens.len()));
-            (Some(rate), spent)
+            (Some(ceiling), spent)
         }
         Some(_) => (None, None),
     };
     // Further sales on the same server, each rush beside its own ceiling (closed loop only).
     let pairs = match live {
-        Some(live_per_sec) => {
+        Some(ceiling) => {
             let first = rounds::Pair {
                 buys_per_sec: sc.shoppers as f64 / fire_elapsed.as_secs_f64(),
-                live_per_sec,
+                live_per_sec: ceiling.per_sec,
                 p99_ms: fired.latency.value_at_quantile(0.99) as f64 / 1e3,
+                live_p99_ms: ceiling.p99_ms,
             };
             let sales = options.rounds.unwrap_or(if options.quick { 1 } else { 5 });
             let more = sales.saturating_sub(1);
@@ -172,7 +173,7 @@ async fn rush(options: &Options, sc: &Scenario, scratch: &Scratch) -> anyhow::Re
         violations,
         evalsha,
         insert,
-        live,
+        live: live.map(|c| c.per_sec),
         cpu_rush,
         cpu_live,
         profile,

@@ -22,6 +22,8 @@ pub struct Pair {
     pub buys_per_sec: f64,
     pub live_per_sec: f64,
     pub p99_ms: f64,
+    /// The ceiling's own p99, same connections: the floor of the rush's.
+    pub live_p99_ms: f64,
 }
 
 impl Pair {
@@ -55,7 +57,7 @@ pub async fn further(
             sc.conns,
         )
         .await?;
-        let live_per_sec = fire::live_ceiling(&stage.client, base, &stage.tokens, sc.conns).await?;
+        let ceiling = fire::live_ceiling(&stage.client, base, &stage.tokens, sc.conns).await?;
         let broken =
             measure::check_invariants(scratch, voucher, sc, &fired.admitted, &statuses).await?;
         if !broken.is_empty() {
@@ -63,15 +65,17 @@ pub async fn further(
         }
         let pair = Pair {
             buys_per_sec,
-            live_per_sec,
+            live_per_sec: ceiling.per_sec,
             p99_ms: fired.latency.value_at_quantile(0.99) as f64 / 1e3,
+            live_p99_ms: ceiling.p99_ms,
         };
         println!(
-            "round {round}: {:.0} buys/s, GET /api/live {:.0}/s, ratio {:.2}, p99 {:.1} ms",
+            "round {round}: {:.0} buys/s, GET /api/live {:.0}/s, ratio {:.2}, p99 {:.1} ms (GET /api/live's {:.1} ms)",
             pair.buys_per_sec,
             pair.live_per_sec,
             pair.ratio(),
-            pair.p99_ms
+            pair.p99_ms,
+            pair.live_p99_ms
         );
         pairs.push(pair);
     }

@@ -154,6 +154,18 @@ impl Figures<'_> {
                 },
             ),
             (
+                "p99, sale by sale: the rush / its GET /api/live (same connections)".into(),
+                if f.pairs.is_empty() {
+                    "n/a (open loop)".into()
+                } else {
+                    f.pairs
+                        .iter()
+                        .map(|p| format!("{:.1} / {:.1} ms", p.p99_ms, p.live_p99_ms))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                },
+            ),
+            (
                 "CPU per request: a buy / a GET /api/live".into(),
                 format!(
                     "{} / {}",
@@ -261,7 +273,7 @@ impl Figures<'_> {
             "ratio_buys_to_evalsha": ratio_buys,
             "ceiling_live_per_sec": f.live,
             "ratio_buys_to_live": f.live.map(|live| f.buys_per_sec / live),
-            "sales": f.pairs.iter().map(|p| serde_json::json!({"buys_per_sec": p.buys_per_sec, "live_per_sec": p.live_per_sec, "ratio": p.ratio(), "p99_ms": p.p99_ms})).collect::<Vec<_>>(),
+            "sales": f.pairs.iter().map(|p| serde_json::json!({"buys_per_sec": p.buys_per_sec, "live_per_sec": p.live_per_sec, "ratio": p.ratio(), "p99_ms": p.p99_ms, "live_p99_ms": p.live_p99_ms})).collect::<Vec<_>>(),
             "ratio_buys_to_live_median": f.median_ratio(),
             "ratio_drain_to_insert": ratio_drain,
             "cpu_us_per_buy": f.cpu_rush.map(|c| serde_json::json!({"server": c.server_us, "generator": c.generator_us, "others": c.others_us, "redis": c.redis_us, "postgres": c.postgres_us})),
