@@ -44,11 +44,12 @@ rm -rf "$SITE"
 unset RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS
 # The browser bundles and the feature that builds each, from app/bundles.txt (which also says
 # the pages that load each and the islands each carries).
-BUNDLES=() BUNDLE_FEATURES=()
-while read -r name feature _; do
+BUNDLES=() BUNDLE_FEATURES=() BUNDLE_ISLANDS=()
+while read -r name feature _pages islands; do
   case "$name" in ''|'#'*) continue ;; esac
   BUNDLES+=("$name")
   BUNDLE_FEATURES+=("$([ "$feature" = - ] || echo "$feature")")
+  BUNDLE_ISLANDS+=("$(wc -w <<<"$islands")")
 done < "$ROOT/app/bundles.txt"
 
 
@@ -75,7 +76,15 @@ hash_names() {
   done
 }
 
-# Precompressed copies of the static files (release builds): brotli and gzip beside each.
+# Precompressed copies (release builds): brotli and gzip beside each file named.
+compress() { # file...
+  local f
+  for f in "$@"; do
+    gzip -9 -k -f "$f"
+    if command -v brotli >/dev/null; then brotli -q 11 -k -f "$f"; fi
+  done
+}
+# The static files at the top of pkg/ not compressed yet (the bundles were, as each finished).
 precompress() {
   if ! $release; then
     # A debug build must not be shadowed by a release build's compressed copies.
@@ -83,9 +92,8 @@ precompress() {
     return 0
   fi
   for f in "$SITE"/pkg/*.js "$SITE"/pkg/*.wasm "$SITE"/pkg/*.css; do
-    [ -f "$f" ] || continue
-    gzip -9 -k -f "$f"
-    if command -v brotli >/dev/null; then brotli -q 11 -k -f "$f"; fi
+    [ -f "$f" ] && [ ! -f "$f.gz" ] || continue
+    compress "$f"
   done
   for name in "${BUNDLES[@]}"; do
     log "precompressed $name (with the CSS): $(cd "$SITE/pkg" && du -bc $name.wasm $name.js seckill.css | tail -1 | cut -f1) bytes raw, $(cd "$SITE/pkg" && du -bc $name.wasm.br $name.js.br seckill.css.br 2>/dev/null | tail -1 | cut -f1) brotli"
@@ -103,7 +111,8 @@ mkdir -p "$SITE/pkg"
 # rust-toolchain.toml); a debug bundle keeps its panic messages for the browser's console.
 release_std=(-Zbuild-std=std,panic_abort)
 release_rustflags="-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none"
-# One bundle: cargo (with `features`), wasm-bindgen, and wasm-opt for a release.
+# One bundle: cargo (with `features`) and wasm-bindgen, one after another (each bundle's cargo
+# build writes the same frontend.wasm); then, for a release, finish_bundle.
 bundle() { # output name, cargo features
   if $release; then
     RUSTC_BOOTSTRAP=1 RUSTFLAGS="$release_rustflags" cargo build -p frontend --lib \
@@ -115,19 +124,31 @@ bundle() { # output name, cargo features
     "$CARGO_TARGET_DIR/wasm32-unknown-unknown/$profile_dir/frontend.wasm"
   # HydrationScripts asks for <name>.wasm when LEPTOS_OUTPUT_NAME is set.
   mv -f "$SITE/pkg/${1}_bg.wasm" "$SITE/pkg/$1.wasm"
-  if $release && command -v wasm-opt >/dev/null; then
+}
+# A release bundle's own steps, on its files alone: wasm-opt, the glue minified (an ES module:
+# its exports and the wasm's import names stay as they are), both compressed.
+finish_bundle() { # output name
+  if command -v wasm-opt >/dev/null; then
     wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int \
       -o "$SITE/pkg/$1.wasm" "$SITE/pkg/$1.wasm"
   fi
-  # The glue minified: an ES module (its exports and the wasm's import names stay as they are).
-  if $release; then
-    command -v terser >/dev/null || die "terser is not on PATH: run scripts/setup.sh"
-    terser "$SITE/pkg/$1.js" --module --compress --mangle -o "$SITE/pkg/$1.js"
-  fi
+  terser "$SITE/pkg/$1.js" --module --compress --mangle -o "$SITE/pkg/$1.js"
+  compress "$SITE/pkg/$1.wasm" "$SITE/pkg/$1.js"
 }
+$release && ! command -v terser >/dev/null && die "terser is not on PATH: run scripts/setup.sh"
 log "the bundles: ${BUNDLES[*]}"
-for i in "${!BUNDLES[@]}"; do
+# Each bundle's compile ends in single-threaded LTO, and its wasm-opt and brotli are single-
+# threaded too: a release bundle is finished in the background while the next one compiles,
+# the one with the most islands first (its wasm-opt is the longest: it then runs beside the
+# next compile instead of after the last). A build that stops early stops them too.
+finishing=()
+trap 'for pid in "${finishing[@]}"; do kill_tree "$pid"; done' EXIT
+for i in $(for i in "${!BUNDLES[@]}"; do echo "${BUNDLE_ISLANDS[$i]} $i"; done | sort -rn | cut -d' ' -f2); do
   bundle "${BUNDLES[$i]}" "${BUNDLE_FEATURES[$i]}"
+  if $release; then
+    finish_bundle "${BUNDLES[$i]}" &
+    finishing+=($!)
+  fi
 done
 # The stylesheet without its comments and with each run of white space one space, quoted
 # strings kept as written: 3,076 -> 2,423 B brotli on every page's first load (decision 54).
@@ -166,6 +187,10 @@ if $release; then
   find "$SITE/pkg/noble" -name '*.js' -exec gzip -9 -k -f {} +
   if command -v brotli >/dev/null; then find "$SITE/pkg/noble" -name '*.js' -exec brotli -q 11 -k -f {} +; fi
 fi
+for pid in "${finishing[@]}"; do
+  wait "$pid" || die "finishing a bundle (wasm-opt, terser or compression) failed: its error is above"
+done
+finishing=()
 precompress
 hash_names
 # Leptos reads the hashes beside the server binary (the server checks the files exist).
