@@ -184,8 +184,8 @@ if grep -rEn "^\s*(import|export|\}).*from ['\"][^./]|import\(['\"][^./]" "$SITE
 fi
 # Their compressed copies (precompress below sees only the files at the top of pkg/).
 if $release; then
-  find "$SITE/pkg/noble" -name '*.js' -exec gzip -9 -k -f {} +
-  if command -v brotli >/dev/null; then find "$SITE/pkg/noble" -name '*.js' -exec brotli -q 11 -k -f {} +; fi
+  # shellcheck disable=SC2046 # the module files' names have no spaces
+  compress $(find "$SITE/pkg/noble" -name '*.js')
 fi
 for pid in "${finishing[@]}"; do
   wait "$pid" || die "finishing a bundle (wasm-opt, terser or compression) failed: its error is above"
