@@ -6,6 +6,7 @@
 
 use std::sync::OnceLock;
 
+use chrono::Utc;
 use metrics::Counter;
 use redis::AsyncCommands;
 
@@ -15,6 +16,7 @@ use crate::{
     infra::{
         backend::{backend_error, Backend, Unavailable},
         scripts::AdmissionOutcome,
+        store,
     },
     sale::{refusals::Refusal, sold_out::Known},
     Core,
@@ -76,19 +78,31 @@ pub async fn buy(core: &Core, shopper: UserId, voucher: VoucherId) -> Result<Ord
         count("not_found");
         return Err(BuyError::NotFound);
     }
-    // Never preloaded, Redis lost it, or its master changed: restored or reconciled from
-    // PostgreSQL once, then decided again.
+    // Its master changed: reconciled from PostgreSQL once, then decided again.
     let outcome = catalog::with_sale_staged::<BuyError, _, _, _>(
         core,
         voucher,
         |o| match o {
-            AdmissionOutcome::NotLoaded => Staged::NotLoaded,
             AdmissionOutcome::Unreconciled => Staged::Unreconciled,
+            // Loaded below only while the sale is on.
             _ => Staged::Ready,
         },
         || core.admissions.admit(voucher, shopper),
     )
     .await?;
+    match outcome {
+        AdmissionOutcome::NotLoaded => admit_unloaded(core, shopper, voucher).await,
+        outcome => decided(core, voucher, outcome),
+    }
+}
+
+/// What the admission script decided, as the shopper's answer; counted, and a refusal of
+/// everyone kept in memory for the buys after it.
+fn decided(
+    core: &Core,
+    voucher: VoucherId,
+    outcome: AdmissionOutcome,
+) -> Result<OrderId, BuyError> {
     let (label, result) = match outcome {
         AdmissionOutcome::Admitted(id) => ("admitted", Ok(id)),
         AdmissionOutcome::SoldOut => ("sold_out", Err(BuyError::SoldOut)),
@@ -98,7 +112,7 @@ pub async fn buy(core: &Core, shopper: UserId, voucher: VoucherId) -> Result<Ord
         AdmissionOutcome::IdsExhausted => ("ids_exhausted", Err(BuyError::IdsExhausted)),
         AdmissionOutcome::RateLimited => ("rate_limited", Err(BuyError::RateLimited)),
         AdmissionOutcome::DrawPending => ("draw_pending", Err(BuyError::DrawPending)),
-        // Preloaded a moment ago and gone again: the voucher's sale is not available.
+        // Loaded a moment ago and gone again: the voucher's sale is not available.
         AdmissionOutcome::NotLoaded => ("not_found", Err(BuyError::NotFound)),
         // Reconciled a moment ago and its master changed again: a failover in progress.
         AdmissionOutcome::Unreconciled => {
@@ -124,6 +138,44 @@ pub async fn buy(core: &Core, shopper: UserId, voucher: VoucherId) -> Result<Ord
         _ => {}
     }
     result
+}
+
+/// A buy on a sale Redis does not hold. While the sale is on (never preloaded, or Redis lost
+/// it), it is loaded from PostgreSQL and the buy decided again. An ended one stays out of Redis,
+/// as the sweeper left it (retired) or as Redis lost it: loading it back would read and write
+/// its every buyer to refuse one buy, as often as anyone asks. It sells nothing; a shopper who
+/// holds an order on it learns that order from PostgreSQL, so a repeated buy still answers the
+/// same.
+async fn admit_unloaded(
+    core: &Core,
+    shopper: UserId,
+    voucher: VoucherId,
+) -> Result<OrderId, BuyError> {
+    let Some(v) = store::vouchers::get(&core.db, voucher)
+        .await
+        .map_err(Backend::from)?
+    else {
+        count("not_found");
+        return Err(BuyError::NotFound);
+    };
+    if v.window.ends_at() <= Utc::now() {
+        return match store::orders::written_for(&core.db, voucher, shopper)
+            .await
+            .map_err(Backend::from)?
+        {
+            Some(order) => {
+                count("already_bought");
+                Err(BuyError::AlreadyBought(order))
+            }
+            None => {
+                count("ended");
+                Err(BuyError::Ended)
+            }
+        };
+    }
+    catalog::preload(core, &v).await?;
+    let outcome = core.admissions.admit(voucher, shopper).await?;
+    decided(core, voucher, outcome)
 }
 
 /// A buy on a sale this instance saw refuse everyone a moment ago: no admission script. A

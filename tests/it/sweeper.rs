@@ -111,6 +111,33 @@ async fn a_finished_sale_is_retired_only_once_drained(db: PgPool) {
 }
 
 #[sqlx::test]
+async fn a_buy_on_a_retired_sale_is_answered_from_postgresql_without_loading_it_back(db: PgPool) {
+    let core = core(db, &[("SECKILL_RETIRE_AFTER_MS", "100")]).await;
+    let u = users(&core, 2).await;
+    let v = voucher(&core, 5, 1, 2).await; // ends in about one second
+    let id = sale::buy(&core, u[0], v).await.expect("admitted");
+    drain(&core).await;
+    tokio::time::sleep(Duration::from_millis(1_300)).await;
+    assert_eq!(ran(&core).await.retired, vec![v]);
+
+    // The buyer repeating the buy learns the order; anyone else learns the sale ended.
+    assert!(matches!(
+        sale::buy(&core, u[0], v).await,
+        Err(sale::BuyError::AlreadyBought(o)) if o == id
+    ));
+    assert!(matches!(
+        sale::buy(&core, u[1], v).await,
+        Err(sale::BuyError::Ended)
+    ));
+    // Neither buy brought the sale back into Redis.
+    let k = core.keys.voucher(v);
+    for key in [&k.sale, &k.stock, &k.buyers, &k.queued, &k.orders] {
+        assert!(!exists(&core, key).await, "{key} stays deleted");
+    }
+    assert!(!registered(&core, v).await);
+}
+
+#[sqlx::test]
 async fn one_instance_sweeps_at_a_time_and_a_stale_token_stands_down(db: PgPool) {
     let core = core(db, &[]).await;
     let other_instance = LockClient::single(
