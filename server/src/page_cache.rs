@@ -77,9 +77,11 @@ impl PageCache {
 /// Whether `path` is one of the pages every visitor sees alike: the home page, a voucher's.
 fn shared_page(path: &str) -> bool {
     path == "/"
-        || path
-            .strip_prefix("/vouchers/")
-            .is_some_and(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()))
+        || path.strip_prefix("/vouchers/").is_some_and(|id| {
+            // Written as the shop writes IDs: `/vouchers/007` would be one more rendering of
+            // voucher 7 in the cache, and a few thousand of them would empty it.
+            !id.is_empty() && !id.starts_with('0') && id.bytes().all(|b| b.is_ascii_digit())
+        })
 }
 
 /// Whether the request carries a session cookie (valid or not: its page is its own).
@@ -117,6 +119,7 @@ pub async fn pages(State(cache): State<PageCache>, req: Request, next: Next) -> 
         }
     }
     let shared = same_for_all && !has_session(req.headers());
+    let is_get = req.method() == Method::GET;
     let if_none_match = req.headers().get(header::IF_NONE_MATCH).cloned();
     let gzip_ok = accepts_gzip(req.headers());
     // A voucher changed here (created, ended, topped up) makes every rendering before it old;
@@ -173,7 +176,9 @@ pub async fn pages(State(cache): State<PageCache>, req: Request, next: Next) -> 
             .unwrap_or_else(|| HeaderValue::from_static("text/html; charset=utf-8")),
         body,
     });
-    if let Some(key) = key.filter(|_| shareable) {
+    // A `HEAD`'s rendering reaches here with its body already dropped by the router: it
+    // answers its request and is never kept for the `GET`s after it.
+    if let Some(key) = key.filter(|_| shareable && is_get) {
         metrics::counter!("seckill_page_cache_total", "outcome" => "miss").increment(1);
         cache.pages.insert(key, Arc::clone(&page));
     }

@@ -59,6 +59,34 @@ async fn an_anonymous_page_is_shared_for_a_moment_and_revalidated_by_etag(db: sq
 }
 
 #[sqlx::test]
+async fn a_head_request_never_leaves_an_empty_page_for_the_visitors_after_it(db: sqlx::PgPool) {
+    let app = spawn_app(db).await;
+    let admin = app.sign_in("13800000000").await;
+    let v = app.create(&admin, -5, 3600, 3).await;
+    for path in ["/".to_owned(), format!("/vouchers/{v}")] {
+        let url = format!("{}{path}", app.base);
+        // The first request for the page since the voucher was made: a miss, rendered.
+        let head = client().head(&url).send().await.expect("HEAD");
+        assert_eq!(head.status(), StatusCode::OK, "{path}");
+        let (status, _, _, body) = visit(&url, None).await;
+        assert_eq!(status, StatusCode::OK, "{path}");
+        assert!(
+            body.contains("</html>"),
+            "{path}: the whole page, got {} bytes",
+            body.len()
+        );
+    }
+    let (_, _, _, body) = visit(&format!("{}/vouchers/{v}", app.base), None).await;
+    assert!(body.contains("3 of 3 left"), "rendered with the stock");
+    // `/vouchers/007` is voucher 7's page for whoever writes it so, but not another copy of it
+    // in the shared cache.
+    let padded = format!("{}/vouchers/00{v}", app.base);
+    let (status, _, control, _) = visit(&padded, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_ne!(control, "public, no-cache", "not shared");
+}
+
+#[sqlx::test]
 async fn a_signed_in_page_is_private_and_never_shared(db: sqlx::PgPool) {
     let app = spawn_app(db).await;
     let shopper = app.sign_in("13900000002").await;
