@@ -3,7 +3,7 @@
 //! a date field sends them (`?from=2026-11-01&to=2026-11-30`: the first day's start to the last
 //! day's end, in the shop's zone).
 
-use chrono::{DateTime, Days, NaiveDate, Utc};
+use chrono::{DateTime, Datelike, Days, NaiveDate, Utc};
 
 use crate::{rfc3339, FieldErrors};
 
@@ -53,6 +53,13 @@ impl std::fmt::Display for Period {
     }
 }
 
+/// Whether `at` is an instant the shop can look for: years 0 to 10,000. chrono reads dates
+/// hundreds of thousands of years out (`+200000-01-01`) that PostgreSQL refuses to compare
+/// with, which would make a visitor's typo a store error.
+pub fn searchable(at: &DateTime<Utc>) -> bool {
+    (0..=10_000).contains(&at.year())
+}
+
 /// What a bound may be.
 const BOUND_RULE: &str = "must be a date (2026-11-01) or an RFC 3339 date and time with its offset (2026-11-01T00:00:00+08:00)";
 
@@ -69,10 +76,12 @@ fn bound(
         errors.push(field, "is required");
         return None;
     }
-    let at = rfc3339::parse(text).or_else(|| {
-        let day = NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()?;
-        midnight(day.checked_add_days(Days::new(days_after))?)
-    });
+    let at = rfc3339::parse(text)
+        .or_else(|| {
+            let day = NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()?;
+            midnight(day.checked_add_days(Days::new(days_after))?)
+        })
+        .filter(searchable);
     if at.is_none() {
         errors.push(field, BOUND_RULE);
     }
@@ -90,6 +99,18 @@ mod tests {
 
     fn parse(from: Option<&str>, to: Option<&str>) -> Result<Period, FieldErrors> {
         Period::parse(from, to, beijing)
+    }
+
+    #[test]
+    fn a_date_the_store_cannot_compare_with_is_a_field_error() {
+        for far in ["+200000-01-01", "-5000-01-01"] {
+            let e = parse(Some(far), None).expect_err(far);
+            assert!(e.0.iter().any(|f| f.field == "from"), "{far}: {e:?}");
+            let e = parse(None, Some(far)).expect_err(far);
+            assert!(e.0.iter().any(|f| f.field == "to"), "{far}: {e:?}");
+        }
+        // The widest a form can ask for still reads.
+        assert!(parse(Some("0001-01-01"), Some("9999-12-31")).is_ok());
     }
 
     #[test]

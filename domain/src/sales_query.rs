@@ -50,7 +50,7 @@ impl SaleCursor {
         let ms: i64 = ms.parse().ok()?;
         let id: i64 = id.parse().ok()?;
         Some(Self {
-            begins_at: DateTime::from_timestamp_millis(ms)?,
+            begins_at: DateTime::from_timestamp_millis(ms).filter(crate::period::searchable)?,
             id,
         })
     }
@@ -198,6 +198,14 @@ mod tests {
         );
         let starts = q.starts.expect("a period");
         assert_eq!(starts.from().to_rfc3339(), "2026-11-01T00:00:00+00:00");
+    }
+
+    #[test]
+    fn a_cursor_out_of_the_stores_range_is_a_field_error() {
+        for far in ["-300000000000000_1", "8000000000000000_1"] {
+            let e = parse(&[("cursor", far)]).expect_err(far);
+            assert_eq!(e.0[0].field, "cursor", "{far}");
+        }
     }
 
     #[test]
