@@ -45,7 +45,7 @@ pub use seed::Seed;
 pub use settings::DrawSettings;
 pub use standing::{standing, Moved, Standing};
 pub use terms::Terms;
-pub use transcript::{transcript, transcript_json, Move, RankedLeaf, Transcript};
+pub use transcript::{facts, transcript, transcript_json, Facts, Move, RankedLeaf, Transcript};
 
 use crate::{
     catalog::PreloadError,

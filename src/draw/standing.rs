@@ -87,7 +87,7 @@ pub async fn standing(
     };
     let Some(shopper) = shopper else {
         standing.entrants = if closed {
-            i64::try_from(leaves(core, voucher).await?.len()).unwrap_or(0)
+            i64::try_from(leaves(core, voucher).await?.sorted.len()).unwrap_or(0)
         } else {
             redis.scard(&keys.entries).await?
         };
@@ -108,8 +108,8 @@ pub async fn standing(
     standing.receipt = Some(Receipt::of(&v, &terms, key, &entry));
     if closed {
         let leaves = leaves(core, voucher).await?;
-        standing.entrants = i64::try_from(leaves.len()).unwrap_or(i64::MAX);
-        standing.proof = proof(&leaves, &entry.leaf);
+        standing.entrants = i64::try_from(leaves.sorted.len()).unwrap_or(i64::MAX);
+        standing.proof = proof(&leaves.sorted, &entry.leaf);
     }
     let recorded = row.as_ref().and_then(|r| r.recorded);
     let rank0 = match recorded {

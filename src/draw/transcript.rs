@@ -16,17 +16,26 @@ use crate::{
     Core,
 };
 
-use super::{draw_sale, memory::Revealed, DrawError};
+use super::{
+    draw_sale,
+    memory::{ClosedLeaves, Revealed},
+    DrawError,
+};
 
 enum Fixed {
     Drawn(Arc<Revealed>),
-    Undrawn(Box<Transcript>),
+    /// Not drawn yet: the transcript without its leaves, and the closed list's leaves once
+    /// closed (kept apart: a large list is serialized once, not once per request).
+    Undrawn(Box<Transcript>, Option<Arc<ClosedLeaves>>),
 }
 
 /// `voucher`'s transcript, its moves read now.
 pub async fn transcript(core: &Core, voucher: VoucherId) -> Result<Transcript, DrawError> {
     match fixed(core, voucher).await? {
-        Fixed::Undrawn(t) => Ok(*t),
+        Fixed::Undrawn(mut t, leaves) => {
+            t.leaves = leaves.map(|l| hex_leaves(&l.sorted));
+            Ok(*t)
+        }
         Fixed::Drawn(r) => {
             let mut t = r.transcript.clone();
             t.moves = Some(moves(core, voucher).await?);
@@ -36,13 +45,24 @@ pub async fn transcript(core: &Core, voucher: VoucherId) -> Result<Transcript, D
 }
 
 /// `voucher`'s transcript as JSON, in parts to send one after the other: a drawn one's body
-/// from memory, then its moves read now.
+/// from memory, then its moves read now; a closed one's facts, then its leaves from memory.
 pub async fn transcript_json(
     core: &Core,
     voucher: VoucherId,
 ) -> Result<Vec<bytes::Bytes>, DrawError> {
     match fixed(core, voucher).await? {
-        Fixed::Undrawn(t) => Ok(vec![json(&t).into()]),
+        Fixed::Undrawn(t, None) => Ok(vec![json(&t).into()]),
+        Fixed::Undrawn(t, Some(leaves)) => {
+            let mut head = json(&t);
+            // `{…}` without its brace: the leaves follow.
+            head.pop();
+            Ok(vec![
+                head.into(),
+                bytes::Bytes::from_static(b",\"leaves\":"),
+                leaves.json(),
+                bytes::Bytes::from_static(b"}"),
+            ])
+        }
         Fixed::Drawn(r) => {
             let moves = moves(core, voucher).await?;
             let mut tail = b",\"moves\":".to_vec();
@@ -51,6 +71,42 @@ pub async fn transcript_json(
             Ok(vec![r.head.clone(), tail.into()])
         }
     }
+}
+
+/// A draw's facts without its lists: what the check page says before any script runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Facts {
+    pub commitment: String,
+    pub entrants: i64,
+    pub beacon: Option<BeaconView>,
+    pub entries_root: Option<String>,
+    pub seed: Option<String>,
+    pub stock: Option<i64>,
+}
+
+impl Facts {
+    fn of(t: &Transcript) -> Self {
+        Self {
+            commitment: t.commitment.clone(),
+            entrants: t.entrants,
+            beacon: t.beacon.clone(),
+            entries_root: t.entries_root.clone(),
+            seed: t.seed.clone(),
+            stock: t.stock,
+        }
+    }
+}
+
+/// `voucher`'s [`Facts`], read as its transcript is, without copying its leaves or ranking.
+pub async fn facts(core: &Core, voucher: VoucherId) -> Result<Facts, DrawError> {
+    Ok(match fixed(core, voucher).await? {
+        Fixed::Undrawn(t, _) => Facts::of(&t),
+        Fixed::Drawn(r) => Facts::of(&r.transcript),
+    })
+}
+
+fn hex_leaves(leaves: &[fair::Hash]) -> Vec<String> {
+    leaves.iter().map(hex::encode).collect()
 }
 
 /// Text, numbers and times with string keys: serde_json cannot fail on them.
@@ -102,12 +158,13 @@ async fn fixed(core: &Core, voucher: VoucherId) -> Result<Fixed, DrawError> {
         moves: None,
         drawn_at: None,
     };
+    let mut closed_leaves = None;
     if let Some((closed_at, root)) = row.closed {
         let leaves = leaves(core, voucher).await?;
-        t.entrants = i64::try_from(leaves.len()).unwrap_or(i64::MAX);
+        t.entrants = i64::try_from(leaves.sorted.len()).unwrap_or(i64::MAX);
         t.closed_at = Some(closed_at);
         t.entries_root = Some(hex::encode(root));
-        t.leaves = Some(leaves.iter().map(hex::encode).collect());
+        closed_leaves = Some(leaves);
         t.witness = row.witness.as_ref().map(|w| fair::WitnessView {
             tsa: w.tsa.clone(),
             at: w.at,
@@ -115,6 +172,12 @@ async fn fixed(core: &Core, voucher: VoucherId) -> Result<Fixed, DrawError> {
         });
     }
     if let (Some(drawn), Some((drawn_at, _))) = (&row.drawn, row.recorded) {
+        // One reading of the ranking at a time; whoever waited finds it made.
+        let _one = core.draw_loading.lock().await;
+        if let Some(drawn) = core.draw_reveals.get(&voucher) {
+            return Ok(Fixed::Drawn(drawn));
+        }
+        t.leaves = closed_leaves.map(|l| hex_leaves(&l.sorted));
         reveal(
             core,
             voucher,
@@ -134,14 +197,19 @@ async fn fixed(core: &Core, voucher: VoucherId) -> Result<Fixed, DrawError> {
         core.draw_reveals.insert(voucher, Arc::clone(&revealed));
         return Ok(Fixed::Drawn(revealed));
     }
-    Ok(Fixed::Undrawn(Box::new(t)))
+    Ok(Fixed::Undrawn(Box::new(t), closed_leaves))
 }
 
-/// The closed log's leaves sorted ascending (kept in memory: they never change once closed).
+/// The closed log's leaves sorted ascending (kept in memory: they never change once closed;
+/// one reading at a time, whoever waited finds it made).
 pub(super) async fn leaves(
     core: &Core,
     voucher: VoucherId,
-) -> Result<Arc<Vec<fair::Hash>>, DrawError> {
+) -> Result<Arc<ClosedLeaves>, DrawError> {
+    if let Some(leaves) = core.draw_leaves.get(&voucher) {
+        return Ok(leaves);
+    }
+    let _one = core.draw_loading.lock().await;
     if let Some(leaves) = core.draw_leaves.get(&voucher) {
         return Ok(leaves);
     }
@@ -151,7 +219,7 @@ pub(super) async fn leaves(
         .map(|(_, l)| l)
         .collect();
     leaves.sort_unstable();
-    let leaves = Arc::new(leaves);
+    let leaves = Arc::new(ClosedLeaves::new(leaves));
     core.draw_leaves.insert(voucher, Arc::clone(&leaves));
     Ok(leaves)
 }

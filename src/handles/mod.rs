@@ -98,7 +98,11 @@ pub struct CoreParts {
     /// Recorded draws as published (`GET …/draw`), kept for an hour, a few at a time.
     pub(crate) draw_reveals: TtlMap<crate::domain::VoucherId, Arc<crate::draw::memory::Revealed>>,
     /// Closed entry logs' leaves, sorted (the root's and the proofs' input), a few at a time.
-    pub(crate) draw_leaves: TtlMap<crate::domain::VoucherId, Arc<Vec<crate::domain::fair::Hash>>>,
+    pub(crate) draw_leaves:
+        TtlMap<crate::domain::VoucherId, Arc<crate::draw::memory::ClosedLeaves>>,
+    /// Held while this instance reads a draw's leaves or its recorded ranking into the two
+    /// caches above: the crowd asking at a close or a draw waits for one read, not one each.
+    pub(crate) draw_loading: tokio::sync::Mutex<()>,
     /// The public randomness beacon draws wait for (`None`: draws run without one).
     pub(crate) beacon: Option<Arc<crate::draw::beacon::Beacon>>,
     /// Held while this instance reconciles a sale after its Redis master changed
@@ -302,6 +306,7 @@ impl CoreParts {
                 .beacon
                 .clone()
                 .map(|b| Arc::new(crate::draw::beacon::Beacon::new(b, http.clone()))),
+            draw_loading: tokio::sync::Mutex::new(()),
             reconciling: tokio::sync::Mutex::new(()),
             live: crate::sale::live::Live::new(),
             http,

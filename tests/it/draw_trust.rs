@@ -260,6 +260,25 @@ async fn a_committed_draw_cannot_be_ended_before_its_ranking_is_published(db: Pg
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     waiting.abort();
+    // Closed, not drawn: the published JSON (the leaves kept serialized, sent after the rest)
+    // reads back as the transcript, and the check page's facts are its own.
+    let t = draw::transcript(&core, v).await.expect("transcript");
+    assert_eq!(t.leaves.as_ref().map(Vec::len), Some(5));
+    let sent: Vec<u8> = draw::transcript_json(&core, v)
+        .await
+        .expect("json")
+        .concat();
+    let sent: serde_json::Value = serde_json::from_slice(&sent).expect("one JSON object");
+    assert_eq!(sent, serde_json::to_value(&t).expect("value"));
+    let facts = draw::facts(&core, v).await.expect("facts");
+    assert_eq!(
+        (
+            facts.entrants,
+            facts.entries_root.as_ref(),
+            facts.seed.as_ref()
+        ),
+        (5, t.entries_root.as_ref(), None)
+    );
     let admin = admin(&core).await;
     let refused = catalog::admin::end_sale(&core, &admin, v).await;
     assert!(

@@ -54,7 +54,7 @@ pub struct DrawSummary {
 pub async fn draw_facts(voucher_id: i64) -> Result<DrawSummary, AppError> {
     let core = crate::ssr::core()?;
     let voucher = crate::ssr::voucher_id(voucher_id)?;
-    let t = seckill::draw::transcript(&core, voucher).await?;
+    let t = seckill::draw::facts(&core, voucher).await?;
     let v = seckill::catalog::get(&core, voucher)
         .await?
         .ok_or(AppError::NotFound)?;
