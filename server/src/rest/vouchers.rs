@@ -52,14 +52,22 @@ pub(super) async fn get_voucher(
 }
 
 /// `{"remaining","ends_at","entrants","server_time"}`: the sale's live figures from Redis alone
-/// (what its stream pushes; `remaining` and `ends_at` are null while the sale is not in Redis).
+/// (what its stream pushes; `remaining` and `ends_at` are null while the sale is not in Redis);
+/// `404` for no voucher, as its stream answers.
 #[utoipa::path(get, path = "/vouchers/{id}/stock", tag = "vouchers", params(("id" = i64, Path, description = "The voucher's ID")),
-    responses((status = 200, description = "The sale's live figures from Redis (what its stream pushes).", body = StockNow)))]
+    responses(
+        (status = 200, description = "The sale's live figures from Redis (what its stream pushes).", body = StockNow),
+        (status = 404, description = "`not_found`: no such voucher.", body = crate::rest::error::ErrorBody),
+    ))]
 pub(super) async fn stock(
     State(core): State<Core>,
     ApiPath(id): ApiPath<VoucherId>,
 ) -> ApiResult<Json<StockNow>> {
     let live = catalog::live(&core, id).await?;
+    // A sale not in Redis (upcoming and not yet preloaded, or over) may still be a voucher.
+    if live.is_none() && catalog::get(&core, id).await?.is_none() {
+        return Err(AppError::NotFound.into());
+    }
     Ok(Json(convert::stock_now(live)))
 }
 

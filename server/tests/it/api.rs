@@ -207,6 +207,13 @@ async fn buying_over_http(db: PgPool) {
         "not_found",
     )
     .await;
+    // A well-formed ID of no voucher is not a sale with no figures.
+    expect_error(
+        app.stock(&client(), "999999999").await,
+        StatusCode::NOT_FOUND,
+        "not_found",
+    )
+    .await;
     expect_error(app.buy(&bob, open).await, StatusCode::CONFLICT, "sold_out").await;
     expect_error(
         app.buy(&bob, later).await,
