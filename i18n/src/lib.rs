@@ -3,7 +3,8 @@
 //! [`Lang`] is the language a request asks for: the shopper's choice (the `seckill_lang`
 //! cookie the switch link sets) first, else the browser's `Accept-Language`, else English.
 //! [`Catalogue`] is one struct with a field per sentence, one value of it per language
-//! (`en.rs`, `zh.rs`); [`Texts`] reads a sentence in a language (`t.buy_now()`). A key missing from either catalogue does not compile; a
+//! (`en.rs`, `zh.rs`), and [`AdminCatalogue`] the same for the admins' pages (`en_admin.rs`,
+//! `zh_admin.rs`, apart so that each file stays short); [`Texts`] reads a sentence in a language (`t.buy_now()`). A key missing from either catalogue does not compile; a
 //! sentence left in English in the Chinese one fails `tests::every_sentence_is_translated`;
 //! a placeholder (`{0}`, `{1}`) lost in translation fails `tests::placeholders_agree`.
 //! Sentences with values are templates filled by [`fill`] (design.md decision 44).

@@ -224,9 +224,9 @@ impl AppError {
             // A store out of reach, the SMS gateway or the payment provider: moments.
             Self::Unavailable | Self::CodeNotSent | Self::PaymentUnavailable => Some(2),
             Self::CodeResendWait(secs) | Self::TryAgainIn(secs) => Some(*secs),
-            // The buy limit counts per second (`SECKILL_BUYS_PER_SECOND`); a stream's place frees
-            // as another closes.
+            // The buy limit counts per second (`SECKILL_BUYS_PER_SECOND`).
             Self::RateLimited => Some(1),
+            // A stream's place frees when another of the client's closes: no wait to name.
             _ => None,
         }
     }

@@ -27,8 +27,9 @@ pub const SESSION: &str = "session";
             `message` is for people, in the request's language (the `seckill_lang` cookie, else \
             `Accept-Language`: `zh-CN` or `en`). Sign in with `POST /api/login/code` then \
             `POST /api/login`: the session is the `seckill_session` cookie. A request that \
-            changes something must come from the shop's own origin (`Origin`/`Referer`), or \
-            it is refused `403 cross_site`. Times are RFC 3339 in UTC; money is integer fen.",
+            changes something from a browser must come from the shop's own origin (an `Origin` \
+            of another site, or `Sec-Fetch-Site: cross-site`, is refused `403 cross_site`); a \
+            program that sends neither header goes on. Times are RFC 3339 in UTC; money is integer fen.",
     ),
     tags(
         (name = "health", description = "Liveness and readiness"),
