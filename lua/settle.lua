@@ -14,6 +14,7 @@
 -- PostgreSQL's and must find every order PostgreSQL does not hold still queued.
 if redis.call('EXISTS', KEYS[6]) == 1 and not reconciled(KEYS[6]) then return -1 end
 local settled = 0
+local entries = {}
 for i = 2, #ARGV, 5 do
   local entry, order, user, flags, reason = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3]), ARGV[i + 4]
   local was_queued = redis.call('HDEL', KEYS[4], order)
@@ -29,8 +30,15 @@ for i = 2, #ARGV, 5 do
       redis.call('XADD', KEYS[5], '*', 'order', order, 'user', user, 'reason', reason, 'entry', entry)
     end
   end
-  redis.call('XACK', KEYS[1], ARGV[1], entry)
-  redis.call('XDEL', KEYS[1], entry)
+  entries[#entries + 1] = entry
   settled = settled + 1
+end
+-- Acknowledged and deleted a few hundred at a time: Redis 7.0's XDEL finds the stream's new
+-- first entry on each call, so one entry per call cost 14 µs and a call of 100 entries 350 µs
+-- (BENCHMARKS.md, "Settling in fewer calls").
+for from = 1, #entries, 500 do
+  local to = math.min(from + 499, #entries)
+  redis.call('XACK', KEYS[1], ARGV[1], unpack(entries, from, to))
+  redis.call('XDEL', KEYS[1], unpack(entries, from, to))
 end
 return settled
