@@ -87,12 +87,8 @@ impl FailureReason {
             Self::UnknownVoucher => "This voucher is no longer available.",
             Self::SoldOut => "The voucher sold out before your order could be confirmed.",
             Self::AlreadyBought => "You already hold an order for this voucher.",
-            Self::DeadLetter { .. } => {
-                "We could not confirm your order; the unit went back on sale."
-            }
-            Self::DuplicateId => {
-                "We could not confirm your order: its number was issued twice. The unit went back on sale."
-            }
+            Self::DeadLetter { .. } => "We could not confirm your order.",
+            Self::DuplicateId => "We could not confirm your order: its number was issued twice.",
         }
     }
 }

@@ -36,7 +36,7 @@ test("a shopper enters the draw, watches the entrants grow, and learns the outco
   if (state === "won") {
     await expect(page.getByTestId("won-order-link")).toHaveAttribute("href", `/orders/${mine.order_id}`);
   } else {
-    await expect(page.getByTestId("lost")).toContainText("number 2 in line");
+    await expect(page.getByTestId("lost")).toContainText("ranking: 2.");
   }
   const draw = await (await page.request.get(`/api/vouchers/${id}/draw`)).json();
   expect(draw.leaves).toContain(mine.receipt.leaf);

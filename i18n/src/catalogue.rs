@@ -215,6 +215,7 @@ site {
     draw_in_the_draw,
     draw_you_won,
     draw_pay_from_order,
+    draw_see_order,
     draw_not_this_time,
     draw_in_line,
     draw_ended_before,

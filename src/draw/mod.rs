@@ -67,7 +67,7 @@ pub enum DrawError {
     NotADraw,
     #[error("entries have not opened yet")]
     EntriesNotOpen,
-    #[error("entries have closed: the draw has run")]
+    #[error("entries have closed")]
     EntriesClosed,
     /// Too many entries from this client address this minute: allowed again in this many
     /// seconds.

@@ -175,7 +175,12 @@ fn DrawPanel(
                             {s.order_id.map(|o| view! {
                                 <a href=format!("/orders/{o}") data-testid="won-order-link"><code>{o.to_string()}</code></a>
                             })}
-                            {t.draw_pay_from_order()}
+                            // "Pay below" only while the order waits for its payment (not a
+                            // free one, nor one cancelled since).
+                            {move || match purchase.held.get().and_then(|(_, status)| status.pay_by()) {
+                                Some(_) => t.draw_pay_from_order(),
+                                None => t.draw_see_order(),
+                            }}
                         </p>
                         {move || purchase.held.get().and_then(|(order_id, status)| {
                             status.pay_by().map(|pay_by| view! { <HeldPay order_id pay_by/> })
