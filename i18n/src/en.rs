@@ -57,7 +57,7 @@ pub const EN: Catalogue = Catalogue {
     err_already_paid: "This order is paid; it can no longer be cancelled.",
     err_order_confirmed: "This order is free and already confirmed; there is nothing to pay or cancel.",
     err_not_paid: "Nothing was paid for this order; there is nothing to refund.",
-    err_payment_unavailable: "Payments cannot be taken just now; your order keeps its time to pay. Please try again in a moment.",
+    err_payment_unavailable: "The payment service cannot be reached just now; nothing changed and your order keeps its time to pay. Please try again in a moment.",
     err_bad_signature: "The notification is refused: {0}",
     err_invalid_phone: "Enter your phone number, or + and its country code and number.",
     err_invalid_code: "The code is wrong or has expired.",

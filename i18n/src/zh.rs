@@ -93,7 +93,7 @@ pub const ZH: Catalogue = Catalogue {
     err_already_paid: "该订单已支付，无法再取消。",
     err_order_confirmed: "该订单为免费领取，已领取成功，无需支付或取消。",
     err_not_paid: "该订单未付款，无需退款。",
-    err_payment_unavailable: "支付服务暂时不可用，订单的支付截止时间不变，请稍后再试。",
+    err_payment_unavailable: "支付服务暂时无法连接，订单未作任何更改，支付截止时间不变，请稍后再试。",
     err_bad_signature: "支付通知验证失败：{0}",
     err_invalid_phone: "请输入正确的手机号；境外号码请以「+」加国家代码开头。",
     err_invalid_code: "验证码错误或已过期。",
