@@ -191,7 +191,13 @@ async fn add_checked(
     // After the lock is released: a sale Redis lost is restored under that same lock. A
     // repeated request applies too, in case the first one died before Redis (idempotent), and
     // applies the move as first recorded: Redis gets exactly the units PostgreSQL counted.
-    restock::apply(core, voucher, recorded.as_ref().unwrap_or(&asked)).await?;
+    // PostgreSQL has committed the units: a Redis that does not take them now leaves the move
+    // pending for the sweep, and the admin is told what is true, that the stock was added (an
+    // error here had them try again, and a form's next key, made from the new total, added
+    // the units a second time).
+    if let Err(e) = restock::apply(core, voucher, recorded.as_ref().unwrap_or(&asked)).await {
+        tracing::warn!(%voucher, error = %e, "stock added in PostgreSQL; Redis takes it at the sweep's next pass");
+    }
     if fresh {
         tracing::info!(%voucher, units = add.get(), total = added.total, "stock added by an admin");
     }
