@@ -156,6 +156,12 @@ async fn load(
         store::vouchers::restore_snapshot(&core.db, voucher.id).await?
     };
     ensure_queue(&mut redis, &keys.orders).await?;
+    // Registered before the sale can admit, as well as after: registered after only, a process
+    // killed between the two would leave a sale that admits into a stream no worker reads;
+    // before only, a sweep retiring the registration of a sale not in Redis yet would.
+    let _: () = redis
+        .sadd(core.keys.preloaded_vouchers(), voucher.id.get())
+        .await?;
     let mut outcome = run_preload(&mut redis, &keys, voucher, mode, &snapshot).await?;
     if outcome == PreloadOutcome::MasterChanged {
         tracing::warn!(voucher = %voucher.id, "the sale's Redis master changed: reconciling it");

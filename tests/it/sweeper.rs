@@ -111,6 +111,38 @@ async fn a_finished_sale_is_retired_only_once_drained(db: PgPool) {
 }
 
 #[sqlx::test]
+async fn a_sale_whose_hash_is_gone_stays_registered_while_orders_are_queued(db: PgPool) {
+    let core = core(db, &[("SECKILL_RETIRE_AFTER_MS", "100")]).await;
+    let u = users(&core, 1).await;
+    let v = voucher(&core, 5, 1, 2).await; // ends in about one second
+    let id = sale::buy(&core, u[0], v).await.expect("admitted");
+    tokio::time::sleep(Duration::from_millis(1_300)).await;
+    // Redis loses the sale's hash (an eviction, a partial restore) with the order still queued.
+    let k = core.keys.voucher(v);
+    let mut c = core.redis.clone();
+    let _: () = redis::cmd("DEL")
+        .arg(&k.sale)
+        .query_async(&mut c)
+        .await
+        .expect("DEL");
+
+    let report = ran(&core).await;
+    assert!(report.retired.is_empty(), "an order is still queued");
+    assert!(
+        registered(&core, v).await,
+        "the worker still reads its stream"
+    );
+    drain(&core).await;
+    assert_eq!(written(&core, v).await, 1, "the queued order is written");
+    let status = sale::order_status(&core, u[0], id)
+        .await
+        .expect("status")
+        .expect("found");
+    assert_eq!(status.status.as_str(), "created");
+    assert_eq!(ran(&core).await.retired, vec![v], "then retired");
+}
+
+#[sqlx::test]
 async fn a_buy_on_a_retired_sale_is_answered_from_postgresql_without_loading_it_back(db: PgPool) {
     let core = core(db, &[("SECKILL_RETIRE_AFTER_MS", "100")]).await;
     let u = users(&core, 2).await;
