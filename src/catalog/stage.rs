@@ -156,6 +156,11 @@ async fn load(
         store::vouchers::restore_snapshot(&core.db, voucher.id).await?
     };
     ensure_queue(&mut redis, &keys.orders).await?;
+    // A lease that lapsed while this instance waited on the stores (another may have taken
+    // the lock and changed the sale since): stand down rather than write an older window.
+    if guard.is_lost() {
+        return Err(PreloadError::Fenced(voucher.id));
+    }
     // Registered before the sale can admit, as well as after: registered after only, a process
     // killed between the two would leave a sale that admits into a stream no worker reads;
     // before only, a sweep retiring the registration of a sale not in Redis yet would.
