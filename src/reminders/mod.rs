@@ -40,9 +40,13 @@ impl Unavailable for ReminderError {
     }
 }
 
-/// When `v` opens to shoppers: its start, or a draw's entries opening.
+/// When `v` opens to shoppers: its start, or a draw's entries opening; its end when that
+/// comes first (an admin ended it before it opened: it never will, and no reminder is due).
 pub fn opens_at(v: &Voucher) -> DateTime<Utc> {
-    v.opening.entries_open_at().unwrap_or(v.window.begins_at())
+    v.opening
+        .entries_open_at()
+        .unwrap_or(v.window.begins_at())
+        .min(v.window.ends_at())
 }
 
 /// When `v`'s reminders go: `lead` before it opens, or now when that has passed.

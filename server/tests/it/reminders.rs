@@ -3,7 +3,8 @@
 //! sale's page, exactly one text per shopper who asked (distinct by `id`), none for one who took
 //! it back, each in the shopper's language with the time in the shop's zone, sent once an
 //! admin's edit brings the start within the lead; a relay that answers 500 first still ends
-//! with one each; one whose sale opened while it waited for a retry is not sent.
+//! with one each; one whose sale opened while it waited for a retry is not sent, nor one whose
+//! draw an admin ended before its entries opened.
 
 use std::{
     collections::HashMap,
@@ -350,5 +351,58 @@ async fn a_reminder_whose_sale_opened_before_it_could_go_is_not_sent(db: PgPool)
     assert!(
         relay.taken.lock().expect("lock").is_empty(),
         "nothing sent after the start"
+    );
+}
+
+#[sqlx::test]
+async fn a_draw_ended_before_its_entries_opened_sends_no_reminder(db: PgPool) {
+    let (url, relay) = relay(0).await;
+    let app = shop(db.clone(), &url).await;
+    let admin = app.sign_in("13800000000").await;
+    let shopper = app.sign_in("13900005001").await;
+    // Entries open in an hour: the reminder is an hour away from being due.
+    let r = app
+        .create_voucher(
+            &admin,
+            &json!({
+                "title": "Draw ended early", "price_cents": 500, "stock": 3,
+                "begins_at": at(7_200), "ends_at": at(10_800),
+                "opening": "draw", "entries_open_at": at(3_600),
+            }),
+        )
+        .await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let v = r.json::<Value>().await.expect("json")["id"]
+        .as_i64()
+        .expect("id");
+    assert_eq!(
+        remind(&app, &shopper, v, "en").await.status(),
+        StatusCode::CREATED
+    );
+    // The admin ends it before its entries open: it never opens, so nothing is promised…
+    assert_eq!(app.end_sale(&admin, v).await.status(), StatusCode::OK);
+    expect_error(
+        remind(&app, &shopper, v, "en").await,
+        StatusCode::CONFLICT,
+        "sale_open",
+    )
+    .await;
+    // …and the reminder asked for before is settled without a text.
+    let mut state = String::new();
+    for _ in 0..300 {
+        state = sqlx::query_scalar("SELECT state FROM reminders WHERE voucher_id = $1")
+            .bind(v)
+            .fetch_one(&db)
+            .await
+            .expect("state");
+        if state != "waiting" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(state, "late");
+    assert!(
+        relay.taken.lock().expect("lock").is_empty(),
+        "no text for a sale that will not open"
     );
 }

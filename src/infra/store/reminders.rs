@@ -83,7 +83,7 @@ pub async fn claim(
         "WITH due AS (
              SELECT r.voucher_id, r.user_id FROM reminders r JOIN vouchers v ON v.id = r.voucher_id
              WHERE r.state = 'waiting'
-               AND coalesce(v.entries_open_at, v.begins_at) - $2 * interval '1 millisecond' <= $1
+               AND least(coalesce(v.entries_open_at, v.begins_at), v.ends_at) - $2 * interval '1 millisecond' <= $1
                AND (r.next_try_at IS NULL OR r.next_try_at <= $1)
                AND (r.claimed_until IS NULL OR r.claimed_until <= $1)
              LIMIT $4
@@ -94,7 +94,7 @@ pub async fn claim(
           WHERE r.voucher_id = due.voucher_id AND r.user_id = due.user_id
             AND v.id = r.voucher_id AND u.id = r.user_id
          RETURNING r.id, r.voucher_id, r.lang, r.tries, u.phone, v.title,
-                   coalesce(v.entries_open_at, v.begins_at) AS opens_at",
+                   least(coalesce(v.entries_open_at, v.begins_at), v.ends_at) AS opens_at",
     )
     .bind(now)
     .bind(ms(lead))
