@@ -248,6 +248,60 @@ async fn an_order_written_is_never_dead_lettered_however_often_its_settling_fail
 }
 
 #[sqlx::test]
+async fn an_order_refused_sold_out_whose_settling_kept_failing_gives_back_no_unit(db: PgPool) {
+    let core = core(db, &[]).await;
+    let u = users(&core, 1).await[0];
+    let v = voucher(&core, 3, 60, 3600).await;
+    sale::buy(&core, u, v).await.expect("admitted");
+    let k = core.keys.voucher(v);
+    assert_eq!(redis_i64(&core, &k.stock).await, Some(2));
+    // PostgreSQL has no unit left for it (Redis admitted past its count): the write decides
+    // `sold_out`, then the worker dies before settling, delivery after delivery.
+    sqlx::query("UPDATE vouchers SET stock = 0 WHERE id = $1")
+        .bind(v.get())
+        .execute(&core.db)
+        .await
+        .expect("update");
+    let mut doomed = Worker::new(core.clone(), "doomed").await.expect("worker");
+    let batch = doomed.read_new(None).await.expect("read");
+    let orders: Vec<_> = batch
+        .iter()
+        .map(|d| *d.order.as_ref().expect("decodes"))
+        .collect();
+    store::orders::write_batch(&core.db, &orders, core.config.payments.pay_within)
+        .await
+        .expect("commit");
+    let mut claim = redis::cmd("XCLAIM");
+    claim
+        .arg(&k.orders)
+        .arg(seckill::testing::keys::ORDER_GROUP)
+        .arg("doomed")
+        .arg(0);
+    for d in &batch {
+        claim.arg(&d.entry_id);
+    }
+    let mut c = core.redis.clone();
+    let _: redis::Value = claim
+        .arg("RETRYCOUNT")
+        .arg(10)
+        .query_async(&mut c)
+        .await
+        .expect("XCLAIM");
+    let report = heir_drains(&core).await;
+    assert_eq!(report.dead_lettered, 1, "{report:?}");
+    // Settled as PostgreSQL decided it: the buyer released, no unit back, no dead letter.
+    assert_eq!(
+        redis_i64(&core, &k.stock).await,
+        Some(2),
+        "no unit PostgreSQL never counted"
+    );
+    assert_eq!(xlen(&core, &k.dead).await, 0);
+    sale::buy(&core, u, v)
+        .await
+        .expect("the shopper may buy again");
+}
+
+#[sqlx::test]
 async fn a_poison_entry_goes_to_the_dead_letters_and_gives_back(db: PgPool) {
     let core = core(db, &[]).await;
     let real = users(&core, 1).await[0];

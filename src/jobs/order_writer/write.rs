@@ -37,8 +37,10 @@ impl Worker {
                     let reason = FailureReason::DeadLetter {
                         deliveries: u32::try_from(d.deliveries - 1).unwrap_or(u32::MAX),
                     };
-                    orders::record_failure(&self.core.db, q, reason).await?;
-                    self.settle(&[Decided::failed(&d, *q, reason)]).await?;
+                    // Settled by the reason PostgreSQL holds: one decided on an earlier delivery
+                    // (sold out, already bought) gives back what it gives back, not a unit more.
+                    let held = orders::record_failure(&self.core.db, q, reason).await?;
+                    self.settle(&[Decided::failed(&d, *q, held)]).await?;
                     report.dead_lettered += 1;
                     metrics::counter!("seckill_orders_dead_lettered_total").increment(1);
                 }

@@ -214,20 +214,30 @@ async fn record_failures(
     Ok(())
 }
 
-/// Records one order as failed (a dead letter). Idempotent: an order that had already failed
-/// keeps its first reason.
+/// Records one order as failed (a dead letter) and returns the reason PostgreSQL holds for it.
+/// Idempotent: an order that had already failed keeps its first reason (a `sold_out` decided on
+/// an earlier delivery whose settling failed stays `sold_out`), and that is the one returned,
+/// so the settling gives back what that reason gives back.
 pub async fn record_failure(
     db: &PgPool,
     q: &QueuedOrder,
     reason: FailureReason,
-) -> Result<(), sqlx::Error> {
-    let mut conn = db.acquire().await?;
-    record_failures(
-        &mut conn,
-        &[q.order.as_i64()],
-        &[q.voucher.get()],
-        &[q.user.get()],
-        &[reason.to_string()],
+) -> Result<FailureReason, sqlx::Error> {
+    let held: String = sqlx::query_scalar(
+        "WITH added AS (
+             INSERT INTO order_failures (id, voucher_id, user_id, reason) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (id, user_id) DO NOTHING
+             RETURNING reason)
+         SELECT reason FROM added
+         UNION ALL
+         SELECT reason FROM order_failures WHERE id = $1 AND user_id = $3
+         LIMIT 1",
     )
-    .await
+    .bind(q.order.as_i64())
+    .bind(q.voucher.get())
+    .bind(q.user.get())
+    .bind(reason.to_string())
+    .fetch_one(db)
+    .await?;
+    FailureReason::try_from(held).map_err(|e| sqlx::Error::Decode(Box::new(e)))
 }
