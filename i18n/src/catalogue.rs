@@ -260,6 +260,7 @@ site {
     check_drawn,
     check_committed,
     check_not_drawn,
+    check_ended,
     check_commitment,
     check_entrants,
     check_beacon,

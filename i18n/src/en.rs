@@ -192,6 +192,7 @@ pub const EN: Catalogue = Catalogue {
     check_drawn: "Drawn: the steps below recompute it.",
     check_committed: "Entries are closed and committed; the draw waits for its beacon round.",
     check_not_drawn: "Not drawn yet: the commitment below is fixed.",
+    check_ended: "The sale ended before its start: no draw ran, and the secret committed at creation is revealed.",
     check_commitment: "Commitment",
     check_entrants: "Entrants",
     check_beacon: "Beacon",

@@ -228,6 +228,7 @@ pub const ZH: Catalogue = Catalogue {
     check_drawn: "已完成抽签：可按下方步骤自行重算结果。",
     check_committed: "报名已截止，报名名单的根哈希已公布；抽签正在等待随机信标的指定轮次。",
     check_not_drawn: "尚未抽签：下方的承诺值已公布，不会再改变。",
+    check_ended: "抢购在开售前就结束了：没有进行抽签，创建时承诺的秘密已经公布。",
     check_commitment: "承诺值",
     check_entrants: "报名人数",
     check_beacon: "随机信标",

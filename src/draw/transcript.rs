@@ -82,6 +82,8 @@ pub struct Facts {
     pub entries_root: Option<String>,
     pub seed: Option<String>,
     pub stock: Option<i64>,
+    /// The sale ended before its start: no draw ran (its committed secret is published).
+    pub never_drawn: bool,
 }
 
 impl Facts {
@@ -93,6 +95,7 @@ impl Facts {
             entries_root: t.entries_root.clone(),
             seed: t.seed.clone(),
             stock: t.stock,
+            never_drawn: t.committed_seed.is_some() && t.seed.is_none(),
         }
     }
 }

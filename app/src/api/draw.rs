@@ -47,6 +47,8 @@ pub struct DrawSummary {
     pub entries_root: Option<String>,
     pub seed: Option<String>,
     pub stock: Option<i64>,
+    /// The sale ended before its start: no draw ran.
+    pub never_drawn: bool,
 }
 
 /// A draw sale's public facts (`NotADraw` for a first-come sale).
@@ -66,5 +68,6 @@ pub async fn draw_facts(voucher_id: i64) -> Result<DrawSummary, AppError> {
         entries_root: t.entries_root,
         seed: t.seed,
         stock: t.stock,
+        never_drawn: t.never_drawn,
     })
 }

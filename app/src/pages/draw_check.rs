@@ -37,7 +37,7 @@ pub fn DrawCheckPage() -> impl IntoView {
                         <section class="draw-check">
                             <h1>{t.check_heading()} <a href=format!("/vouchers/{id}")>{f.title.clone()}</a></h1>
                             <output id="draw-check" data-testid="draw-check" data-voucher=id data-state="static" aria-live="polite">
-                                {if f.seed.is_some() { t.check_drawn() } else if f.entries_root.is_some() { t.check_committed() } else { t.check_not_drawn() }}
+                                {if f.seed.is_some() { t.check_drawn() } else if f.never_drawn { t.check_ended() } else if f.entries_root.is_some() { t.check_committed() } else { t.check_not_drawn() }}
                             </output>
                             <ul id="draw-check-steps" class="check-steps" data-testid="draw-check-steps"></ul>
                             <dl class="facts">

@@ -537,3 +537,24 @@ async fn entries_keep_to_their_window_and_to_the_per_client_limit(db: PgPool) {
     let body = expect_error(r, StatusCode::BAD_REQUEST, "invalid").await;
     assert!(body.to_string().contains("opening"), "{body}");
 }
+
+#[sqlx::test]
+async fn the_check_page_of_a_draw_ended_before_its_start_says_no_draw_ran(db: PgPool) {
+    let app = spawn_app_setting(db, &[]).await;
+    let admin = app.sign_in("13800000000").await;
+    let v = create_draw(&app, &admin, 600, 1_200, 2).await;
+    assert_eq!(app.end_sale(&admin, v).await.status(), StatusCode::OK);
+    // As read before any script runs (or with scripts off).
+    let page = client()
+        .get(format!("{}/vouchers/{v}/draw", app.base))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(page.status(), StatusCode::OK);
+    let page = page.text().await.expect("body");
+    assert!(page.contains("no draw ran"), "{page}");
+    assert!(
+        !page.contains("Not drawn yet"),
+        "never 'not yet' for a draw that will not run"
+    );
+}
