@@ -59,8 +59,9 @@ where
 }
 
 /// The error of a plain form's failed post to the server function at `to`, from the page's
-/// address (server only: in the browser the island makes its calls itself).
-fn plain_form_error(to: &str) -> Option<Refusal> {
+/// address (server only: in the browser the island makes its calls itself). A page's own plain
+/// forms (not an island's) show it with [`ErrorNote`].
+pub fn plain_form_error(to: &str) -> Option<Refusal> {
     #[cfg(feature = "ssr")]
     {
         use leptos::{server::ServerActionError, server_fn::error::ServerFnUrlError};

@@ -44,7 +44,7 @@ fn payment_state(t: Texts, state: &str) -> &'static str {
 
 use crate::{
     api::admin::admin_payments,
-    components::{ErrorNote, Pager},
+    components::{plain_form_error, ErrorNote, Pager},
     session::AdminOnly,
     time::When,
 };
@@ -85,6 +85,8 @@ fn Payments() -> impl IntoView {
             <a class="button" href="/admin">{t.console_title()}</a>
         </div>
         {notice}
+        // A refund the server refused comes back here with its error in the address.
+        {plain_form_error("/sf/refund_order").map(|error| view! { <ErrorNote error/> })}
         <Books/>
         <Suspense fallback=move || view! { <p class="loading">{t.payments_loading()}</p> }>
             {move || Suspend::new(async move {

@@ -7,6 +7,7 @@ use leptos::prelude::*;
 
 use crate::{
     api::reminders::RemindersView,
+    components::{plain_form_error, ErrorNote},
     time::shop_time,
     url::sign_in_path,
     words::{fill, t},
@@ -37,10 +38,15 @@ pub fn RemindMe(id: i64, facts: RemindersView, signed_in: bool) -> impl IntoView
         }
         .into_any(),
     };
+    // A post the server refused (the sale opened meanwhile, a store out of reach) comes back
+    // here with its error in the address: said, not dropped.
+    let refused =
+        plain_form_error("/sf/remind_me").or_else(|| plain_form_error("/sf/cancel_reminder"));
     view! {
         <section class="panel remind" data-testid="remind">
             <p data-testid="remind-waiting">{fill(t.remind_waiting(), &[&domain::grouped(facts.waiting)])}</p>
             <p class="hint">{t.remind_hint()}</p>
+            {refused.map(|error| view! { <ErrorNote error/> })}
             {action}
         </section>
     }

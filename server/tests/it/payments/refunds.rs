@@ -191,6 +191,28 @@ async fn an_admin_refunds_a_paid_order_and_lists_the_payments_that_need_one(db: 
         "not_found",
     )
     .await;
+    // The same refusal through the payments page's plain form: back to the page, which says it.
+    let r = admin
+        .post(format!("{}/sf/refund_order", app.base))
+        .header("accept", "text/html")
+        .header("referer", format!("{}/admin/payments", app.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("order_id={awaiting}&state=attention"))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), StatusCode::FOUND);
+    let back = r.headers()["location"].to_str().expect("ascii").to_owned();
+    let html = admin
+        .get(&back)
+        .header("accept", "text/html")
+        .send()
+        .await
+        .expect("send")
+        .text()
+        .await
+        .expect("html");
+    assert!(html.contains(r#"data-code="not_paid""#), "{back}: {html}");
 
     // The refund: the order is the shop's cancellation, its money back, its unit on sale.
     for _ in 0..2 {
