@@ -5,7 +5,7 @@
 -- KEYS[5] applied stock moves (hash: move key -> 1, see apply_move.lua)
 -- ARGV[1] begins_ms   ARGV[2] ends_ms   ARGV[3] stock offered (initial + added)
 -- ARGV[4] units PostgreSQL has not sold (vouchers.stock)
--- ARGV[5] mode: 'check', 'load' or 'reconcile'
+-- ARGV[5] mode: 'check', 'load', 'refresh' or 'reconcile'
 -- ARGV[6] a draw sale's entries_ms ('' for first come)   ARGV[7], ARGV[8] a recorded draw's
 -- cursor and entrants ('' before its record; design.md decision 34)
 -- ARGV[9] m, then ARGV[10 .. 9+m] the keys of every stock move PostgreSQL holds for the sale
@@ -18,6 +18,8 @@
 --               stock in Redis
 --   'load'      (re)writes the window of a checked sale: {0, stock}; {2} for one not checked
 --               (nothing written); an absent stock is rebuilt
+--   'refresh'   'load' sent without the snapshot a rebuild needs (read while the stock was
+--               present): an absent stock is {3}, nothing written
 --   'reconcile' rebuilds a sale not checked under this master; {0, stock} when it was
 -- The rebuild: the buyers are those of written orders and of orders still queued here, every
 -- stock move is marked applied (PostgreSQL's remainder already counts it), and the stock is
@@ -33,13 +35,13 @@ if current then
   if not reconciled(KEYS[1]) then
     if mode ~= 'reconcile' then return {2} end
   else
-    if mode == 'load' then
+    if mode == 'load' or mode == 'refresh' then
       redis.call('HSET', KEYS[1], 'begins_ms', ARGV[1], 'ends_ms', ARGV[2], 'initial', ARGV[3])
       if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'entries_ms', ARGV[6]) end
     end
     return {0, tonumber(current)}
   end
-elseif mode == 'check' then
+elseif mode == 'check' or mode == 'refresh' then
   return {3}
 end
 

@@ -150,10 +150,16 @@ async fn load(
         total_stock: voucher.total_stock(),
         ..Default::default()
     };
-    let snapshot = if live && mode == PreloadMode::Load {
-        light
+    // With the light snapshot the script may only refresh: a stock that vanished since the
+    // check (Redis restarted empty) is not rebuilt from it (no buyers, no moves: an oversell),
+    // but answered `Absent`, and rebuilt below from the full one.
+    let (sent, snapshot) = if live && mode == PreloadMode::Load {
+        (PreloadMode::Refresh, light)
     } else {
-        store::vouchers::restore_snapshot(&core.db, voucher.id).await?
+        (
+            mode,
+            store::vouchers::restore_snapshot(&core.db, voucher.id).await?,
+        )
     };
     ensure_queue(&mut redis, &keys.orders).await?;
     // A lease that lapsed while this instance waited on the stores (another may have taken
@@ -167,7 +173,11 @@ async fn load(
     let _: () = redis
         .sadd(core.keys.preloaded_vouchers(), voucher.id.get())
         .await?;
-    let mut outcome = run_preload(&mut redis, &keys, voucher, mode, &snapshot).await?;
+    let mut outcome = run_preload(&mut redis, &keys, voucher, sent, &snapshot).await?;
+    if outcome == PreloadOutcome::Absent {
+        let full = store::vouchers::restore_snapshot(&core.db, voucher.id).await?;
+        outcome = run_preload(&mut redis, &keys, voucher, PreloadMode::Load, &full).await?;
+    }
     if outcome == PreloadOutcome::MasterChanged {
         tracing::warn!(voucher = %voucher.id, "the sale's Redis master changed: reconciling it");
         let full = store::vouchers::restore_snapshot(&core.db, voucher.id).await?;

@@ -432,6 +432,53 @@ async fn a_sale_missing_from_redis_is_restored_on_the_next_buy(db: PgPool) {
 }
 
 #[sqlx::test]
+async fn a_refresh_never_rebuilds_a_sale_whose_stock_vanished_from_a_light_snapshot(db: PgPool) {
+    use seckill::testing::scripts::{self, PreloadInput, PreloadMode, PreloadOutcome};
+    let core = core(db, &[]).await;
+    let u = users(&core, 2).await;
+    let v = voucher(&core, 3, 60, 3600).await;
+    sale::buy(&core, u[0], v).await.expect("admitted");
+    drain(&core).await;
+    // Redis loses the stock between a preload's check that it is there and its script (a
+    // restart without data): the script has only the light snapshot, no buyers, no moves.
+    let k = core.keys.voucher(v);
+    let mut c = core.redis.clone();
+    let _: () = redis::cmd("DEL")
+        .arg(&k.stock)
+        .arg(&k.buyers)
+        .query_async(&mut c)
+        .await
+        .expect("DEL");
+    let now = chrono::Utc::now().timestamp_millis();
+    let light = PreloadInput {
+        begins_ms: now - 60_000,
+        ends_ms: now + 3_600_000,
+        total_stock: 3,
+        db_stock: 2,
+        moves: &[],
+        buyers: &[],
+        entries_ms: None,
+        draw: None,
+    };
+    let outcome = scripts::preload(&mut c, &k, PreloadMode::Refresh, &light)
+        .await
+        .expect("preload");
+    assert_eq!(outcome, PreloadOutcome::Absent);
+    assert_eq!(
+        redis_i64(&core, &k.stock).await,
+        None,
+        "nothing rebuilt without the buyers"
+    );
+    // The next buy has the sale restored from the full snapshot: the buyer is still one.
+    assert!(matches!(
+        sale::buy(&core, u[0], v).await,
+        Err(BuyError::AlreadyBought(_))
+    ));
+    sale::buy(&core, u[1], v).await.expect("admitted");
+    assert_eq!(redis_i64(&core, &k.stock).await, Some(1));
+}
+
+#[sqlx::test]
 async fn attempts_beyond_the_limit_in_one_second_are_refused_per_sale(db: PgPool) {
     let core = core(db, &[("SECKILL_BUYS_PER_SECOND", "3")]).await;
     let u = users(&core, 2).await;

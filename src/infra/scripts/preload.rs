@@ -22,6 +22,10 @@ pub enum PreloadMode {
     Check,
     /// Refresh the window of a sale checked under this master.
     Load,
+    /// `Load` with a snapshot too light to rebuild from (the stock and the moves and buyers
+    /// left out, read while the stock was present): a stock gone meanwhile answers `Absent`
+    /// and nothing is written, for a `Load` with the full snapshot.
+    Refresh,
     /// Rebuild a sale not checked under this master from the PostgreSQL snapshot.
     Reconcile,
 }
@@ -31,6 +35,7 @@ impl PreloadMode {
         match self {
             Self::Check => "check",
             Self::Load => "load",
+            Self::Refresh => "refresh",
             Self::Reconcile => "reconcile",
         }
     }
@@ -46,7 +51,7 @@ pub enum PreloadOutcome {
     /// The stock is live but was not checked under this master (a failover, a restart): nothing
     /// was written; a reconciliation is due.
     MasterChanged,
-    /// (`Check`) Redis holds no stock for the sale.
+    /// (`Check`, `Refresh`) Redis holds no stock for the sale: nothing was written.
     Absent,
 }
 
@@ -101,7 +106,9 @@ pub async fn preload<C: ConnectionLike + Send>(
         [1, stock] => Ok(PreloadOutcome::Rebuilt { stock: *stock }),
         [0, stock] => Ok(PreloadOutcome::AlreadyLoaded { stock: *stock }),
         [2] => Ok(PreloadOutcome::MasterChanged),
-        [3] if mode == PreloadMode::Check => Ok(PreloadOutcome::Absent),
+        [3] if matches!(mode, PreloadMode::Check | PreloadMode::Refresh) => {
+            Ok(PreloadOutcome::Absent)
+        }
         _ => Err(Backend::unknown_reply("preload", &reply)),
     }
 }
