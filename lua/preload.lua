@@ -9,7 +9,8 @@
 -- ARGV[6] a draw sale's entries_ms ('' for first come)   ARGV[7], ARGV[8] a recorded draw's
 -- cursor and entrants ('' before its record; design.md decision 34)
 -- ARGV[9] m, then ARGV[10 .. 9+m] the keys of every stock move PostgreSQL holds for the sale
--- then pairs: user, order (16-hex) of each live written order
+-- then pairs: user, order (16-hex) of each live written order, and '', order of each written
+-- order cancelled since (written, nobody's buyer)
 -- (ARGV[4], the moves and the pairs are one PostgreSQL snapshot; 'check' sends none.)
 --
 -- A present stock is live state that admissions and the worker own, checked against
@@ -76,19 +77,25 @@ local function add_buyer(user, order)
   end
 end
 
--- Written orders: their buyers, and which orders PostgreSQL holds.
+-- Written orders: their buyers, and which orders PostgreSQL holds ('live' or 'cancelled').
 local written = {}
 for i = 10 + moves, #ARGV - 1, 2 do
-  written[ARGV[i + 1]] = true
-  add_buyer(ARGV[i], ARGV[i + 1])
+  if ARGV[i] == '' then
+    written[ARGV[i + 1]] = 'cancelled'
+  else
+    written[ARGV[i + 1]] = 'live'
+    add_buyer(ARGV[i], ARGV[i + 1])
+  end
 end
--- Queued orders: their buyers; those PostgreSQL does not hold yet still take a unit.
+-- Queued orders: their buyers; those PostgreSQL does not hold yet still take a unit. One
+-- written and cancelled since (its settling had not run) is nobody's: its shopper may buy
+-- again, and its unit is in PostgreSQL's remainder.
 local queued = redis.call('HGETALL', KEYS[4])
 local unwritten = 0
 for i = 1, #queued - 1, 2 do
   local order, user = queued[i], queued[i + 1]
   if not written[order] then unwritten = unwritten + 1 end
-  add_buyer(user, order)
+  if written[order] ~= 'cancelled' then add_buyer(user, order) end
 end
 if #batch > 0 then redis.call('HSET', KEYS[3], unpack(batch)) end
 

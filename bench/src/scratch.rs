@@ -194,6 +194,7 @@ impl Scratch {
                 db_stock: stock,
                 moves: &[],
                 buyers: &[],
+                cancelled: &[],
                 entries_ms: None,
                 draw: None,
             },

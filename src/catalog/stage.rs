@@ -98,6 +98,7 @@ async fn check(core: &Core, voucher: VoucherId) -> Result<PreloadOutcome, Backen
         db_stock: 0,
         moves: &[],
         buyers: &[],
+        cancelled: &[],
         entries_ms: None,
         draw: None,
     };
@@ -236,6 +237,7 @@ async fn run_preload(
         db_stock: snapshot.db_stock,
         moves: &snapshot.moves,
         buyers: &snapshot.buyers,
+        cancelled: &snapshot.cancelled,
         entries_ms: voucher
             .opening
             .entries_open_at()

@@ -457,6 +457,7 @@ async fn a_refresh_never_rebuilds_a_sale_whose_stock_vanished_from_a_light_snaps
         db_stock: 2,
         moves: &[],
         buyers: &[],
+        cancelled: &[],
         entries_ms: None,
         draw: None,
     };
@@ -476,6 +477,45 @@ async fn a_refresh_never_rebuilds_a_sale_whose_stock_vanished_from_a_light_snaps
     ));
     sale::buy(&core, u[1], v).await.expect("admitted");
     assert_eq!(redis_i64(&core, &k.stock).await, Some(1));
+}
+
+#[sqlx::test]
+async fn a_reconcile_frees_the_shopper_of_an_order_cancelled_before_it_was_settled(db: PgPool) {
+    let core = core(db, &[]).await;
+    // One unit, bought; the worker wrote the order and died before settling it.
+    let (v, batch) = committed_not_settled(&core, 1).await;
+    let order = *batch[0].order.as_ref().expect("decodes");
+    // The shopper cancels it (PostgreSQL, then the unit back in Redis)...
+    seckill::orders::checkout::cancel(&core, order.user, order.order)
+        .await
+        .expect("cancelled");
+    // ...and Redis restarts from its append-only file: the sale is checked again under the
+    // new master, its order still queued there.
+    let k = core.keys.voucher(v);
+    let mut c = core.redis.clone();
+    let _: () = redis::cmd("HSET")
+        .arg(&k.sale)
+        .arg("master")
+        .arg("a-master-before-the-restart")
+        .query_async(&mut c)
+        .await
+        .expect("HSET");
+    let queued: i64 = redis::cmd("HLEN")
+        .arg(&k.queued)
+        .query_async(&mut c)
+        .await
+        .expect("HLEN");
+    assert_eq!(queued, 1, "the cancelled order is still queued here");
+
+    // The shopper buys again: the reconciled sale holds the unit that came back, and them as
+    // nobody's buyer.
+    let again = sale::buy(&core, order.user, v).await;
+    assert!(
+        matches!(again, Ok(id) if id != order.order),
+        "a new order, not the cancelled one: {again:?}"
+    );
+    heir_drains(&core).await;
+    assert_stock_conserved(&core, v, 1).await;
 }
 
 #[sqlx::test]

@@ -68,6 +68,9 @@ pub struct PreloadInput<'a> {
     pub moves: &'a [String],
     /// Users holding live written orders, with those orders.
     pub buyers: &'a [(UserId, OrderId)],
+    /// Written orders cancelled since: written (no unit of the remainder is theirs) and
+    /// nobody's buyer slot, even while still queued here.
+    pub cancelled: &'a [OrderId],
     /// A draw sale's entries opening (ms); `None` for first come.
     pub entries_ms: Option<i64>,
     /// A recorded draw's (cursor, entrants) by PostgreSQL (read with the snapshot).
@@ -100,6 +103,9 @@ pub async fn preload<C: ConnectionLike + Send>(
     }
     for (user, order) in input.buyers {
         call.arg(user.get()).arg(order.to_redis_hex());
+    }
+    for order in input.cancelled {
+        call.arg("").arg(order.to_redis_hex());
     }
     let reply: Vec<i64> = call.invoke_async(conn).await?;
     match reply.as_slice() {

@@ -172,6 +172,8 @@ pub struct RestoreSnapshot {
     pub moves: Vec<String>,
     /// The shoppers holding a live (not cancelled) written order, each with that order.
     pub buyers: Vec<(UserId, OrderId)>,
+    /// The written orders cancelled since.
+    pub cancelled: Vec<OrderId>,
     /// A recorded draw's cursor (one past the last rank holding an order) and entrants.
     pub draw: Option<(i64, i64)>,
 }
@@ -202,6 +204,11 @@ pub async fn restore_snapshot(
     .bind(voucher.get())
     .fetch_all(&mut *tx)
     .await?;
+    let cancelled: Vec<i64> =
+        sqlx::query_scalar("SELECT id FROM orders WHERE voucher_id = $1 AND status = 'cancelled'")
+            .bind(voucher.get())
+            .fetch_all(&mut *tx)
+            .await?;
     let draw = super::draws::recorded_cursor(&mut tx, voucher).await?;
     tx.commit().await?;
     let buyers = rows
@@ -211,11 +218,16 @@ pub async fn restore_snapshot(
             Ok((UserId::from_db(user), order))
         })
         .collect::<Result<_, sqlx::Error>>()?;
+    let cancelled = cancelled
+        .into_iter()
+        .map(|id| OrderId::from_db(id).map_err(|e| sqlx::Error::Decode(Box::new(e))))
+        .collect::<Result<_, sqlx::Error>>()?;
     Ok(RestoreSnapshot {
         db_stock,
         total_stock,
         moves,
         buyers,
+        cancelled,
         draw,
     })
 }
