@@ -302,6 +302,71 @@ async fn an_order_refused_sold_out_whose_settling_kept_failing_gives_back_no_uni
 }
 
 #[sqlx::test]
+async fn giving_up_on_an_order_waits_for_a_worker_still_writing_it(db: PgPool) {
+    let core = core(db, &[]).await;
+    let u = users(&core, 1).await[0];
+    let v = voucher(&core, 2, 60, 3600).await;
+    let id = sale::buy(&core, u, v).await.expect("admitted");
+    let k = core.keys.voucher(v);
+    // A worker read it, and its deliveries went past the limit (its settling kept failing).
+    let mut doomed = Worker::new(core.clone(), "doomed").await.expect("worker");
+    let batch = doomed.read_new(None).await.expect("read");
+    let mut claim = redis::cmd("XCLAIM");
+    claim
+        .arg(&k.orders)
+        .arg(seckill::testing::keys::ORDER_GROUP)
+        .arg("doomed")
+        .arg(0)
+        .arg(&batch[0].entry_id);
+    let mut c = core.redis.clone();
+    let _: redis::Value = claim
+        .arg("RETRYCOUNT")
+        .arg(10)
+        .query_async(&mut c)
+        .await
+        .expect("XCLAIM");
+    // Another consumer is writing it right now, under the voucher's row lock, not committed.
+    let mut writer = core.db.begin().await.expect("begin");
+    sqlx::query("SELECT 1 FROM vouchers WHERE id = $1 FOR UPDATE")
+        .bind(v.get())
+        .execute(&mut *writer)
+        .await
+        .expect("lock");
+    sqlx::query(
+        "INSERT INTO orders (id, voucher_id, user_id, admitted_at, pay_by, status)
+         VALUES ($1, $2, $3, now(), now() + interval '15 minutes', 'created')",
+    )
+    .bind(id.as_i64())
+    .bind(v.get())
+    .bind(u.get())
+    .execute(&mut *writer)
+    .await
+    .expect("insert");
+    sqlx::query("UPDATE vouchers SET stock = stock - 1 WHERE id = $1")
+        .bind(v.get())
+        .execute(&mut *writer)
+        .await
+        .expect("stock");
+    // The heir gives up on it meanwhile, and the writer commits.
+    let heir = tokio::spawn({
+        let core = core.clone();
+        async move { heir_drains(&core).await }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    writer.commit().await.expect("commit");
+    let report = heir.await.expect("heir");
+    // Written once, never also failed with its unit given back.
+    assert_eq!((report.written, report.dead_lettered), (1, 0), "{report:?}");
+    let failed: i64 = sqlx::query_scalar("SELECT count(*) FROM order_failures WHERE id = $1")
+        .bind(id.as_i64())
+        .fetch_one(&core.db)
+        .await
+        .expect("count");
+    assert_eq!(failed, 0);
+    assert_stock_conserved(&core, v, 2).await;
+}
+
+#[sqlx::test]
 async fn a_poison_entry_goes_to_the_dead_letters_and_gives_back(db: PgPool) {
     let core = core(db, &[]).await;
     let real = users(&core, 1).await[0];

@@ -7,7 +7,7 @@ use crate::{
     domain::FailureReason,
     infra::{
         backend::Backend,
-        store::orders::{self, Decision, QueuedOrder},
+        store::orders::{self, DeadLettered, Decision, QueuedOrder},
     },
 };
 
@@ -24,25 +24,25 @@ impl Worker {
                     self.dead_letter_undecodable(&d, why).await?;
                     report.dead_lettered += 1;
                 }
-                Ok(q)
-                    if d.deliveries > max
-                        && orders::is_written(&self.core.db, q.order, q.user).await? =>
-                {
-                    // Written on an earlier delivery whose settling failed (a store out of
-                    // reach, a sale being reconciled): settled as written, never given back.
-                    self.settle(&[Decided::written(&d, *q)]).await?;
-                    report.written += 1;
-                }
                 Ok(q) if d.deliveries > max => {
                     let reason = FailureReason::DeadLetter {
                         deliveries: u32::try_from(d.deliveries - 1).unwrap_or(u32::MAX),
                     };
-                    // Settled by the reason PostgreSQL holds: one decided on an earlier delivery
-                    // (sold out, already bought) gives back what it gives back, not a unit more.
-                    let held = orders::record_failure(&self.core.db, q, reason).await?;
-                    self.settle(&[Decided::failed(&d, *q, held)]).await?;
-                    report.dead_lettered += 1;
-                    metrics::counter!("seckill_orders_dead_lettered_total").increment(1);
+                    match orders::dead_letter(&self.core.db, q, reason).await? {
+                        // Written on an earlier delivery whose settling failed (a store out of
+                        // reach, a sale being reconciled): settled as written, never given back.
+                        DeadLettered::Written => {
+                            self.settle(&[Decided::written(&d, *q)]).await?;
+                            report.written += 1;
+                        }
+                        // Settled by the reason PostgreSQL holds: one decided on an earlier
+                        // delivery (sold out, already bought) gives back what it gives back.
+                        DeadLettered::Failed(held) => {
+                            self.settle(&[Decided::failed(&d, *q, held)]).await?;
+                            report.dead_lettered += 1;
+                            metrics::counter!("seckill_orders_dead_lettered_total").increment(1);
+                        }
+                    }
                 }
                 Ok(q) => fresh.push((d.clone(), *q)),
             }

@@ -9,7 +9,7 @@ mod write;
 #[cfg(feature = "testing")]
 pub use decide::{decide, Existing};
 pub use decide::{Decision, QueuedOrder};
-pub use write::{record_failure, write_batch};
+pub use write::{dead_letter, write_batch, DeadLettered};
 
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
@@ -94,16 +94,6 @@ pub async fn find_for_user(
 }
 
 /// The live (not cancelled) written order `user` holds on `voucher`, if any.
-/// Whether PostgreSQL holds `order` as `user`'s (in any status; another shopper's order under
-/// the same ID is not it).
-pub async fn is_written(db: &PgPool, order: OrderId, user: UserId) -> Result<bool, sqlx::Error> {
-    sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM orders WHERE id = $1 AND user_id = $2)")
-        .bind(order.as_i64())
-        .bind(user.get())
-        .fetch_one(db)
-        .await
-}
-
 pub async fn written_for(
     db: &PgPool,
     voucher: VoucherId,

@@ -214,15 +214,40 @@ async fn record_failures(
     Ok(())
 }
 
-/// Records one order as failed (a dead letter) and returns the reason PostgreSQL holds for it.
-/// Idempotent: an order that had already failed keeps its first reason (a `sold_out` decided on
-/// an earlier delivery whose settling failed stays `sold_out`), and that is the one returned,
-/// so the settling gives back what that reason gives back.
-pub async fn record_failure(
+/// What PostgreSQL holds for an order given up after too many deliveries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeadLettered {
+    /// Written on an earlier delivery (whose settling failed): settle it as written.
+    Written,
+    /// Failed, for this reason: the first one recorded (a `sold_out` decided on an earlier
+    /// delivery stays `sold_out`), so the settling gives back what that reason gives back.
+    Failed(FailureReason),
+}
+
+/// Gives up on one order: under its voucher's row lock, as a batch write takes it (so a
+/// consumer still writing the same entry commits first, or after this and finds it failed),
+/// the order is found written, or recorded as failed with `reason` unless it had failed
+/// already.
+pub async fn dead_letter(
     db: &PgPool,
     q: &QueuedOrder,
     reason: FailureReason,
-) -> Result<FailureReason, sqlx::Error> {
+) -> Result<DeadLettered, sqlx::Error> {
+    let mut tx = db.begin().await?;
+    sqlx::query("SELECT 1 FROM vouchers WHERE id = $1 FOR UPDATE")
+        .bind(q.voucher.get())
+        .execute(&mut *tx)
+        .await?;
+    let written: bool =
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM orders WHERE id = $1 AND user_id = $2)")
+            .bind(q.order.as_i64())
+            .bind(q.user.get())
+            .fetch_one(&mut *tx)
+            .await?;
+    if written {
+        tx.commit().await?;
+        return Ok(DeadLettered::Written);
+    }
     let held: String = sqlx::query_scalar(
         "WITH added AS (
              INSERT INTO order_failures (id, voucher_id, user_id, reason) VALUES ($1, $2, $3, $4)
@@ -237,7 +262,10 @@ pub async fn record_failure(
     .bind(q.voucher.get())
     .bind(q.user.get())
     .bind(reason.to_string())
-    .fetch_one(db)
+    .fetch_one(&mut *tx)
     .await?;
-    FailureReason::try_from(held).map_err(|e| sqlx::Error::Decode(Box::new(e)))
+    tx.commit().await?;
+    FailureReason::try_from(held)
+        .map(DeadLettered::Failed)
+        .map_err(|e| sqlx::Error::Decode(Box::new(e)))
 }
