@@ -57,14 +57,19 @@ fn page_lang() -> Lang {
     }
 }
 
-/// The strip a development shop shows on every page, if it is one.
-pub fn dev_warning(t: Texts, mode: webapi::wire::SiteMode) -> Option<&'static str> {
-    match (mode.dev_login, mode.dev_payments) {
-        (true, true) => Some(t.dev_both()),
-        (true, false) => Some(t.dev_login_only()),
-        (false, true) => Some(t.dev_payments_only()),
-        (false, false) => None,
-    }
+/// The strip a development shop shows on every page, if it is one; a shop with no SMS relay
+/// also says that nothing is texted (a reminder asked for there is never sent).
+pub fn dev_warning(t: Texts, mode: webapi::wire::SiteMode) -> Option<String> {
+    let words = match (mode.dev_login, mode.dev_payments) {
+        (true, true) => t.dev_both(),
+        (true, false) => t.dev_login_only(),
+        (false, true) => t.dev_payments_only(),
+        (false, false) => return None,
+    };
+    Some(match mode.no_texts {
+        true => format!("{words} {}", t.dev_no_texts()),
+        false => words.to_owned(),
+    })
 }
 
 /// A sale's status in words.

@@ -254,6 +254,7 @@ site {
     dev_both,
     dev_login_only,
     dev_payments_only,
+    dev_no_texts,
     // Checking a draw.
     check_title,
     check_heading,

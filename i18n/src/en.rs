@@ -187,6 +187,7 @@ pub const EN: Catalogue = Catalogue {
     dev_both: "Development mode: sign-in codes are shown on the page and payments are not charged.",
     dev_login_only: "Development mode: sign-in codes are shown on the page.",
     dev_payments_only: "Development mode: payments are not charged.",
+    dev_no_texts: "No SMS relay is set: nothing is texted, reminders included.",
     check_title: "Check the draw: {0}",
     check_heading: "Check the draw of ",
     check_drawn: "Drawn: the steps below recompute it.",

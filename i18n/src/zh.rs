@@ -223,6 +223,7 @@ pub const ZH: Catalogue = Catalogue {
     dev_both: "开发模式：登录验证码直接显示在页面上，付款不会真实扣款。",
     dev_login_only: "开发模式：登录验证码直接显示在页面上。",
     dev_payments_only: "开发模式：付款不会真实扣款。",
+    dev_no_texts: "未配置短信网关：不会发送任何短信，包括开售提醒。",
     check_title: "核验抽签：{0}",
     check_heading: "核验抽签：",
     check_drawn: "已完成抽签：可按下方步骤自行重算结果。",

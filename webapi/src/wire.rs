@@ -358,6 +358,10 @@ pub struct SiteMode {
     pub dev_login: bool,
     /// Payments are approved without charging (`SECKILL_DEV_PAYMENTS`).
     pub dev_payments: bool,
+    /// No SMS relay is set (`SECKILL_SMS_WEBHOOK_URL`, allowed only under dev login): nothing is
+    /// texted, the reminders shoppers ask for included.
+    #[serde(default)]
+    pub no_texts: bool,
 }
 
 #[cfg(test)]

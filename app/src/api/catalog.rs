@@ -54,5 +54,6 @@ pub async fn shop_mode() -> Result<SiteMode, AppError> {
     Ok(SiteMode {
         dev_login: core.config.dev_login,
         dev_payments: core.config.payments.is_dev(),
+        no_texts: core.config.auth.webhook.is_none(),
     })
 }

@@ -272,6 +272,10 @@ async fn a_relay_that_fails_first_still_ends_with_one_each(db: PgPool) {
 async fn reminders_are_for_signed_in_shoppers_and_sales_not_yet_open(db: PgPool) {
     let (url, _relay) = relay(0).await;
     let app = shop(db, &url).await;
+    // A development shop with a relay texts: its strip says nothing of texts not sent.
+    let home = home_page(&app).await;
+    assert!(home.contains(r#"data-testid="dev-mode""#), "{home}");
+    assert!(!home.contains("No SMS relay is set"), "{home}");
     let admin = app.sign_in("13800000000").await;
     let shopper = app.sign_in("13900004000").await;
     let open = app.create(&admin, -5, 3_600, 10).await;
@@ -404,5 +408,24 @@ async fn a_draw_ended_before_its_entries_opened_sends_no_reminder(db: PgPool) {
     assert!(
         relay.taken.lock().expect("lock").is_empty(),
         "no text for a sale that will not open"
+    );
+}
+
+async fn home_page(app: &TestApp) -> String {
+    reqwest::get(format!("{}/", app.base))
+        .await
+        .expect("send")
+        .text()
+        .await
+        .expect("html")
+}
+
+#[sqlx::test]
+async fn a_development_shop_with_no_relay_says_nothing_is_texted(db: PgPool) {
+    let app = spawn_app_setting(db, &[]).await;
+    let home = home_page(&app).await;
+    assert!(
+        home.contains("No SMS relay is set: nothing is texted, reminders included."),
+        "{home}"
     );
 }
