@@ -44,7 +44,7 @@ local today = day_of(now_sec)
 if today ~= tonumber(ARGV[1]) then return {8, today} end
 
 local window = redis.call('HMGET', KEYS[1], 'begins_ms', 'ends_ms', 'master', 'entries_ms',
-  'draw_cursor', 'draw_entrants')
+  'draw_cursor', 'draw_entrants', 'built')
 local stock = redis.call('GET', KEYS[2])
 if not window[1] or not window[2] or not stock then return {5} end
 if window[3] ~= master_id() then return {9} end
@@ -53,7 +53,8 @@ local begins, ends = tonumber(window[1]), tonumber(window[2])
 local voucher, limit, shard = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local is_draw, cursor, entrants = window[4], tonumber(window[5]), tonumber(window[6])
 local reply = {0}
-local k = {stock = KEYS[2], buyers = KEYS[3], queued = KEYS[4], orders = KEYS[5], counter = KEYS[6]}
+local k = {stock = KEYS[2], buyers = KEYS[3], queued = KEYS[4], orders = KEYS[5], counter = KEYS[6],
+  built = window[7] or ''}
 
 local function decide(rate_key, user)
   local attempts = redis.call('INCR', rate_key)

@@ -20,7 +20,7 @@ local now_sec = tonumber(now[1])
 local now_ms = now_sec * 1000 + math.floor(tonumber(now[2]) / 1000)
 local today = day_of(now_sec)
 if today ~= tonumber(ARGV[1]) then return {8, today} end
-local sale = redis.call('HMGET', KEYS[1], 'ends_ms', 'master', 'draw_cursor', 'draw_entrants')
+local sale = redis.call('HMGET', KEYS[1], 'ends_ms', 'master', 'draw_cursor', 'draw_entrants', 'built')
 local stock = redis.call('GET', KEYS[2])
 if not sale[1] or not stock then return {5} end
 if sale[2] ~= master_id() then return {9} end
@@ -29,7 +29,8 @@ local cursor, entrants = tonumber(sale[3]), tonumber(sale[4])
 if cursor ~= tonumber(ARGV[4]) then return {11, cursor} end
 if now_ms >= tonumber(sale[1]) then return {4} end
 stock = tonumber(stock)
-local k = {stock = KEYS[2], buyers = KEYS[3], queued = KEYS[4], orders = KEYS[5], counter = KEYS[6]}
+local k = {stock = KEYS[2], buyers = KEYS[3], queued = KEYS[4], orders = KEYS[5], counter = KEYS[6],
+  built = sale[5] or ''}
 local voucher, shard = ARGV[2], tonumber(ARGV[3])
 local admitted = 0
 for i = 5, #ARGV do

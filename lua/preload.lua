@@ -29,7 +29,9 @@
 -- the sale is unchecked (settle.lua, apply_move.lua), so every order written after the snapshot
 -- is still queued here. A recorded draw's cursor is restored at least to PostgreSQL's (every rank
 -- up to the last entrant holding an order was reached), so a sale whose Redis state was lost
--- does not reopen its draw. Returns {1, stock}.
+-- does not reopen its draw. An order a worker held while the sale was lost and wrote after the
+-- snapshot is neither queued nor in the snapshot: its settling finds the sale rebuilt since its
+-- admission (`built`) and has the sale reconciled again (settle.lua). Returns {1, stock}.
 local mode = ARGV[5]
 local current = redis.call('GET', KEYS[2])
 if current then
@@ -46,8 +48,11 @@ elseif mode == 'check' or mode == 'refresh' then
   return {3}
 end
 
+-- Each rebuild names itself (`built`): an order admitted before it carries the older name, so the
+-- worker's settling can tell an order this rebuild may not have counted (settle.lua).
+local t = redis.call('TIME')
 redis.call('HSET', KEYS[1], 'begins_ms', ARGV[1], 'ends_ms', ARGV[2], 'initial', ARGV[3],
-  'master', master_id())
+  'master', master_id(), 'built', string.sub(master_id(), 1, 8) .. '.' .. t[1] .. '.' .. t[2])
 if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'entries_ms', ARGV[6]) end
 if ARGV[7] ~= '' then
   local cursor = math.max(tonumber(redis.call('HGET', KEYS[1], 'draw_cursor') or 0),

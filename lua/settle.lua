@@ -3,22 +3,36 @@
 --
 -- KEYS[1] order stream   KEYS[2] stock   KEYS[3] buyers hash (user -> order)   KEYS[4] queued hash
 -- KEYS[5] dead-letter stream   KEYS[6] sale hash
--- ARGV[1] consumer group, then groups of five:
---   entry id, order (16-hex), user id, flags, reason
--- flags (sum): 1 release the buyer, 2 return the unit to stock, 4 copy to the dead letters.
+-- ARGV[1] consumer group, then groups of six:
+--   entry id, order (16-hex), user id, flags, reason, the entry's `built` (take.lua)
+-- flags (sum): 1 release the buyer, 2 return the unit to stock, 4 copy to the dead letters;
+-- 0 is an order PostgreSQL holds (written).
 --
 -- Idempotent: an order gives back (and is dead-lettered) only while it is still in the queued hash (HDEL returns 1),
--- so a settle that runs twice (crash before the reply) never returns stock twice. Returns the
--- number of orders settled, or -1 when the sale (still in Redis) was not reconciled under this
--- master (master.lua): nothing is done, as a reconciliation counts the queued orders against
--- PostgreSQL's and must find every order PostgreSQL does not hold still queued.
-if redis.call('EXISTS', KEYS[6]) == 1 and not reconciled(KEYS[6]) then return -1 end
+-- so a settle that runs twice (crash before the reply) never returns stock twice.
+--
+-- A written order that is not queued was settled before, or was admitted before the sale was
+-- rebuilt (its `built` is not the sale's) and written after the rebuild read PostgreSQL: that
+-- rebuild counted neither its unit nor its buyer. Which of the two cannot be told here, so the
+-- sale is marked unchecked (its `master` removed) and the app reconciles it from PostgreSQL, which
+-- holds the order now (preload.lua); until then nothing admits on it.
+--
+-- Returns {0, n}: n orders settled; {1, n}: settled, and the sale was marked to be reconciled;
+-- {2}: nothing done, as the sale (still in Redis) was not reconciled under this master
+-- (master.lua): a reconciliation counts the queued orders against PostgreSQL's and must find
+-- every order PostgreSQL does not hold still queued.
+local sale_exists = redis.call('EXISTS', KEYS[6]) == 1
+if sale_exists and not reconciled(KEYS[6]) then return {2} end
+local built = sale_exists and (redis.call('HGET', KEYS[6], 'built') or '')
+local stale = false
 local settled = 0
 local entries = {}
-for i = 2, #ARGV, 5 do
+for i = 2, #ARGV, 6 do
   local entry, order, user, flags, reason = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 3]), ARGV[i + 4]
   local was_queued = redis.call('HDEL', KEYS[4], order)
-  if was_queued == 1 then
+  if was_queued == 0 then
+    if flags == 0 and built and ARGV[i + 5] ~= built then stale = true end
+  else
     -- The buyer is released only from this order (a shopper holds one order per sale).
     if flags % 2 == 1 and redis.call('HGET', KEYS[3], user) == order then
       redis.call('HDEL', KEYS[3], user)
@@ -41,4 +55,8 @@ for from = 1, #entries, 500 do
   redis.call('XACK', KEYS[1], ARGV[1], unpack(entries, from, to))
   redis.call('XDEL', KEYS[1], unpack(entries, from, to))
 end
-return settled
+if stale then
+  redis.call('HDEL', KEYS[6], 'master')
+  return {1, settled}
+end
+return {0, settled}

@@ -2,7 +2,7 @@
 -- draw_admit.lua, an entrant drawn): the one place a unit is taken and its order enqueued.
 --
 -- take_unit(k, voucher, shard, now_sec, user) with k = {stock, buyers, queued, orders, counter}
--- (key names, all in the voucher's slot): draws the next order ID, takes one unit, records the
+-- (key names, all in the voucher's slot) and k.built (the sale hash's `built`, '' when absent): draws the next order ID, takes one unit, records the
 -- buyer and the queued order, and appends the order to the stream. Returns the ID's seconds and
 -- sequence, or nil when the day's IDs are spent (nothing written). The caller checked the stock.
 -- The stock is decremented before the buyer is recorded, so a script stopped half-way (an error
@@ -22,6 +22,6 @@ local function take_unit(k, voucher, shard, now_sec, user)
   redis.call('DECR', k.stock)
   redis.call('HSET', k.buyers, user, order)
   redis.call('HSET', k.queued, order, user)
-  redis.call('XADD', k.orders, '*', 'order', order, 'user', user, 'voucher', voucher)
+  redis.call('XADD', k.orders, '*', 'order', order, 'user', user, 'voucher', voucher, 'built', k.built)
   return secs, seq
 end

@@ -584,6 +584,54 @@ async fn a_reconcile_frees_the_shopper_of_an_order_cancelled_before_it_was_settl
 }
 
 #[sqlx::test]
+async fn a_batch_in_hand_while_redis_lost_the_sale_is_counted_by_the_restore(db: PgPool) {
+    let core = core(db, &[]).await;
+    let shoppers = users(&core, 10).await;
+    let v = voucher(&core, 10, 60, 3600).await;
+    for u in &shoppers[..4] {
+        sale::buy(&core, *u, v).await.expect("admitted");
+    }
+    // A worker reads the four orders; before it writes them, Redis loses everything it held of
+    // the sale (a restart with nothing on disk), and a buy restores the sale from PostgreSQL,
+    // which holds none of the four yet.
+    let mut slow = Worker::new(core.clone(), "slow").await.expect("worker");
+    let batch = slow.read_new(None).await.expect("read");
+    assert_eq!(batch.len(), 4);
+    let k = core.keys.voucher(v);
+    let outcome = lose_and_restore(
+        &core,
+        v,
+        &[&k.sale, &k.stock, &k.buyers, &k.queued, &k.orders],
+    )
+    .await;
+    assert_eq!(
+        outcome,
+        seckill::testing::scripts::PreloadOutcome::Rebuilt { stock: 10 }
+    );
+    // The worker writes and settles the batch it held.
+    let report = slow.handle(batch).await.expect("handled");
+    assert_eq!(report.written, 4);
+    // The sale counts them: the four shoppers hold their orders and six units are left.
+    assert!(
+        matches!(
+            sale::buy(&core, shoppers[0], v).await,
+            Err(BuyError::AlreadyBought(_))
+        ),
+        "the first shopper's written order is theirs"
+    );
+    let mut admitted = 0;
+    for u in &shoppers[4..] {
+        if sale::buy(&core, *u, v).await.is_ok() {
+            admitted += 1;
+        }
+    }
+    assert_eq!(admitted, 6);
+    drain(&core).await;
+    assert_eq!(written(&core, v).await, 10);
+    assert_stock_conserved(&core, v, 10).await;
+}
+
+#[sqlx::test]
 async fn attempts_beyond_the_limit_in_one_second_are_refused_per_sale(db: PgPool) {
     let core = core(db, &[("SECKILL_BUYS_PER_SECOND", "3")]).await;
     let u = users(&core, 2).await;

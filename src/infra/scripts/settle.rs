@@ -19,6 +19,9 @@ static SETTLE: LazyLock<Script> =
 pub enum Settled {
     /// This many entries settled.
     Entries(usize),
+    /// This many entries settled, one of them written after a rebuild of the sale that may not
+    /// have counted it: the sale was marked unchecked, to be reconciled from PostgreSQL.
+    SaleRebuiltSince(usize),
     /// Nothing: the sale was not reconciled since its Redis master changed.
     SaleUnreconciled,
 }
@@ -43,6 +46,8 @@ pub struct SettleEntry<'a> {
     pub settlement: Settlement,
     /// Copied to the dead-letter stream beside a dead-lettered entry.
     pub reason: String,
+    /// The sale's rebuild the entry was admitted under (`built`, take.lua).
+    pub built: &'a str,
 }
 
 /// Runs `lua/settle.lua` on one voucher's entries.
@@ -66,15 +71,17 @@ pub async fn settle<C: ConnectionLike + Send>(
             .arg(e.order.to_redis_hex())
             .arg(e.user.get())
             .arg(flags(e.settlement))
-            .arg(&e.reason);
+            .arg(&e.reason)
+            .arg(e.built);
     }
-    let settled: i64 = call.invoke_async(conn).await?;
-    if settled == -1 {
-        return Ok(Settled::SaleUnreconciled);
+    let reply: Vec<i64> = call.invoke_async(conn).await?;
+    let count = |n: i64| usize::try_from(n).map_err(|_| Backend::unknown_reply("settle", &reply));
+    match reply[..] {
+        [0, n] => Ok(Settled::Entries(count(n)?)),
+        [1, n] => Ok(Settled::SaleRebuiltSince(count(n)?)),
+        [2] => Ok(Settled::SaleUnreconciled),
+        _ => Err(Backend::unknown_reply("settle", &reply)),
     }
-    usize::try_from(settled)
-        .map(Settled::Entries)
-        .map_err(|_| Backend::unknown_reply("settle", &[settled]))
 }
 
 #[cfg(test)]

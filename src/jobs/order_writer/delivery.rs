@@ -32,6 +32,9 @@ pub struct Delivery {
     pub order: Result<QueuedOrder, EntryError>,
     /// How many times the group has handed this entry out, this time included.
     pub deliveries: u64,
+    /// The sale's rebuild the order was admitted under (field `built`, lua/take.lua); empty
+    /// for an entry written before entries carried it.
+    pub built: String,
 }
 
 impl Delivery {
@@ -58,6 +61,7 @@ impl Delivery {
             voucher,
             order,
             deliveries,
+            built: text("built").unwrap_or_default(),
         }
     }
 }
@@ -82,6 +86,7 @@ mod tests {
             &fields(&[("order", "0000000100000002"), ("user", "9")]),
             1,
         );
+        assert_eq!(good.built, "", "an entry from before `built` was written");
         let q = good.order.expect("decodes");
         assert_eq!(
             (q.order.seconds(), q.order.sequence(), q.user.get()),

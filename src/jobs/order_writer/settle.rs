@@ -91,6 +91,7 @@ impl Worker {
                     user: e.order.user,
                     settlement: e.settlement(),
                     reason: e.failure.map(|r| r.to_string()).unwrap_or_default(),
+                    built: &e.delivery.built,
                 })
                 .collect();
             let keys = self.core.keys.voucher(v);
@@ -111,8 +112,17 @@ impl Worker {
                 )
                 .await
                 .map_err(crate::catalog::PreloadError::into_backend)?;
-            if settled == Settled::SaleUnreconciled {
-                return Err(Backend::Unreconciled);
+            match settled {
+                Settled::SaleUnreconciled => return Err(Backend::Unreconciled),
+                // Written while the sale was rebuilt without it: count it now, rather than at
+                // the next buy (an instance that fails here leaves that to the next buy).
+                Settled::SaleRebuiltSince(_) => {
+                    tracing::warn!(voucher = %v, "an order was written after its sale was rebuilt: reconciling the sale");
+                    if let Err(e) = crate::catalog::reconcile(&self.core, v).await {
+                        tracing::warn!(voucher = %v, error = %e, "reconcile after a rebuild deferred to the next buy");
+                    }
+                }
+                Settled::Entries(_) => {}
             }
             // A refused order gave its unit back: the sale may sell again.
             if of_v.iter().any(|e| e.settlement.returns_unit()) {
