@@ -10,6 +10,10 @@
 -- The sale must not have opened by the Redis clock, the one admissions judge by (I6): its start
 -- (a draw's entries opening) is still ahead and nobody holds an order or an entry. Otherwise
 -- nothing is written and the edit is refused, whatever PostgreSQL's clock said.
+-- A revised sale is left unchecked (its `master` removed, master.lua): nothing admits, settles or
+-- moves on it until it is reconciled from PostgreSQL, which the edit does once its transaction
+-- committed. An edit killed before its commit leaves Redis ahead of PostgreSQL, and the first
+-- buy, move or preload after it puts the sale back as PostgreSQL has it.
 -- Returns {0} revised   {1} no stock in Redis (not loaded or retired): nothing done; a preload
 --         reads PostgreSQL   {2} not reconciled under this master: nothing done; the
 --         reconciliation reads PostgreSQL   {3} the sale has opened: nothing done
@@ -30,4 +34,5 @@ else
   redis.call('HDEL', KEYS[1], 'entries_ms')
 end
 redis.call('INCRBY', KEYS[2], ARGV[4])
+redis.call('HDEL', KEYS[1], 'master')
 return {0}

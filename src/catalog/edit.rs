@@ -3,8 +3,11 @@
 //! ([`crate::domain::check_edit`]); then, under the voucher's lock (`preload:<id>`, the one
 //! restores and the other changes take), PostgreSQL's row is changed in a transaction that
 //! commits only after Redis took the new window and stock in one script (`lua/revise.lua`),
-//! which refuses by the Redis clock a sale that has opened. Every instance's memory and page
-//! cache follow by the catalog's pub/sub; one audit line per edit.
+//! which refuses by the Redis clock a sale that has opened and leaves the sale unchecked; once
+//! the transaction ended the sale is reconciled from PostgreSQL, so Redis never keeps an edit
+//! PostgreSQL does not hold (an edit killed before its commit is undone by the next buy, move
+//! or preload, which reconcile the unchecked sale). Every instance's memory and page cache
+//! follow by the catalog's pub/sub; one audit line per edit.
 
 use chrono::{DateTime, Utc};
 
@@ -53,6 +56,11 @@ async fn edit_checked(
     let guard = lock(core, voucher).await?;
     let result = edit_locked(core, voucher, &next, beacon.as_ref(), guard.fence()).await;
     guard.finish("an admin's edit of a sale").await;
+    // Committed or not, Redis now takes PostgreSQL's row (nothing to do when `revise.lua` did
+    // not write); one that fails here is reconciled by the next buy, move or preload.
+    if let Err(e) = super::stage::reconcile(core, voucher).await {
+        tracing::warn!(%voucher, error = %e, "the edited sale is reconciled at its next buy");
+    }
     super::changed(core, voucher).await;
     result?;
     tracing::info!(%voucher, "sale edited by an admin");
@@ -115,26 +123,11 @@ async fn edit_locked(
         // By the Redis clock the sale opened (or holds an order or an entry): PostgreSQL's
         // change is rolled back with the transaction.
         Revised::Opened => return Err(SaleAdminError::NotEditable(EditRefusal::Started)),
-        // A preload or a reconciliation reads PostgreSQL's new row under this same lock.
+        // A preload or a reconciliation reads PostgreSQL's row under this same lock; an applied
+        // revision left the sale unchecked until the caller reconciles it.
         Revised::Applied | Revised::NotLoaded | Revised::Unreconciled => {}
     }
-    if let Err(e) = tx.commit().await {
-        // Redis took the edit and PostgreSQL did not: put Redis back as PostgreSQL has it.
-        let back = Revision {
-            begins_ms: current.window.begins_at().timestamp_millis(),
-            ends_ms: current.window.ends_at().timestamp_millis(),
-            offered: current.total_stock(),
-            delta: -revision.delta,
-            entries_ms: current
-                .opening
-                .entries_open_at()
-                .map(|t| t.timestamp_millis()),
-        };
-        if let Err(undo) = scripts::revise(&mut redis, &keys, &back).await {
-            tracing::warn!(%voucher, error = %undo, "an edit PostgreSQL refused is still in Redis until the next restore");
-        }
-        return Err(e.into());
-    }
+    tx.commit().await?;
     Ok(())
 }
 

@@ -632,6 +632,52 @@ async fn a_batch_in_hand_while_redis_lost_the_sale_is_counted_by_the_restore(db:
 }
 
 #[sqlx::test]
+async fn an_edit_killed_before_its_commit_is_undone_in_redis_by_the_next_preload(db: PgPool) {
+    let core = core(db, &[]).await;
+    // Opens in an hour with 10 units.
+    let v = voucher(&core, 10, -3600, 7200).await;
+    let stored = store::vouchers::get(&core.db, v)
+        .await
+        .expect("get")
+        .expect("exists");
+    // An admin's edit to 30 units, opening in ten minutes, took effect in Redis, and its
+    // process was killed before PostgreSQL committed it.
+    let k = core.keys.voucher(v);
+    let mut c = core.redis.clone();
+    let soon = (chrono::Utc::now() + chrono::Duration::minutes(10)).timestamp_millis();
+    let revised = seckill::testing::scripts::revise(
+        &mut c,
+        &k,
+        &seckill::testing::scripts::Revision {
+            begins_ms: soon,
+            ends_ms: stored.window.ends_at().timestamp_millis(),
+            offered: 30,
+            delta: 20,
+            entries_ms: None,
+        },
+    )
+    .await
+    .expect("revise");
+    assert_eq!(revised, seckill::testing::scripts::Revised::Applied);
+    // The instance that takes over preloads the sale: Redis is PostgreSQL's sale again.
+    seckill::catalog::preload(&core, &stored)
+        .await
+        .expect("preload");
+    assert_eq!(
+        redis_i64(&core, &k.stock).await,
+        Some(10),
+        "PostgreSQL's 10 units"
+    );
+    let begins: i64 = redis::cmd("HGET")
+        .arg(&k.sale)
+        .arg("begins_ms")
+        .query_async(&mut c)
+        .await
+        .expect("HGET");
+    assert_eq!(begins, stored.window.begins_at().timestamp_millis());
+}
+
+#[sqlx::test]
 async fn attempts_beyond_the_limit_in_one_second_are_refused_per_sale(db: PgPool) {
     let core = core(db, &[("SECKILL_BUYS_PER_SECOND", "3")]).await;
     let u = users(&core, 2).await;
