@@ -151,10 +151,8 @@ async fn admit_unloaded(
     shopper: UserId,
     voucher: VoucherId,
 ) -> Result<OrderId, BuyError> {
-    let Some(v) = store::vouchers::get(&core.db, voucher)
-        .await
-        .map_err(Backend::from)?
-    else {
+    // From memory (a second old at most): the preload reads the row again under its lock.
+    let Some(v) = catalog::voucher(core, voucher).await? else {
         count("not_found");
         return Err(BuyError::NotFound);
     };

@@ -168,6 +168,31 @@ async fn heir_drains(core: &seckill::Core) -> seckill::jobs::order_writer::Worke
         .expect("drain")
 }
 
+/// Hands `batch`'s entries of `stream` to "doomed" as if delivered ten times (past
+/// SECKILL_MAX_DELIVERIES, 3 in these tests): what a settling that kept failing leaves.
+async fn past_the_delivery_limit(
+    core: &seckill::Core,
+    stream: &str,
+    batch: &[seckill::jobs::order_writer::Delivery],
+) {
+    let mut claim = redis::cmd("XCLAIM");
+    claim
+        .arg(stream)
+        .arg(seckill::testing::keys::ORDER_GROUP)
+        .arg("doomed")
+        .arg(0);
+    for d in batch {
+        claim.arg(&d.entry_id);
+    }
+    let mut c = core.redis.clone();
+    let _: redis::Value = claim
+        .arg("RETRYCOUNT")
+        .arg(10)
+        .query_async(&mut c)
+        .await
+        .expect("XCLAIM");
+}
+
 /// A sale of `n` units bought by `n` shoppers whose orders a worker ("doomed") read and
 /// committed to PostgreSQL, then died before settling them: the sale and the deliveries.
 async fn committed_not_settled(
@@ -220,23 +245,7 @@ async fn an_order_written_is_never_dead_lettered_however_often_its_settling_fail
     let (v, batch) = committed_not_settled(&core, 4).await;
     // Its settling failed delivery after delivery (a store out of reach, a sale being
     // reconciled): the entries are past SECKILL_MAX_DELIVERIES (3 here).
-    let stream = core.keys.voucher(v).orders;
-    let mut c = core.redis.clone();
-    let mut claim = redis::cmd("XCLAIM");
-    claim
-        .arg(&stream)
-        .arg(seckill::testing::keys::ORDER_GROUP)
-        .arg("doomed")
-        .arg(0);
-    for d in &batch {
-        claim.arg(&d.entry_id);
-    }
-    let _: redis::Value = claim
-        .arg("RETRYCOUNT")
-        .arg(10)
-        .query_async(&mut c)
-        .await
-        .expect("XCLAIM");
+    past_the_delivery_limit(&core, &core.keys.voucher(v).orders, &batch).await;
     let report = heir_drains(&core).await;
     assert_eq!(report.written, 4, "settled as written: {report:?}");
     assert_eq!(
@@ -271,22 +280,7 @@ async fn an_order_refused_sold_out_whose_settling_kept_failing_gives_back_no_uni
     store::orders::write_batch(&core.db, &orders, core.config.payments.pay_within)
         .await
         .expect("commit");
-    let mut claim = redis::cmd("XCLAIM");
-    claim
-        .arg(&k.orders)
-        .arg(seckill::testing::keys::ORDER_GROUP)
-        .arg("doomed")
-        .arg(0);
-    for d in &batch {
-        claim.arg(&d.entry_id);
-    }
-    let mut c = core.redis.clone();
-    let _: redis::Value = claim
-        .arg("RETRYCOUNT")
-        .arg(10)
-        .query_async(&mut c)
-        .await
-        .expect("XCLAIM");
+    past_the_delivery_limit(&core, &k.orders, &batch).await;
     let report = heir_drains(&core).await;
     assert_eq!(report.dead_lettered, 1, "{report:?}");
     // Settled as PostgreSQL decided it: the buyer released, no unit back, no dead letter.
@@ -311,20 +305,7 @@ async fn giving_up_on_an_order_waits_for_a_worker_still_writing_it(db: PgPool) {
     // A worker read it, and its deliveries went past the limit (its settling kept failing).
     let mut doomed = Worker::new(core.clone(), "doomed").await.expect("worker");
     let batch = doomed.read_new(None).await.expect("read");
-    let mut claim = redis::cmd("XCLAIM");
-    claim
-        .arg(&k.orders)
-        .arg(seckill::testing::keys::ORDER_GROUP)
-        .arg("doomed")
-        .arg(0)
-        .arg(&batch[0].entry_id);
-    let mut c = core.redis.clone();
-    let _: redis::Value = claim
-        .arg("RETRYCOUNT")
-        .arg(10)
-        .query_async(&mut c)
-        .await
-        .expect("XCLAIM");
+    past_the_delivery_limit(&core, &k.orders, &batch[..1]).await;
     // Another consumer is writing it right now, under the voucher's row lock, not committed.
     let mut writer = core.db.begin().await.expect("begin");
     sqlx::query("SELECT 1 FROM vouchers WHERE id = $1 FOR UPDATE")

@@ -339,19 +339,7 @@ async fn a_reminder_whose_sale_opened_before_it_could_go_is_not_sent(db: PgPool)
         remind(&app, &shopper, v, "en").await.status(),
         StatusCode::CREATED
     );
-    let mut state = String::new();
-    for _ in 0..300 {
-        state = sqlx::query_scalar("SELECT state FROM reminders WHERE voucher_id = $1")
-            .bind(v)
-            .fetch_one(&db)
-            .await
-            .expect("state");
-        if state != "waiting" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(state, "late");
+    assert_eq!(settled_state(&db, v).await, "late");
     assert!(
         relay.taken.lock().expect("lock").is_empty(),
         "nothing sent after the start"
@@ -392,11 +380,21 @@ async fn a_draw_ended_before_its_entries_opened_sends_no_reminder(db: PgPool) {
     )
     .await;
     // …and the reminder asked for before is settled without a text.
+    assert_eq!(settled_state(&db, v).await, "late");
+    assert!(
+        relay.taken.lock().expect("lock").is_empty(),
+        "no text for a sale that will not open"
+    );
+}
+
+/// The state `v`'s one reminder leaves `waiting` for (30 s at most: the relay's retries wait
+/// 2, 4 and 8 s), or `waiting` if it never does.
+async fn settled_state(db: &PgPool, v: i64) -> String {
     let mut state = String::new();
     for _ in 0..300 {
         state = sqlx::query_scalar("SELECT state FROM reminders WHERE voucher_id = $1")
             .bind(v)
-            .fetch_one(&db)
+            .fetch_one(db)
             .await
             .expect("state");
         if state != "waiting" {
@@ -404,11 +402,7 @@ async fn a_draw_ended_before_its_entries_opened_sends_no_reminder(db: PgPool) {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert_eq!(state, "late");
-    assert!(
-        relay.taken.lock().expect("lock").is_empty(),
-        "no text for a sale that will not open"
-    );
+    state
 }
 
 async fn home_page(app: &TestApp) -> String {
