@@ -327,7 +327,7 @@ admin {
     payments_filter_attention, payments_filter_paid, payments_filter_refunded,
     // The books out and the admins' actions (issue #55).
     books_heading, books_from, books_to, books_orders, books_payments, books_hint, actions_title,
-    actions_link, actions_loading, actions_empty, actions_done, actions_refused, actions_col_when,
+    actions_link, actions_loading, actions_empty, actions_done, actions_refused, actions_failed, actions_col_when,
     actions_col_admin, actions_col_action, actions_col_target, actions_col_outcome, actions_older,
     actions_newest, act_create_voucher, act_end_sale, act_add_stock, act_edit_voucher, act_refund_order,
     act_export_orders, act_export_payments, payment_open, payment_paid, payment_flagged,

@@ -139,6 +139,7 @@ pub const EN_ADMIN: AdminCatalogue = AdminCatalogue {
     actions_col_outcome: "Outcome",
     actions_done: "Done",
     actions_refused: "Refused: {0}",
+    actions_failed: "Not finished: the shop could not complete it (the server's log says why)",
     actions_older: "Older",
     actions_newest: "Newest",
     act_create_voucher: "Created a sale",

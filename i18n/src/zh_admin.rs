@@ -140,6 +140,7 @@ pub const ZH_ADMIN: AdminCatalogue = AdminCatalogue {
     actions_col_outcome: "结果",
     actions_done: "已完成",
     actions_refused: "被拒绝：{0}",
+    actions_failed: "未完成：系统未能完成此操作（原因见服务器日志）",
     actions_older: "更早的记录",
     actions_newest: "最新记录",
     act_create_voucher: "创建活动",

@@ -12,11 +12,32 @@ use crate::{
     Core,
 };
 
-/// An admin's action on `target` and how it ended (`done`, or the refusal's words): a line in
-/// the log and a row of `admin_actions`, which the admins' page reads. A row that cannot be
-/// written (PostgreSQL out of reach, which the action itself mostly needed too) is said at WARN
-/// beside the line; the action stands.
-pub async fn admin_action<T, E: Display>(
+/// Whether an admin's action that did not happen was refused or failed: a refusal is the
+/// admin's or the sale's reason (a sale that has ended, a field out of range), named by the
+/// error code the API answers, which the admins' page says in its reader's language; a failure
+/// is the shop's (a store out of reach, another instance holding the sale), said as such.
+pub trait ActionError: Display {
+    /// The refusal's API error code; `None` for a failure.
+    fn refusal_code(&self) -> Option<&'static str>;
+}
+
+impl<E: ActionError> ActionError for &E {
+    fn refusal_code(&self) -> Option<&'static str> {
+        (*self).refusal_code()
+    }
+}
+
+impl ActionError for Backend {
+    fn refusal_code(&self) -> Option<&'static str> {
+        None
+    }
+}
+
+/// An admin's action on `target` and how it ended (done, refused or failed): a line in the log
+/// and a row of `admin_actions`, which the admins' page reads. A row that cannot be written
+/// (PostgreSQL out of reach, which the action itself mostly needed too) is said at WARN beside
+/// the line; the action stands.
+pub async fn admin_action<T, E: ActionError>(
     core: &Core,
     actor: UserId,
     action: &'static str,
@@ -24,18 +45,24 @@ pub async fn admin_action<T, E: Display>(
     outcome: &Result<T, E>,
 ) {
     let target = target.to_string();
-    let refusal = match outcome {
-        Ok(_) => {
+    let words = outcome.as_ref().err().map(ToString::to_string);
+    let recorded = match (outcome, &words) {
+        (Err(e), Some(words)) => match e.refusal_code() {
+            Some(code) => {
+                tracing::info!(target: "audit", %actor, action, %target, refusal = %words, code, "refused");
+                store::audit::Recorded::Refused(code, words)
+            }
+            None => {
+                tracing::info!(target: "audit", %actor, action, %target, error = %words, "failed");
+                store::audit::Recorded::Failed(words)
+            }
+        },
+        _ => {
             tracing::info!(target: "audit", %actor, action, %target, "done");
-            None
-        }
-        Err(e) => {
-            tracing::info!(target: "audit", %actor, action, %target, refusal = %e, "refused");
-            Some(e.to_string())
+            store::audit::Recorded::Done
         }
     };
-    if let Err(e) = store::audit::record(&core.db, actor, action, &target, refusal.as_deref()).await
-    {
+    if let Err(e) = store::audit::record(&core.db, actor, action, &target, recorded).await {
         tracing::warn!(%actor, action, %target, error = %e, "an admin's action not recorded in admin_actions");
     }
 }

@@ -62,6 +62,24 @@ pub enum SaleAdminError {
 
 backend_error!(SaleAdminError);
 
+impl crate::auth::audit::ActionError for SaleAdminError {
+    fn refusal_code(&self) -> Option<&'static str> {
+        match self {
+            Self::NotFound => Some("not_found"),
+            Self::Ended | Self::NotEditable(crate::domain::EditRefusal::Ended) => Some("ended"),
+            Self::NotEditable(_) => Some("sale_started"),
+            Self::DrawCommitted => Some("draw_committed"),
+            Self::Invalid(_) => Some("invalid"),
+            Self::Beacon(_)
+            | Self::Busy(_)
+            | Self::Fenced(_)
+            | Self::Lock(_)
+            | Self::Backend(_)
+            | Self::Restock(_) => None,
+        }
+    }
+}
+
 impl Unavailable for SaleAdminError {
     fn is_unavailable(&self) -> bool {
         match self {

@@ -30,6 +30,15 @@ pub enum CreateVoucherError {
 
 backend_error!(CreateVoucherError);
 
+impl crate::auth::audit::ActionError for CreateVoucherError {
+    fn refusal_code(&self) -> Option<&'static str> {
+        match self {
+            Self::Invalid(_) => Some("invalid"),
+            Self::Backend(_) | Self::Preload(..) | Self::Beacon(_) => None,
+        }
+    }
+}
+
 impl Unavailable for CreateVoucherError {
     fn is_unavailable(&self) -> bool {
         match self {

@@ -59,6 +59,16 @@ pub enum AdminRefundError {
 
 backend_error!(AdminRefundError);
 
+impl crate::auth::audit::ActionError for AdminRefundError {
+    fn refusal_code(&self) -> Option<&'static str> {
+        match self {
+            Self::NotFound => Some("not_found"),
+            Self::NotPaid => Some("not_paid"),
+            Self::Backend(_) => None,
+        }
+    }
+}
+
 impl Unavailable for AdminRefundError {
     fn is_unavailable(&self) -> bool {
         match self {

@@ -19,9 +19,13 @@ pub struct ActionView {
     pub action: String,
     /// What it was done to: a voucher's or an order's ID, a period, a refused draft's title.
     pub target: String,
-    /// `done` or `refused`.
+    /// `done`; `refused` (the admin's or the sale's reason, `code`); `failed` (the shop could
+    /// not finish it: a store out of reach, another instance holding the sale).
     pub outcome: String,
-    /// Why it was refused.
+    /// A refusal's error code, as the API's `error` (`null` when done or failed, and for
+    /// refusals recorded before codes were).
+    pub code: Option<String>,
+    /// Why it was refused or failed, in English, as the server's log says it.
     pub refusal: Option<String>,
 }
 

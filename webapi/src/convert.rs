@@ -185,12 +185,8 @@ pub fn actions(page: seckill::auth::audit::ActionsPage) -> crate::actions::Actio
                     .map_or_else(|_| "?".to_owned(), |p| p.masked()),
                 action: a.action,
                 target: a.target,
-                outcome: if a.refusal.is_some() {
-                    "refused"
-                } else {
-                    "done"
-                }
-                .to_owned(),
+                outcome: a.outcome,
+                code: a.code,
                 refusal: a.refusal,
             })
             .collect(),

@@ -84,6 +84,21 @@ impl std::fmt::Display for AppError {
 impl std::error::Error for AppError {}
 
 impl AppError {
+    /// The refusal an admin's action recorded by its code (`admin_actions.code`), said again in
+    /// the reader's language; `None` for a code no admin's action is refused with.
+    pub fn of_recorded_refusal(code: &str) -> Option<Self> {
+        [
+            Self::NotFound,
+            Self::Ended,
+            Self::SaleStarted,
+            Self::DrawCommitted,
+            Self::NotPaid,
+            Self::Invalid(FieldErrors::default()),
+        ]
+        .into_iter()
+        .find(|e| e.code() == code)
+    }
+
     /// The stable machine code (REST `error` field).
     pub fn code(&self) -> &'static str {
         match self {

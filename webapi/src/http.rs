@@ -306,3 +306,52 @@ mod cookie_tests {
         assert!(has_session_cookie(&with_cookie("__Host-seckill_session=x")));
     }
 }
+
+#[cfg(test)]
+mod recorded_refusal_tests {
+    use seckill::{
+        auth::audit::ActionError, catalog::CreateVoucherError, domain::EditRefusal,
+        orders::refund_order::AdminRefundError,
+    };
+
+    use super::*;
+
+    /// The code an admin's refusal is recorded with is the code the API answers with, and the
+    /// admins' page can say it again.
+    fn recorded_as_answered<E: ActionError>(e: E, answered: AppError) {
+        let code = e.refusal_code().expect("a refusal");
+        assert_eq!(code, answered.code(), "{e}");
+        assert_eq!(
+            AppError::of_recorded_refusal(code).map(|r| r.code()),
+            Some(code)
+        );
+    }
+
+    #[test]
+    fn every_refusal_an_admin_meets_is_recorded_by_the_code_the_api_answers() {
+        let sale = |e: SaleAdminError| AppError::from(e);
+        for e in [
+            || SaleAdminError::NotFound,
+            || SaleAdminError::Ended,
+            || SaleAdminError::DrawCommitted,
+            || SaleAdminError::Invalid(domain::FieldErrors::default()),
+            || SaleAdminError::NotEditable(EditRefusal::Started),
+            || SaleAdminError::NotEditable(EditRefusal::EntriesOpen),
+            || SaleAdminError::NotEditable(EditRefusal::Ended),
+        ] {
+            recorded_as_answered(e(), sale(e()));
+        }
+        recorded_as_answered(
+            CreateVoucherError::Invalid(domain::FieldErrors::default()),
+            AppError::from(CreateVoucherError::Invalid(domain::FieldErrors::default())),
+        );
+        for e in [|| AdminRefundError::NotFound, || AdminRefundError::NotPaid] {
+            recorded_as_answered(e(), AppError::from(e()));
+        }
+        // A store out of reach is a failure, not a refusal.
+        assert_eq!(
+            SaleAdminError::Busy(seckill::domain::VoucherId::from_db(1)).refusal_code(),
+            None
+        );
+    }
+}

@@ -93,9 +93,19 @@ fn Listing(view: ActionsView, newest: bool) -> impl IntoView {
 #[component]
 fn Row(a: ActionView) -> impl IntoView {
     let t = crate::words::t();
-    let outcome = match &a.refusal {
-        None => t.actions_done().to_owned(),
-        Some(why) => crate::words::fill(t.actions_refused(), &[why]),
+    // A refusal in the reader's language by its code; a row from before codes were recorded
+    // keeps its words.
+    let refusal = a
+        .code
+        .as_deref()
+        .and_then(webapi::error::AppError::of_recorded_refusal)
+        .map(|e| e.message(crate::words::lang()))
+        .or_else(|| a.refusal.clone())
+        .unwrap_or_default();
+    let outcome = match a.outcome.as_str() {
+        "refused" => crate::words::fill(t.actions_refused(), &[&refusal]),
+        "failed" => t.actions_failed().to_owned(),
+        _ => t.actions_done().to_owned(),
     };
     view! {
         <tr data-testid="action-row" data-action=a.action.clone() data-outcome=a.outcome.clone()>

@@ -348,6 +348,7 @@ async fn the_admins_actions_are_read_from_their_table_newest_first_a_page_at_a_t
     assert_eq!(second["next"], Value::Null);
     let refused = &second["actions"][0];
     assert_eq!(refused["target"], format!("{v} +3"));
+    assert_eq!(refused["code"], "ended");
     assert_eq!(refused["refusal"], "the sale has ended");
     assert_eq!(refused["actor_phone"], "+*********0000");
     assert_eq!(
@@ -371,7 +372,7 @@ async fn the_admins_actions_are_read_from_their_table_newest_first_a_page_at_a_t
         "{html}"
     );
     assert!(
-        html.contains("结束活动") && html.contains("被拒绝：the sale has ended"),
+        html.contains("结束活动") && html.contains("被拒绝：抢购已结束。"),
         "{html}"
     );
 
@@ -389,4 +390,50 @@ async fn the_admins_actions_are_read_from_their_table_newest_first_a_page_at_a_t
         .await
         .expect("actions");
     expect_error(r, StatusCode::BAD_REQUEST, "invalid").await;
+}
+
+#[sqlx::test]
+async fn an_action_the_shop_could_not_finish_is_recorded_as_failed_not_refused(db: PgPool) {
+    let (app, _fake) = shop(db, &[]).await;
+    let admin = app.sign_in("13800000000").await;
+    let v = app.create(&admin, -5, 3600, 5).await;
+    // Another instance holds the sale's lock for as long as the change waits (10 s).
+    let held = app
+        .core
+        .locks
+        .try_acquire(&format!("preload:{v}"), std::time::Duration::from_secs(5))
+        .await
+        .expect("lock")
+        .expect("free");
+    let add = admin
+        .post(format!("{}/api/admin/vouchers/{v}/stock", app.base))
+        .json(&json!({"add": 3}))
+        .send()
+        .await
+        .expect("add");
+    expect_error(add, StatusCode::SERVICE_UNAVAILABLE, "unavailable").await;
+    held.finish("the test's hold").await;
+
+    let actions = get_json(&admin, &format!("{}/api/admin/actions", app.base)).await;
+    let failed = &actions["actions"][0];
+    assert_eq!(failed["action"], "add stock", "{actions}");
+    assert_eq!(failed["outcome"], "failed");
+    assert_eq!(failed["code"], Value::Null);
+    // The page says it was not finished, in the reader's language, and not why in English.
+    for (lang, words) in [("en", "Not finished"), ("zh-CN", "未完成")] {
+        let html = admin
+            .get(format!("{}/admin/actions", app.base))
+            .header(reqwest::header::ACCEPT_LANGUAGE, lang)
+            .send()
+            .await
+            .expect("page")
+            .text()
+            .await
+            .expect("html");
+        assert!(html.contains(words), "{lang}: {html}");
+        assert!(
+            !html.contains("Refused") && !html.contains("被拒绝"),
+            "{lang}: {html}"
+        );
+    }
 }
