@@ -33,6 +33,15 @@
 -- snapshot is neither queued nor in the snapshot: its settling finds the sale rebuilt since its
 -- admission (`built`) and has the sale reconciled again (settle.lua). Returns {1, stock}.
 local mode = ARGV[5]
+-- PostgreSQL's opening: a draw's entries opening, or none for first come (an edit to a draw
+-- that Redis took and PostgreSQL did not commit is undone here, decision 51).
+local function set_entries(entries_ms)
+  if entries_ms ~= '' then
+    redis.call('HSET', KEYS[1], 'entries_ms', entries_ms)
+  else
+    redis.call('HDEL', KEYS[1], 'entries_ms')
+  end
+end
 local current = redis.call('GET', KEYS[2])
 if current then
   if not reconciled(KEYS[1]) then
@@ -40,7 +49,7 @@ if current then
   else
     if mode == 'load' or mode == 'refresh' then
       redis.call('HSET', KEYS[1], 'begins_ms', ARGV[1], 'ends_ms', ARGV[2], 'initial', ARGV[3])
-      if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'entries_ms', ARGV[6]) end
+      set_entries(ARGV[6])
     end
     return {0, tonumber(current)}
   end
@@ -53,7 +62,7 @@ end
 local t = redis.call('TIME')
 redis.call('HSET', KEYS[1], 'begins_ms', ARGV[1], 'ends_ms', ARGV[2], 'initial', ARGV[3],
   'master', master_id(), 'built', string.sub(master_id(), 1, 8) .. '.' .. t[1] .. '.' .. t[2])
-if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'entries_ms', ARGV[6]) end
+set_entries(ARGV[6])
 if ARGV[7] ~= '' then
   local cursor = math.max(tonumber(redis.call('HGET', KEYS[1], 'draw_cursor') or 0),
     tonumber(ARGV[7]))

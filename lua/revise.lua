@@ -12,7 +12,7 @@
 -- nothing is written and the edit is refused, whatever PostgreSQL's clock said.
 -- A revised sale is left unchecked (its `master` removed, master.lua): nothing admits, settles or
 -- moves on it until it is reconciled from PostgreSQL, which the edit does once its transaction
--- committed. An edit killed before its commit leaves Redis ahead of PostgreSQL, and the first
+-- ended (committed or rolled back). An edit killed before its commit leaves Redis ahead of PostgreSQL, and the first
 -- buy, move or preload after it puts the sale back as PostgreSQL has it.
 -- Returns {0} revised   {1} no stock in Redis (not loaded or retired): nothing done; a preload
 --         reads PostgreSQL   {2} not reconciled under this master: nothing done; the

@@ -15,14 +15,25 @@
 -- rebuilt (its `built` is not the sale's) and written after the rebuild read PostgreSQL: that
 -- rebuild counted neither its unit nor its buyer. Which of the two cannot be told here, so the
 -- sale is marked unchecked (its `master` removed) and the app reconciles it from PostgreSQL, which
--- holds the order now (preload.lua); until then nothing admits on it.
+-- holds the order now (preload.lua); until then nothing admits on it. With no sale hash at
+-- all (Redis lost the sale, and a restore may be reading PostgreSQL's snapshot right now), a
+-- written order that is not queued is not settled: the caller restores the sale first, from a
+-- PostgreSQL that holds the order, then settles (the new rebuild's name then marks it again).
 --
 -- Returns {0, n}: n orders settled; {1, n}: settled, and the sale was marked to be reconciled;
 -- {2}: nothing done, as the sale (still in Redis) was not reconciled under this master
 -- (master.lua): a reconciliation counts the queued orders against PostgreSQL's and must find
--- every order PostgreSQL does not hold still queued.
+-- every order PostgreSQL does not hold still queued; {3}: nothing done, as the sale is not in
+-- Redis and a written order of the batch is not queued.
 local sale_exists = redis.call('EXISTS', KEYS[6]) == 1
 if sale_exists and not reconciled(KEYS[6]) then return {2} end
+if not sale_exists then
+  for i = 2, #ARGV, 6 do
+    if tonumber(ARGV[i + 3]) == 0 and redis.call('HEXISTS', KEYS[4], ARGV[i + 1]) == 0 then
+      return {3}
+    end
+  end
+end
 local built = sale_exists and (redis.call('HGET', KEYS[6], 'built') or '')
 local stale = false
 local settled = 0

@@ -58,7 +58,7 @@ async fn edit_checked(
     guard.finish("an admin's edit of a sale").await;
     // Committed or not, Redis now takes PostgreSQL's row (nothing to do when `revise.lua` did
     // not write); one that fails here is reconciled by the next buy, move or preload.
-    if let Err(e) = super::stage::reconcile(core, voucher).await {
+    if let Err(e) = super::stage::reconcile_edited(core, voucher).await {
         tracing::warn!(%voucher, error = %e, "the edited sale is reconciled at its next buy");
     }
     super::changed(core, voucher).await;

@@ -19,7 +19,7 @@ pub use self::{
     edit::edit_voucher,
     find::{find, Found},
     stage::{
-        preload, preload_live, put_entries, reconcile, restore_entries, with_sale_staged,
+        check, preload, preload_live, put_entries, reconcile, restore_entries, with_sale_staged,
         PreloadError, Staged,
     },
 };

@@ -76,21 +76,34 @@ pub async fn preload(core: &Core, voucher: &Voucher) -> Result<PreloadOutcome, P
 /// wait for it (their scripts refuse an unchecked sale); one reconciliation at a time per
 /// instance, so the shoppers of one refused batch wait for one rebuild, not one each.
 pub async fn reconcile(core: &Core, voucher: VoucherId) -> Result<(), PreloadError> {
+    if reconcile_unchecked(core, voucher).await? {
+        metrics::counter!("seckill_reconciliations_total").increment(1);
+    }
+    Ok(())
+}
+
+/// [`reconcile`] after an admin's edit, which leaves its sale unchecked (`lua/revise.lua`):
+/// not counted in `seckill_reconciliations_total`, which says how often a Redis master changed.
+pub(super) async fn reconcile_edited(core: &Core, voucher: VoucherId) -> Result<(), PreloadError> {
+    reconcile_unchecked(core, voucher).await.map(|_| ())
+}
+
+/// Reconciles `voucher`'s sale when it is unchecked; whether it was.
+async fn reconcile_unchecked(core: &Core, voucher: VoucherId) -> Result<bool, PreloadError> {
     let _one_at_a_time = core.reconciling.lock().await;
     if check(core, voucher).await? != PreloadOutcome::MasterChanged {
-        return Ok(());
+        return Ok(false);
     }
     let Some(v) = store::vouchers::get(&core.db, voucher).await? else {
-        return Ok(());
+        return Ok(false);
     };
     load(core, &v, PreloadMode::Reconcile).await?;
-    metrics::counter!("seckill_reconciliations_total").increment(1);
-    Ok(())
+    Ok(true)
 }
 
 /// Whether `voucher`'s sale was checked under its current master (`AlreadyLoaded`), was not
 /// (`MasterChanged`) or is absent; writes nothing.
-async fn check(core: &Core, voucher: VoucherId) -> Result<PreloadOutcome, Backend> {
+pub async fn check(core: &Core, voucher: VoucherId) -> Result<PreloadOutcome, Backend> {
     let nothing = PreloadInput {
         begins_ms: 0,
         ends_ms: 0,

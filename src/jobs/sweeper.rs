@@ -5,7 +5,9 @@
 //! One pass:
 //! 1. **Restore**: every voucher whose sale has not ended but whose Redis state is missing
 //!    (Redis restarted without its data, a key was evicted) is preloaded again from PostgreSQL
-//!    (see [`catalog::preload`]: remaining = PostgreSQL stock − orders still queued).
+//!    (see [`catalog::preload`]: remaining = PostgreSQL stock − orders still queued), and every
+//!    one left unchecked (its Redis master changed, or an admin's edit died before reconciling
+//!    it) is reconciled, whether or not anyone buys.
 //! 2. **Retire**: a sale that ended more than `SECKILL_RETIRE_AFTER_MS` ago and has nothing left
 //!    to write has its Redis state deleted and leaves the registry, so the worker stops reading
 //!    its stream (`lua/retire.lua`). Its orders live on in PostgreSQL; dead letters are kept.
@@ -32,7 +34,7 @@ use crate::{
     infra::{
         backend::{backend_error, Backend, Unavailable},
         lock::LockError,
-        scripts::{self, Retirement},
+        scripts::{self, PreloadOutcome, Retirement},
         store,
     },
     orders::{
@@ -182,25 +184,25 @@ async fn sweep(core: &Core, fence: i64) -> Result<SweepReport, SweepError> {
     Ok(report)
 }
 
-/// Live sales whose Redis state is gone, preloaded again.
+/// Live sales whose Redis state is gone, preloaded again, and those left unchecked (a master
+/// changed, an admin's edit whose process died before it reconciled), reconciled: a sale
+/// nobody buys from is set right too.
 async fn restore_lost(core: &Core) -> Result<Vec<VoucherId>, SweepError> {
     let live = store::vouchers::live_since(&core.db, Utc::now()).await?;
     if live.is_empty() {
         return Ok(Vec::new());
     }
     let mut redis = core.redis.clone();
-    // One EXISTS per sale, all in flight at once: their keys live in different slots.
     let registered: std::collections::HashSet<i64> =
         redis.smembers(core.keys.preloaded_vouchers()).await?;
-    let present = futures::future::try_join_all(live.iter().map(|v| {
-        let mut redis = core.redis.clone();
-        let stock = core.keys.voucher(v.id).stock;
-        async move { redis.exists::<_, bool>(stock).await }
-    }))
-    .await?;
+    // One check per sale (a script that writes nothing), all in flight at once: their keys
+    // live in different slots.
+    let states =
+        futures::future::try_join_all(live.iter().map(|v| catalog::check(core, v.id))).await?;
     let mut restored = Vec::new();
-    for (v, stock) in live.iter().zip(present) {
-        if stock && registered.contains(&v.id.get()) {
+    for (v, state) in live.iter().zip(states) {
+        let checked = matches!(state, PreloadOutcome::AlreadyLoaded { .. });
+        if checked && registered.contains(&v.id.get()) {
             continue;
         }
         match catalog::preload(core, v).await {

@@ -613,6 +613,65 @@ async fn a_batch_in_hand_while_redis_lost_the_sale_is_counted_by_the_restore(db:
 }
 
 #[sqlx::test]
+async fn a_batch_written_while_a_restore_reads_its_snapshot_is_counted(db: PgPool) {
+    let core = core(db, &[]).await;
+    let shoppers = users(&core, 10).await;
+    let v = voucher(&core, 10, 60, 3600).await;
+    for u in &shoppers[..4] {
+        sale::buy(&core, *u, v).await.expect("admitted");
+    }
+    let mut slow = Worker::new(core.clone(), "slow").await.expect("worker");
+    let batch = slow.read_new(None).await.expect("read");
+    // Redis loses the sale; a restore reads PostgreSQL's snapshot (none of the four yet)...
+    let k = core.keys.voucher(v);
+    del(&core, &[&k.sale, &k.stock, &k.buyers, &k.queued, &k.orders]).await;
+    let stale = store::vouchers::restore_snapshot(&core.db, v)
+        .await
+        .expect("snapshot");
+    assert!(stale.buyers.is_empty());
+    // ...while the worker writes and settles its batch, before the restore's script runs.
+    assert_eq!(slow.handle(batch).await.expect("handled").written, 4);
+    let stored = store::vouchers::get(&core.db, v)
+        .await
+        .expect("get")
+        .expect("exists");
+    let mut c = core.redis.clone();
+    seckill::testing::scripts::preload(
+        &mut c,
+        &k,
+        seckill::testing::scripts::PreloadMode::Load,
+        &seckill::testing::scripts::PreloadInput {
+            begins_ms: stored.window.begins_at().timestamp_millis(),
+            ends_ms: stored.window.ends_at().timestamp_millis(),
+            total_stock: stale.total_stock,
+            db_stock: stale.db_stock,
+            moves: &stale.moves,
+            buyers: &stale.buyers,
+            cancelled: &stale.cancelled,
+            entries_ms: None,
+            draw: stale.draw,
+        },
+    )
+    .await
+    .expect("the restore's script");
+    // The four are counted all the same.
+    assert!(matches!(
+        sale::buy(&core, shoppers[0], v).await,
+        Err(BuyError::AlreadyBought(_))
+    ));
+    let mut admitted = 0;
+    for u in &shoppers[4..] {
+        if sale::buy(&core, *u, v).await.is_ok() {
+            admitted += 1;
+        }
+    }
+    assert_eq!(admitted, 6);
+    drain(&core).await;
+    assert_eq!(written(&core, v).await, 10);
+    assert_stock_conserved(&core, v, 10).await;
+}
+
+#[sqlx::test]
 async fn an_edit_killed_before_its_commit_is_undone_in_redis_by_the_next_preload(db: PgPool) {
     let core = core(db, &[]).await;
     // Opens in an hour with 10 units.
@@ -621,8 +680,8 @@ async fn an_edit_killed_before_its_commit_is_undone_in_redis_by_the_next_preload
         .await
         .expect("get")
         .expect("exists");
-    // An admin's edit to 30 units, opening in ten minutes, took effect in Redis, and its
-    // process was killed before PostgreSQL committed it.
+    // An admin's edit to 30 units, opening in ten minutes, as a draw whose entries open in
+    // five, took effect in Redis, and its process was killed before PostgreSQL committed it.
     let k = core.keys.voucher(v);
     let mut c = core.redis.clone();
     let soon = (chrono::Utc::now() + chrono::Duration::minutes(10)).timestamp_millis();
@@ -634,7 +693,7 @@ async fn an_edit_killed_before_its_commit_is_undone_in_redis_by_the_next_preload
             ends_ms: stored.window.ends_at().timestamp_millis(),
             offered: 30,
             delta: 20,
-            entries_ms: None,
+            entries_ms: Some(soon - 300_000),
         },
     )
     .await
@@ -656,6 +715,13 @@ async fn an_edit_killed_before_its_commit_is_undone_in_redis_by_the_next_preload
         .await
         .expect("HGET");
     assert_eq!(begins, stored.window.begins_at().timestamp_millis());
+    let entries: Option<i64> = redis::cmd("HGET")
+        .arg(&k.sale)
+        .arg("entries_ms")
+        .query_async(&mut c)
+        .await
+        .expect("HGET");
+    assert_eq!(entries, None, "first come, as PostgreSQL has it");
 }
 
 #[sqlx::test]

@@ -76,6 +76,35 @@ async fn a_live_sale_lost_from_redis_is_restored_by_the_sweep(db: PgPool) {
 }
 
 #[sqlx::test]
+async fn an_unchecked_sale_nobody_buys_from_is_reconciled_by_the_sweep(db: PgPool) {
+    let core = core(db, &[]).await;
+    // Opens in an hour: nobody buys before then.
+    let v = voucher(&core, 5, -3600, 7200).await;
+    let k = core.keys.voucher(v);
+    let mut c = core.redis.clone();
+    // Left unchecked (an admin's edit whose process died before it reconciled), with a stock
+    // PostgreSQL does not hold.
+    let _: () = redis::pipe()
+        .hdel(&k.sale, "master")
+        .set(&k.stock, 50)
+        .query_async(&mut c)
+        .await
+        .expect("unchecked");
+    let report = ran(&core).await;
+    assert_eq!(report.restored, vec![v]);
+    assert_eq!(
+        redis_i64(&core, &k.stock).await,
+        Some(5),
+        "PostgreSQL's stock"
+    );
+    assert_eq!(
+        seckill::catalog::check(&core, v).await.expect("check"),
+        seckill::testing::scripts::PreloadOutcome::AlreadyLoaded { stock: 5 }
+    );
+    assert_eq!(ran(&core).await, sweeper::SweepReport::default());
+}
+
+#[sqlx::test]
 async fn a_finished_sale_is_retired_only_once_drained(db: PgPool) {
     let core = core(db, &[("SECKILL_RETIRE_AFTER_MS", "100")]).await;
     let u = users(&core, 2).await;

@@ -24,6 +24,9 @@ pub enum Settled {
     SaleRebuiltSince(usize),
     /// Nothing: the sale was not reconciled since its Redis master changed.
     SaleUnreconciled,
+    /// Nothing: Redis does not hold the sale, and a written order of the batch is not queued
+    /// (a restore must read PostgreSQL, which holds it, first).
+    SaleNotLoaded,
 }
 
 /// The flags `lua/settle.lua` reads: 1 release buyer, 2 return stock, 4 dead-letter.
@@ -80,6 +83,7 @@ pub async fn settle<C: ConnectionLike + Send>(
         [0, n] => Ok(Settled::Entries(count(n)?)),
         [1, n] => Ok(Settled::SaleRebuiltSince(count(n)?)),
         [2] => Ok(Settled::SaleUnreconciled),
+        [3] => Ok(Settled::SaleNotLoaded),
         _ => Err(Backend::unknown_reply("settle", &reply)),
     }
 }

@@ -103,7 +103,10 @@ impl Worker {
                     v,
                     |s| match s {
                         Settled::SaleUnreconciled => crate::catalog::Staged::Unreconciled,
-                        _ => crate::catalog::Staged::Ready,
+                        Settled::SaleNotLoaded => crate::catalog::Staged::NotLoaded,
+                        Settled::Entries(_) | Settled::SaleRebuiltSince(_) => {
+                            crate::catalog::Staged::Ready
+                        }
                     },
                     || {
                         let (mut redis, keys, of_v) = (redis.clone(), &keys, &of_v);
@@ -113,7 +116,10 @@ impl Worker {
                 .await
                 .map_err(crate::catalog::PreloadError::into_backend)?;
             match settled {
-                Settled::SaleUnreconciled => return Err(Backend::Unreconciled),
+                // Left pending: the next delivery tries again.
+                Settled::SaleUnreconciled | Settled::SaleNotLoaded => {
+                    return Err(Backend::Unreconciled)
+                }
                 // Written while the sale was rebuilt without it: count it now, rather than at
                 // the next buy (an instance that fails here leaves that to the next buy).
                 Settled::SaleRebuiltSince(_) => {
