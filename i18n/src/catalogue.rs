@@ -289,11 +289,15 @@ site {
     err_draw_committed,
     err_sale_started,
     err_sale_open,
+    err_reminder_sending,
     remind_me,
     remind_sign_in,
     remind_waiting,
     remind_set,
     remind_cancel,
+    remind_sending,
+    remind_sent,
+    remind_failed,
     remind_hint,
 }
 admin {

@@ -25,6 +25,9 @@ pub enum ReminderError {
     /// The sale has opened (or ended): there is nothing left to remind of.
     #[error("the sale has opened: there is nothing to remind of")]
     Opened,
+    /// Taking back a reminder a sender is posting right now: it can no longer be stopped.
+    #[error("the text is being sent: it can no longer be taken back")]
+    Sending,
     #[error(transparent)]
     Backend(#[from] Backend),
 }
@@ -35,7 +38,7 @@ impl Unavailable for ReminderError {
     fn is_unavailable(&self) -> bool {
         match self {
             Self::Backend(e) => e.is_unavailable(),
-            Self::NotFound | Self::Opened => false,
+            Self::NotFound | Self::Opened | Self::Sending => false,
         }
     }
 }
@@ -55,11 +58,37 @@ pub fn goes_at(core: &Core, v: &Voucher, now: DateTime<Utc>) -> DateTime<Utc> {
     (opens_at(v) - lead).max(now)
 }
 
-/// A shopper's reminder of a sale: when it goes, and whether this ask made it.
+/// A shopper's reminder of a sale: when it goes, whether this ask made it, and where it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reminder {
     pub goes_at: DateTime<Utc>,
     pub new: bool,
+    pub state: Mine,
+}
+
+/// Where a shopper's reminder of a sale stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mine {
+    /// Goes at this instant (or soon after, when that has passed); may be taken back.
+    Waiting(DateTime<Utc>),
+    /// A sender is posting it now: it can no longer be taken back.
+    Sending,
+    /// The relay took it.
+    Sent,
+    /// It could not be sent (the relay refused it, or every try failed).
+    Failed,
+}
+
+impl Mine {
+    /// The state's name on the wire (`waiting`, `sending`, `sent`, `failed`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Waiting(_) => "waiting",
+            Self::Sending => "sending",
+            Self::Sent => "sent",
+            Self::Failed => "failed",
+        }
+    }
 }
 
 async fn upcoming(
@@ -88,18 +117,32 @@ pub async fn ask(
 ) -> Result<Reminder, ReminderError> {
     let v = upcoming(core, voucher, now).await?;
     let new = store::reminders::ask(&core.db, voucher, user, lang).await?;
-    let mut redis = core.redis.clone();
-    let _: i64 = redis
-        .sadd(core.keys.voucher(voucher).reminders, user.get())
-        .await?;
+    let goes = goes_at(core, &v, now);
+    let state = if new {
+        // The count follows; PostgreSQL holds the ask whatever Redis answers.
+        let mut redis = core.redis.clone();
+        let counted: Result<i64, _> = redis
+            .sadd(core.keys.voucher(voucher).reminders, user.get())
+            .await;
+        if let Err(e) = counted {
+            tracing::warn!(%voucher, error = %e, "a reminder asked for is not in the sale's count");
+        }
+        Mine::Waiting(goes)
+    } else {
+        mine_of(core, &v, user, now)
+            .await?
+            .unwrap_or(Mine::Waiting(goes))
+    };
     Ok(Reminder {
-        goes_at: goes_at(core, &v, now),
+        goes_at: goes,
         new,
+        state,
     })
 }
 
-/// `user` takes back their reminder of `voucher` (none: nothing to do). Refused once the sale
-/// has opened: the reminder has gone or will not.
+/// `user` takes back their reminder of `voucher` (none, or one already sent or failed: nothing
+/// to do). Refused once the sale has opened (the reminder has gone or will not), and while a
+/// sender posts it.
 pub async fn cancel(
     core: &Core,
     user: UserId,
@@ -107,28 +150,52 @@ pub async fn cancel(
     now: DateTime<Utc>,
 ) -> Result<(), ReminderError> {
     upcoming(core, voucher, now).await?;
-    store::reminders::cancel(&core.db, voucher, user).await?;
+    if !store::reminders::cancel(&core.db, voucher, user, now).await? {
+        return match store::reminders::state(&core.db, voucher, user, now).await? {
+            Some((state, true)) if state == "waiting" => Err(ReminderError::Sending),
+            _ => Ok(()),
+        };
+    }
     let mut redis = core.redis.clone();
-    let _: i64 = redis
+    let counted: Result<i64, _> = redis
         .srem(core.keys.voucher(voucher).reminders, user.get())
-        .await?;
+        .await;
+    if let Err(e) = counted {
+        tracing::warn!(%voucher, error = %e, "a reminder taken back is still in the sale's count");
+    }
     Ok(())
 }
 
-/// When `user`'s reminder of `voucher` goes, if they asked and it has not gone.
+/// Where `user`'s reminder of `voucher` stands, if they asked (one that came too late for a
+/// sale that opened first: none).
 pub async fn mine(
     core: &Core,
     user: UserId,
     voucher: VoucherId,
     now: DateTime<Utc>,
-) -> Result<Option<DateTime<Utc>>, Backend> {
-    let Some(state) = store::reminders::state(&core.db, voucher, user).await? else {
-        return Ok(None);
-    };
+) -> Result<Option<Mine>, Backend> {
     let Some(v) = crate::catalog::get(core, voucher).await? else {
         return Ok(None);
     };
-    Ok((state == "waiting").then(|| goes_at(core, &v.voucher, now)))
+    mine_of(core, &v.voucher, user, now).await
+}
+
+async fn mine_of(
+    core: &Core,
+    v: &Voucher,
+    user: UserId,
+    now: DateTime<Utc>,
+) -> Result<Option<Mine>, Backend> {
+    let state = store::reminders::state(&core.db, v.id, user, now).await?;
+    Ok(
+        state.and_then(|(state, held)| match (state.as_str(), held) {
+            ("waiting", true) => Some(Mine::Sending),
+            ("waiting", false) => Some(Mine::Waiting(goes_at(core, v, now))),
+            ("sent", _) => Some(Mine::Sent),
+            ("failed", _) => Some(Mine::Failed),
+            _ => None,
+        }),
+    )
 }
 
 /// How many shoppers wait for `voucher`'s reminder (Redis alone).

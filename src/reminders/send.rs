@@ -41,7 +41,7 @@ pub struct ReminderMessage<'a> {
 /// Claims one batch of due reminders and sends them; how many were claimed.
 pub async fn send_due(core: &Core, now: DateTime<Utc>) -> Result<usize, Backend> {
     let settings = &core.config.reminders;
-    let batch = i64::from(settings.rate).max(1);
+    let batch = batch_size(core);
     let due = store::reminders::claim(&core.db, now, settings.lead, settings.lease, batch).await?;
     let claimed = due.len();
     // Several in flight: one instance alone keeps the shop's pace while another restarts.
@@ -51,7 +51,7 @@ pub async fn send_due(core: &Core, now: DateTime<Utc>) -> Result<usize, Backend>
             async move {
                 let outcome = send_one(&core, &d).await;
                 log(&d, &outcome);
-                store::reminders::record(&core.db, &d.id, &outcome).await?;
+                store::reminders::record(&core.db, &d, &outcome).await?;
                 Ok(())
             }
         })
@@ -65,6 +65,20 @@ pub async fn send_due(core: &Core, now: DateTime<Utc>) -> Result<usize, Backend>
 /// Reminders one instance sends at once.
 const IN_FLIGHT: usize = 16;
 
+/// How many reminders one claim takes: a second of the shop's pace, and no more than its
+/// senders can post within the claim when every post waits for the relay's timeout (past
+/// the claim another instance may take them, and the shopper would be texted twice).
+fn batch_size(core: &Core) -> i64 {
+    let settings = &core.config.reminders;
+    let per_slot = core.config.auth.webhook.as_ref().map_or(u128::MAX, |w| {
+        settings.lease.as_millis() / w.timeout.as_millis().max(1)
+    });
+    let within_lease = i64::try_from(per_slot.saturating_mul(IN_FLIGHT as u128) / 2)
+        .unwrap_or(i64::MAX)
+        .max(1);
+    i64::from(settings.rate).clamp(1, within_lease)
+}
+
 /// What became of one reminder, said in the log (and counted when sent).
 fn log(d: &Due, outcome: &Outcome) {
     match outcome {
@@ -75,7 +89,7 @@ fn log(d: &Due, outcome: &Outcome) {
         Outcome::Failed(why) => {
             tracing::warn!(id = %d.id, voucher = d.voucher_id, error = %why, "a reminder failed for good")
         }
-        Outcome::Retry(at, why) => {
+        Outcome::Retry(at, why) | Outcome::NotTried(at, why) => {
             tracing::info!(id = %d.id, voucher = d.voucher_id, error = %why, retry_at = %at, "a reminder will be tried again")
         }
     }
@@ -89,8 +103,17 @@ async fn send_one(core: &Core, d: &Due) -> Outcome {
     let Some(webhook) = &core.config.auth.webhook else {
         return Outcome::Failed("no SMS relay is configured (SECKILL_SMS_WEBHOOK_URL)".into());
     };
+    // Counting the pace needs Redis: out of reach, nothing was tried.
     if let Err(e) = paced(core).await {
-        return retry(d, settings.tries, format!("pacing: {e}"));
+        return Outcome::NotTried(
+            Utc::now() + chrono::Duration::seconds(1),
+            format!("pacing: {e}"),
+        );
+    }
+    // Posted only if the relay's answer comes within this sender's claim.
+    let answer_by = Utc::now() + chrono::Duration::from_std(webhook.timeout).unwrap_or_default();
+    if answer_by >= d.claimed_until {
+        return Outcome::NotTried(Utc::now(), "its claim ran out before its turn".into());
     }
     let origin = core.config.payments.return_origin.as_deref().unwrap_or("");
     let body = ReminderMessage {

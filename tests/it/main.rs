@@ -20,6 +20,7 @@ mod lock;
 mod memo;
 mod order_ids;
 mod phones;
+mod reminders;
 mod sale_flow;
 mod sessions;
 mod sweeper;

@@ -61,11 +61,15 @@ pub struct Created {
     pub id: i64,
 }
 
-/// `POST /api/vouchers/{id}/reminder`: when the shopper's text goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// `POST /api/vouchers/{id}/reminder`: when the shopper's text goes, and where it stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ReminderAnswer {
+    /// When the text goes (an ask made after that moment: at once).
     pub goes_at: chrono::DateTime<chrono::Utc>,
+    /// `waiting` (it may still be taken back), `sending` (being posted now), `sent` (the relay
+    /// took it) or `failed` (it could not be sent: asking again does not send it).
+    pub state: String,
 }
 
 /// `POST /api/vouchers/{id}/orders`: `202`, the order taken, or the one the shopper already

@@ -40,6 +40,8 @@ pub enum AppError {
     SaleStarted,
     /// A reminder asked for or taken back once the sale has opened.
     SaleOpen,
+    /// A reminder taken back while it is being sent.
+    ReminderSending,
     /// A sign-in code was sent moments ago: another may be asked for in this many seconds.
     CodeResendWait(u64),
     /// Too many sign-in attempts or code requests (from this address, or wrong codes for this
@@ -87,16 +89,10 @@ impl AppError {
     /// The refusal an admin's action recorded by its code (`admin_actions.code`), said again in
     /// the reader's language; `None` for a code no admin's action is refused with.
     pub fn of_recorded_refusal(code: &str) -> Option<Self> {
-        [
-            Self::NotFound,
-            Self::Ended,
-            Self::SaleStarted,
-            Self::DrawCommitted,
-            Self::NotPaid,
-            Self::Invalid(FieldErrors::default()),
-        ]
-        .into_iter()
-        .find(|e| e.code() == code)
+        match Self::from_wire(code, "", FieldErrors::default()) {
+            Self::Transport(_) => None,
+            refusal => Some(refusal),
+        }
     }
 
     /// The stable machine code (REST `error` field).
@@ -116,6 +112,7 @@ impl AppError {
             Self::DrawCommitted => "draw_committed",
             Self::SaleStarted => "sale_started",
             Self::SaleOpen => "sale_open",
+            Self::ReminderSending => "reminder_sending",
             Self::Ended => "ended",
             Self::RateLimited
             | Self::CodeResendWait(_)
@@ -166,6 +163,7 @@ impl AppError {
             Self::DrawCommitted => t.err_draw_committed().to_owned(),
             Self::SaleStarted => t.err_sale_started().to_owned(),
             Self::SaleOpen => t.err_sale_open().to_owned(),
+            Self::ReminderSending => t.err_reminder_sending().to_owned(),
             Self::CodeResendWait(secs) => fill(t.err_code_resend_wait(), secs),
             Self::TryAgainIn(secs) => fill(t.err_try_again_in(), secs),
             Self::TooManyStreams => t.err_too_many_streams().to_owned(),
@@ -209,6 +207,7 @@ impl AppError {
             | Self::DrawCommitted
             | Self::SaleStarted
             | Self::SaleOpen
+            | Self::ReminderSending
             | Self::OrderQueued
             | Self::OrderFailed
             | Self::OrderCancelled
@@ -282,6 +281,7 @@ impl AppError {
             "draw_committed" => Self::DrawCommitted,
             "sale_started" => Self::SaleStarted,
             "sale_open" => Self::SaleOpen,
+            "reminder_sending" => Self::ReminderSending,
             "order_queued" => Self::OrderQueued,
             "order_failed" => Self::OrderFailed,
             "order_cancelled" => Self::OrderCancelled,

@@ -258,6 +258,7 @@ impl From<seckill::reminders::ReminderError> for AppError {
         match e {
             E::NotFound => Self::NotFound,
             E::Opened => Self::SaleOpen,
+            E::Sending => Self::ReminderSending,
             e @ E::Backend(_) => fault(e),
         }
     }

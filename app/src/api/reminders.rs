@@ -10,8 +10,33 @@ use crate::error::AppError;
 pub struct RemindersView {
     /// Shoppers waiting for the text.
     pub waiting: i64,
-    /// When this shopper's text goes, if they asked.
-    pub mine: Option<chrono::DateTime<chrono::Utc>>,
+    /// This shopper's reminder, if they asked.
+    pub mine: Option<MyReminder>,
+}
+
+/// Where this shopper's reminder stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum MyReminder {
+    /// Goes at this instant; may be taken back.
+    Waiting(chrono::DateTime<chrono::Utc>),
+    /// Being sent now.
+    Sending,
+    Sent,
+    /// It could not be sent.
+    Failed,
+}
+
+#[cfg(feature = "ssr")]
+impl From<seckill::reminders::Mine> for MyReminder {
+    fn from(m: seckill::reminders::Mine) -> Self {
+        use seckill::reminders::Mine;
+        match m {
+            Mine::Waiting(at) => Self::Waiting(at),
+            Mine::Sending => Self::Sending,
+            Mine::Sent => Self::Sent,
+            Mine::Failed => Self::Failed,
+        }
+    }
 }
 
 /// The reminders of `voucher_id` while it has not opened (`None` once it has, or for a voucher
@@ -28,7 +53,9 @@ pub async fn reminder_facts(voucher_id: i64) -> Result<Option<RemindersView>, Ap
         return Ok(None);
     }
     let mine = match crate::ssr::signed_in(&core).await {
-        Ok(p) => seckill::reminders::mine(&core, p.user, id, now).await?,
+        Ok(p) => seckill::reminders::mine(&core, p.user, id, now)
+            .await?
+            .map(MyReminder::from),
         Err(_) => None,
     };
     Ok(Some(RemindersView {

@@ -15,12 +15,12 @@ use super::{
     extract::{ApiPath, Shopper},
 };
 
-/// `201 {"goes_at"}` (again: `200`): the shopper is texted `SECKILL_REMINDER_LEAD_MS` before the
+/// `201 {"goes_at","state"}` (again: `200`, with where it stands): the shopper is texted `SECKILL_REMINDER_LEAD_MS` before the
 /// sale opens (a draw: its entries), in the language of this request.
 #[utoipa::path(post, path = "/vouchers/{id}/reminder", operation_id = "ask_reminder", tag = "vouchers", security(("session" = [])), params(("id" = i64, Path, description = "The voucher's ID")),
     responses(
         (status = 201, description = "Asked: when the text goes.", body = ReminderAnswer),
-        (status = 200, description = "Asked before: when the text goes.", body = ReminderAnswer),
+        (status = 200, description = "Asked before: when the text goes and where it stands (`sent` or `failed`: asking again sends nothing).", body = ReminderAnswer),
         (status = 401, description = "`unauthenticated`.", body = crate::rest::error::ErrorBody),
         (status = 409, description = "`sale_open`: the sale has opened (or ended): nothing to remind of.", body = crate::rest::error::ErrorBody),
     ))]
@@ -37,15 +37,22 @@ pub async fn ask(
     } else {
         StatusCode::OK
     };
-    Ok((status, Json(ReminderAnswer { goes_at: r.goes_at })).into_response())
+    Ok((
+        status,
+        Json(ReminderAnswer {
+            goes_at: r.goes_at,
+            state: r.state.as_str().to_owned(),
+        }),
+    )
+        .into_response())
 }
 
 /// `204`: the shopper's reminder is taken back (none: the same).
 #[utoipa::path(delete, path = "/vouchers/{id}/reminder", operation_id = "cancel_reminder", tag = "vouchers", security(("session" = [])), params(("id" = i64, Path, description = "The voucher's ID")),
     responses(
-        (status = 204, description = "No reminder waits for this shopper on this sale."),
+        (status = 204, description = "No reminder waits for this shopper on this sale (none was asked, it was taken back, or it was sent or failed)."),
         (status = 401, description = "`unauthenticated`.", body = crate::rest::error::ErrorBody),
-        (status = 409, description = "`sale_open`: the sale has opened (or ended): the reminder has gone or will not.", body = crate::rest::error::ErrorBody),
+        (status = 409, description = "`sale_open`: the sale has opened (or ended): the reminder has gone or will not. `reminder_sending`: the text is being sent right now and can no longer be taken back.", body = crate::rest::error::ErrorBody),
     ))]
 pub async fn cancel(
     State(core): State<Core>,

@@ -405,6 +405,88 @@ async fn settled_state(db: &PgPool, v: i64) -> String {
     state
 }
 
+#[sqlx::test]
+async fn a_reminder_being_sent_cannot_be_taken_back_and_the_page_says_where_it_stands(db: PgPool) {
+    let (url, relay) = relay(0).await;
+    let app = shop(db.clone(), &url).await;
+    let admin = app.sign_in("13800000000").await;
+    let shopper = app.sign_in("13900005100").await;
+    let page = |v: i64, lang: &'static str| {
+        let (shopper, base) = (shopper.clone(), app.base.clone());
+        async move {
+            shopper
+                .get(format!("{base}/vouchers/{v}"))
+                .header("accept-language", lang)
+                .send()
+                .await
+                .expect("page")
+                .text()
+                .await
+                .expect("html")
+        }
+    };
+    let take_back = |v: i64| {
+        let (shopper, base) = (shopper.clone(), app.base.clone());
+        async move {
+            shopper
+                .delete(format!("{base}/api/vouchers/{v}/reminder"))
+                .send()
+                .await
+                .expect("send")
+        }
+    };
+    // An hour away, asked for; then a sender holds it (its claim, as the sender writes it).
+    let later = app.create(&admin, 3_600, 3_600, 10).await;
+    assert_eq!(
+        remind(&app, &shopper, later, "en").await.status(),
+        StatusCode::CREATED
+    );
+    sqlx::query(
+        "UPDATE reminders SET claimed_until = now() + interval '1 minute' WHERE voucher_id = $1",
+    )
+    .bind(later)
+    .execute(&db)
+    .await
+    .expect("claim");
+    expect_error(
+        take_back(later).await,
+        StatusCode::CONFLICT,
+        "reminder_sending",
+    )
+    .await;
+    let again = remind(&app, &shopper, later, "en").await;
+    assert_eq!(again.status(), StatusCode::OK);
+    assert_eq!(
+        again.json::<Value>().await.expect("json")["state"],
+        "sending"
+    );
+    let html = page(later, "en").await;
+    assert!(
+        html.contains("data-state=\"sending\"") && !html.contains("remind-cancel"),
+        "{html}"
+    );
+    assert_eq!(settled_state(&db, later).await, "waiting", "still there");
+
+    // Within the lead: the text goes at once, and the page says it went.
+    let soon = app.create(&admin, 200, 3_600, 10).await;
+    assert_eq!(
+        remind(&app, &shopper, soon, "zh-CN").await.status(),
+        StatusCode::CREATED
+    );
+    assert_eq!(taken(&relay, 1).await.len(), 1);
+    assert_eq!(settled_state(&db, soon).await, "sent");
+    let html = page(soon, "zh-CN").await;
+    assert!(
+        html.contains("data-state=\"sent\"") && html.contains("已发送提醒短信"),
+        "{html}"
+    );
+    // Nothing waits: taking it back changes nothing, and asking again sends nothing.
+    assert_eq!(take_back(soon).await.status(), StatusCode::NO_CONTENT);
+    let again = remind(&app, &shopper, soon, "en").await;
+    assert_eq!(again.json::<Value>().await.expect("json")["state"], "sent");
+    assert_eq!(taken(&relay, 2).await.len(), 1, "one text");
+}
+
 async fn home_page(app: &TestApp) -> String {
     reqwest::get(format!("{}/", app.base))
         .await

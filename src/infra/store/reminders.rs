@@ -29,30 +29,45 @@ pub async fn ask(
     Ok(added == 1)
 }
 
-/// Forgets `user`'s reminder of `voucher` if it has not gone yet; `true` when one was waiting.
-pub async fn cancel(db: &PgPool, voucher: VoucherId, user: UserId) -> Result<bool, sqlx::Error> {
+/// Forgets `user`'s reminder of `voucher` if it waits and no sender holds it at `now`; `true`
+/// when one was forgotten. A sender's claim takes the row's lock first: a cancel arriving
+/// meanwhile reads the claim once it commits and leaves the row.
+pub async fn cancel(
+    db: &PgPool,
+    voucher: VoucherId,
+    user: UserId,
+    now: DateTime<Utc>,
+) -> Result<bool, sqlx::Error> {
     let gone = sqlx::query(
-        "DELETE FROM reminders WHERE voucher_id = $1 AND user_id = $2 AND state = 'waiting'",
+        "DELETE FROM reminders WHERE voucher_id = $1 AND user_id = $2 AND state = 'waiting'
+            AND (claimed_until IS NULL OR claimed_until <= $3)",
     )
     .bind(voucher.get())
     .bind(user.get())
+    .bind(now)
     .execute(db)
     .await?
     .rows_affected();
     Ok(gone == 1)
 }
 
-/// The state of `user`'s reminder of `voucher` (`waiting`, `sent`, `failed`, `late`), if asked.
+/// The state of `user`'s reminder of `voucher` (`waiting`, `sent`, `failed`, `late`), if asked,
+/// and whether a sender holds it at `now` (it is being sent).
 pub async fn state(
     db: &PgPool,
     voucher: VoucherId,
     user: UserId,
-) -> Result<Option<String>, sqlx::Error> {
-    sqlx::query_scalar("SELECT state FROM reminders WHERE voucher_id = $1 AND user_id = $2")
-        .bind(voucher.get())
-        .bind(user.get())
-        .fetch_optional(db)
-        .await
+    now: DateTime<Utc>,
+) -> Result<Option<(String, bool)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT state, coalesce(claimed_until > $3, false) FROM reminders
+          WHERE voucher_id = $1 AND user_id = $2",
+    )
+    .bind(voucher.get())
+    .bind(user.get())
+    .bind(now)
+    .fetch_optional(db)
+    .await
 }
 
 /// A reminder claimed for sending.
@@ -66,11 +81,15 @@ pub struct Due {
     pub title: String,
     /// When the sale opens to the shopper (a draw: its entries).
     pub opens_at: DateTime<Utc>,
+    /// Until when this sender holds it: after that another may claim it, so it must not be
+    /// posted past this, and an outcome is recorded only while the claim is still this one.
+    pub claimed_until: DateTime<Utc>,
 }
 
 /// Claims at most `batch` reminders whose moment (`lead` before their sale opens) has come at
 /// `now`, and that are neither held by another sender nor waiting to be tried again: each is
-/// held for `lease` and counted as one more try. Rows another transaction holds are skipped.
+/// held for `lease` and counted as one more try, the sales opening soonest first. Rows another
+/// transaction holds are skipped.
 pub async fn claim(
     db: &PgPool,
     now: DateTime<Utc>,
@@ -86,6 +105,7 @@ pub async fn claim(
                AND least(coalesce(v.entries_open_at, v.begins_at), v.ends_at) - $2 * interval '1 millisecond' <= $1
                AND (r.next_try_at IS NULL OR r.next_try_at <= $1)
                AND (r.claimed_until IS NULL OR r.claimed_until <= $1)
+             ORDER BY least(coalesce(v.entries_open_at, v.begins_at), v.ends_at)
              LIMIT $4
              FOR UPDATE OF r SKIP LOCKED)
          UPDATE reminders r
@@ -94,7 +114,8 @@ pub async fn claim(
           WHERE r.voucher_id = due.voucher_id AND r.user_id = due.user_id
             AND v.id = r.voucher_id AND u.id = r.user_id
          RETURNING r.id, r.voucher_id, r.lang, r.tries, u.phone, v.title,
-                   least(coalesce(v.entries_open_at, v.begins_at), v.ends_at) AS opens_at",
+                   least(coalesce(v.entries_open_at, v.begins_at), v.ends_at) AS opens_at,
+                   r.claimed_until",
     )
     .bind(now)
     .bind(ms(lead))
@@ -114,25 +135,33 @@ pub enum Outcome {
     Failed(String),
     /// Failed for now: tried again at this instant.
     Retry(DateTime<Utc>, String),
+    /// Not posted (the shop's pace could not be counted, or the claim would run out before
+    /// the relay answered): not a try; looked at again from this instant.
+    NotTried(DateTime<Utc>, String),
 }
 
-/// Records `outcome` of reminder `id`, unless it is no longer waiting (cancelled rows are gone).
-pub async fn record(db: &PgPool, id: &str, outcome: &Outcome) -> Result<(), sqlx::Error> {
-    let (state, next, error) = match outcome {
-        Outcome::Sent => ("sent", None, None),
-        Outcome::Late => ("late", None, None),
-        Outcome::Failed(why) => ("failed", None, Some(why.as_str())),
-        Outcome::Retry(at, why) => ("waiting", Some(*at), Some(why.as_str())),
+/// Records `outcome` of reminder `d`, unless it is no longer waiting (cancelled rows are gone)
+/// or no longer this sender's (its claim ran out and another sender holds it).
+pub async fn record(db: &PgPool, d: &Due, outcome: &Outcome) -> Result<(), sqlx::Error> {
+    let (state, next, error, tried) = match outcome {
+        Outcome::Sent => ("sent", None, None, 0),
+        Outcome::Late => ("late", None, None, 0),
+        Outcome::Failed(why) => ("failed", None, Some(why.as_str()), 0),
+        Outcome::Retry(at, why) => ("waiting", Some(*at), Some(why.as_str()), 0),
+        Outcome::NotTried(at, why) => ("waiting", Some(*at), Some(why.as_str()), 1),
     };
     sqlx::query(
         "UPDATE reminders SET state = $2, next_try_at = $3, last_error = coalesce($4, last_error),
-                claimed_until = NULL, done_at = CASE WHEN $2 = 'waiting' THEN NULL ELSE now() END
-          WHERE id = $1 AND state = 'waiting'",
+                tries = tries - $6, claimed_until = NULL,
+                done_at = CASE WHEN $2 = 'waiting' THEN NULL ELSE now() END
+          WHERE id = $1 AND state = 'waiting' AND claimed_until = $5",
     )
-    .bind(id)
+    .bind(&d.id)
     .bind(state)
     .bind(next)
     .bind(error)
+    .bind(d.claimed_until)
+    .bind(tried)
     .execute(db)
     .await?;
     Ok(())

@@ -6,7 +6,7 @@
 use leptos::prelude::*;
 
 use crate::{
-    api::reminders::RemindersView,
+    api::reminders::{MyReminder, RemindersView},
     components::{plain_form_error, ErrorNote},
     time::shop_time,
     url::sign_in_path,
@@ -29,7 +29,7 @@ pub fn RemindMe(id: i64, facts: RemindersView, signed_in: bool) -> impl IntoView
             </form>
         }
         .into_any(),
-        (true, Some(at)) => view! {
+        (true, Some(MyReminder::Waiting(at))) => view! {
             <p class="notice" role="status" data-testid="reminder-set">{fill(t.remind_set(), &[&shop_time(at)])}</p>
             <form method="post" action="/sf/cancel_reminder">
                 <input type="hidden" name="voucher_id" value=id/>
@@ -37,6 +37,18 @@ pub fn RemindMe(id: i64, facts: RemindersView, signed_in: bool) -> impl IntoView
             </form>
         }
         .into_any(),
+        // Gone, going or given up: nothing to take back, and asking again would send nothing.
+        (true, Some(done)) => {
+            let (words, state) = match done {
+                MyReminder::Sending => (t.remind_sending(), "sending"),
+                MyReminder::Sent => (t.remind_sent(), "sent"),
+                _ => (t.remind_failed(), "failed"),
+            };
+            view! {
+                <p class="notice" role="status" data-testid="reminder-done" data-state=state>{words}</p>
+            }
+            .into_any()
+        }
     };
     // A post the server refused (the sale opened meanwhile, a store out of reach) comes back
     // here with its error in the address: said, not dropped.
