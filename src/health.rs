@@ -1,5 +1,5 @@
 //! [`Health`]: whether each backing service answers, whether orders are being written, and
-//! whether draws are overdue (`GET /api/health`).
+//! whether draws or reminders are overdue (`GET /api/health`).
 
 use std::time::Duration;
 
@@ -18,6 +18,9 @@ pub struct Health {
     /// a beacon round that does not come or does not verify, or no instance able to run them).
     /// Said, not failed on: the rest of the shop serves. `None`: PostgreSQL did not answer.
     pub draws_overdue: Option<i64>,
+    /// Reminders still waiting a minute past their moment (the shop's pace behind the asks, a
+    /// relay failing, no sender running). Said, not failed on. `None`: PostgreSQL did not answer.
+    pub reminders_overdue: Option<i64>,
 }
 
 impl Health {
@@ -72,12 +75,24 @@ impl Core {
                 _ => None,
             }
         };
-        let (postgres, redis, oldest_queued, draws_overdue) =
-            tokio::join!(postgres, redis, lag, overdue);
+        let reminders_late = async {
+            let late = chrono::Utc::now() - chrono::Duration::seconds(60);
+            let lead = self.config.reminders.lead;
+            match tokio::time::timeout(limit, store::reminders::overdue(&self.db, late, lead)).await
+            {
+                Ok(Ok(n)) => Some(n),
+                _ => None,
+            }
+        };
+        let (postgres, redis, oldest_queued, draws_overdue, reminders_overdue) =
+            tokio::join!(postgres, redis, lag, overdue, reminders_late);
         let age = oldest_queued.unwrap_or_default();
         metrics::gauge!("seckill_oldest_queued_seconds").set(age.as_secs_f64());
         if let Some(n) = draws_overdue {
             metrics::gauge!("seckill_draws_overdue").set(n as f64);
+        }
+        if let Some(n) = reminders_overdue {
+            metrics::gauge!("seckill_reminders_overdue").set(n as f64);
         }
         Health {
             postgres,
@@ -85,6 +100,7 @@ impl Core {
             oldest_queued,
             stalled: age > self.config.worker.stall_after,
             draws_overdue,
+            reminders_overdue,
         }
     }
 }

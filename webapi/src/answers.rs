@@ -22,6 +22,7 @@ pub struct Health {
     pub redis: bool,
     pub worker: WorkerHealth,
     pub draws: DrawsHealth,
+    pub reminders: RemindersHealth,
 }
 
 /// The order writer: how long the oldest queued order has waited, and whether that is a stall.
@@ -36,6 +37,13 @@ pub struct WorkerHealth {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct DrawsHealth {
+    pub overdue: Option<i64>,
+}
+
+/// Reminders still waiting a minute past their moment (`None`: not known just now).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct RemindersHealth {
     pub overdue: Option<i64>,
 }
 

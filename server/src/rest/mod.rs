@@ -26,7 +26,7 @@ use seckill::Core;
 use utoipa::OpenApi;
 use utoipa_axum::{router::OpenApiRouter, routes};
 use webapi::{
-    answers::{DrawsHealth, Health, Live, WorkerHealth},
+    answers::{DrawsHealth, Health, Live, RemindersHealth, WorkerHealth},
     error::AppError,
 };
 
@@ -178,6 +178,9 @@ async fn health(State(core): State<Core>) -> Response {
         },
         draws: DrawsHealth {
             overdue: h.draws_overdue,
+        },
+        reminders: RemindersHealth {
+            overdue: h.reminders_overdue,
         },
     };
     (status, Json(body)).into_response()

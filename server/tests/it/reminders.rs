@@ -487,6 +487,36 @@ async fn a_reminder_being_sent_cannot_be_taken_back_and_the_page_says_where_it_s
     assert_eq!(taken(&relay, 2).await.len(), 1, "one text");
 }
 
+#[sqlx::test]
+async fn reminders_behind_their_moment_are_said_by_health(db: PgPool) {
+    // A relay that fails every attempt: the reminder waits between retries.
+    let (url, _relay) = relay(1_000).await;
+    let app = shop(db.clone(), &url).await;
+    let admin = app.sign_in("13800000000").await;
+    let shopper = app.sign_in("13900005200").await;
+    let overdue = || async {
+        let h: Value = reqwest::get(format!("{}/api/health", app.base))
+            .await
+            .expect("health")
+            .json()
+            .await
+            .expect("json");
+        h["reminders"]["overdue"].clone()
+    };
+    assert_eq!(overdue().await, json!(0));
+    // Opens in 200 s with a lead of 300 s: its moment was 100 s ago.
+    let v = app.create(&admin, 200, 3_600, 10).await;
+    assert_eq!(
+        remind(&app, &shopper, v, "en").await.status(),
+        StatusCode::CREATED
+    );
+    assert_eq!(overdue().await, json!(1));
+    // One whose moment is still ahead is not.
+    let later = app.create(&admin, 3_600, 3_600, 10).await;
+    remind(&app, &shopper, later, "en").await;
+    assert_eq!(overdue().await, json!(1));
+}
+
 async fn home_page(app: &TestApp) -> String {
     reqwest::get(format!("{}/", app.base))
         .await

@@ -195,3 +195,23 @@ pub async fn tallies(
         })
         .collect())
 }
+
+/// Reminders still waiting although their moment (`lead` before their sale opens) was before
+/// `late`: behind the shop's pace, failing and retried, or no sender running.
+pub async fn overdue(
+    db: &PgPool,
+    late: DateTime<Utc>,
+    lead: std::time::Duration,
+) -> Result<i64, sqlx::Error> {
+    let lead_ms = i64::try_from(lead.as_millis()).unwrap_or(i64::MAX);
+    sqlx::query_scalar(
+        "SELECT count(*) FROM reminders r JOIN vouchers v ON v.id = r.voucher_id
+          WHERE r.state = 'waiting'
+            AND least(coalesce(v.entries_open_at, v.begins_at), v.ends_at)
+                - $2 * interval '1 millisecond' < $1",
+    )
+    .bind(late)
+    .bind(lead_ms)
+    .fetch_one(db)
+    .await
+}
