@@ -295,6 +295,7 @@ site {
     remind_waiting,
     remind_set,
     remind_cancel,
+    remind_due,
     remind_sending,
     remind_sent,
     remind_failed,

@@ -227,8 +227,9 @@ pub const EN: Catalogue = Catalogue {
     remind_waiting: "{0} waiting for it",
     remind_set: "We'll text you at {0}.",
     remind_cancel: "Cancel the reminder",
+    remind_due: "Your text goes out shortly.",
     remind_sending: "Your text is being sent now.",
     remind_sent: "We texted you about this sale.",
-    remind_failed: "We could not text you about this sale: keep an eye on the countdown instead.",
+    remind_failed: "We could not text you about this sale: keep an eye on this page's countdown instead.",
     remind_hint: "A text a few minutes before it opens, so you don't miss it.",
 };

@@ -263,8 +263,9 @@ pub const ZH: Catalogue = Catalogue {
     remind_waiting: "{0}人已预约",
     remind_set: "我们将在 {0} 短信提醒你。",
     remind_cancel: "取消提醒",
+    remind_due: "提醒短信即将发出。",
     remind_sending: "提醒短信正在发送。",
     remind_sent: "已发送提醒短信。",
-    remind_failed: "提醒短信未能发出，请留意开抢倒计时。",
+    remind_failed: "提醒短信未能发出，请留意本页的倒计时。",
     remind_hint: "开抢前几分钟发短信提醒，不错过开抢。",
 };

@@ -54,8 +54,13 @@ pub fn opens_at(v: &Voucher) -> DateTime<Utc> {
 
 /// When `v`'s reminders go: `lead` before it opens, or now when that has passed.
 pub fn goes_at(core: &Core, v: &Voucher, now: DateTime<Utc>) -> DateTime<Utc> {
+    moment(core, v).max(now)
+}
+
+/// `lead` before `v` opens: the moment its reminders are due.
+fn moment(core: &Core, v: &Voucher) -> DateTime<Utc> {
     let lead = chrono::Duration::from_std(core.config.reminders.lead).unwrap_or_default();
-    (opens_at(v) - lead).max(now)
+    opens_at(v) - lead
 }
 
 /// A shopper's reminder of a sale: when it goes, whether this ask made it, and where it is.
@@ -69,7 +74,8 @@ pub struct Reminder {
 /// Where a shopper's reminder of a sale stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mine {
-    /// Goes at this instant (or soon after, when that has passed); may be taken back.
+    /// Goes at this instant: `lead` before the sale opens, past already when it is due and
+    /// waits for its turn (the shop's pace, a retry); may be taken back.
     Waiting(DateTime<Utc>),
     /// A sender is posting it now: it can no longer be taken back.
     Sending,
@@ -150,11 +156,20 @@ pub async fn cancel(
     now: DateTime<Utc>,
 ) -> Result<(), ReminderError> {
     upcoming(core, voucher, now).await?;
-    if !store::reminders::cancel(&core.db, voucher, user, now).await? {
-        return match store::reminders::state(&core.db, voucher, user, now).await? {
-            Some((state, true)) if state == "waiting" => Err(ReminderError::Sending),
-            _ => Ok(()),
-        };
+    // A sender may hold it, then give it back to wait for a retry, between the delete and the
+    // read: then it waits again unheld, and the delete is tried again.
+    let mut tries = 0;
+    while !store::reminders::cancel(&core.db, voucher, user, now).await? {
+        match store::reminders::state(&core.db, voucher, user, now).await? {
+            Some((state, held)) if state == "waiting" => {
+                tries += 1;
+                if held || tries == 3 {
+                    return Err(ReminderError::Sending);
+                }
+            }
+            // None asked, or it was sent or failed: nothing waits.
+            _ => return Ok(()),
+        }
     }
     let mut redis = core.redis.clone();
     let counted: Result<i64, _> = redis
@@ -190,7 +205,7 @@ async fn mine_of(
     Ok(
         state.and_then(|(state, held)| match (state.as_str(), held) {
             ("waiting", true) => Some(Mine::Sending),
-            ("waiting", false) => Some(Mine::Waiting(goes_at(core, v, now))),
+            ("waiting", false) => Some(Mine::Waiting(moment(core, v))),
             ("sent", _) => Some(Mine::Sent),
             ("failed", _) => Some(Mine::Failed),
             _ => None,

@@ -66,17 +66,26 @@ pub async fn send_due(core: &Core, now: DateTime<Utc>) -> Result<usize, Backend>
 const IN_FLIGHT: usize = 16;
 
 /// How many reminders one claim takes: a second of the shop's pace, and no more than its
-/// senders can post within the claim when every post waits for the relay's timeout (past
-/// the claim another instance may take them, and the shopper would be texted twice).
+/// senders can post in half the claim when every post waits as long as it may (past the claim
+/// another instance may take them, and the shopper would be texted twice).
 fn batch_size(core: &Core) -> i64 {
     let settings = &core.config.reminders;
-    let per_slot = core.config.auth.webhook.as_ref().map_or(u128::MAX, |w| {
-        settings.lease.as_millis() / w.timeout.as_millis().max(1)
-    });
-    let within_lease = i64::try_from(per_slot.saturating_mul(IN_FLIGHT as u128) / 2)
+    let post = core
+        .config
+        .auth
+        .webhook
+        .as_ref()
+        .map_or(Duration::ZERO, |w| post_timeout(w.timeout, settings.lease));
+    let posts_per_slot = (settings.lease / 2).as_millis() / post.as_millis().max(1);
+    let within_lease = i64::try_from(posts_per_slot.saturating_mul(IN_FLIGHT as u128))
         .unwrap_or(i64::MAX)
         .max(1);
     i64::from(settings.rate).clamp(1, within_lease)
+}
+
+/// The longest one post may wait for the relay: its timeout, and never more than half a claim.
+fn post_timeout(relay: Duration, lease: Duration) -> Duration {
+    relay.min(lease / 2)
 }
 
 /// What became of one reminder, said in the log (and counted when sent).
@@ -110,9 +119,14 @@ async fn send_one(core: &Core, d: &Due) -> Outcome {
             format!("pacing: {e}"),
         );
     }
-    // Posted only if the relay's answer comes within this sender's claim.
-    let answer_by = Utc::now() + chrono::Duration::from_std(webhook.timeout).unwrap_or_default();
-    if answer_by >= d.claimed_until {
+    // Posted only if the relay's answer comes within this sender's claim: the post waits at
+    // most what is left of it (a claim nearly spent is left to the next one, not a try).
+    let left = (d.claimed_until - Utc::now())
+        .to_std()
+        .unwrap_or_default()
+        .saturating_sub(Duration::from_millis(500));
+    let timeout = post_timeout(webhook.timeout, settings.lease).min(left);
+    if timeout < Duration::from_millis(100) {
         return Outcome::NotTried(Utc::now(), "its claim ran out before its turn".into());
     }
     let origin = core.config.payments.return_origin.as_deref().unwrap_or("");
@@ -132,7 +146,7 @@ async fn send_one(core: &Core, d: &Due) -> Outcome {
     let sent = core
         .http
         .post(&webhook.url)
-        .timeout(webhook.timeout)
+        .timeout(timeout)
         .header(reqwest::header::CONTENT_TYPE, "application/json")
         .header(
             SIGNATURE_HEADER,

@@ -87,10 +87,17 @@ impl std::error::Error for AppError {}
 
 impl AppError {
     /// The refusal an admin's action recorded by its code (`admin_actions.code`), said again in
-    /// the reader's language; `None` for a code no admin's action is refused with.
+    /// the reader's language; `None` for a code that names no refusal (unknown, a failure, or
+    /// one whose sentence needs data the record does not keep).
     pub fn of_recorded_refusal(code: &str) -> Option<Self> {
         match Self::from_wire(code, "", FieldErrors::default()) {
-            Self::Transport(_) => None,
+            Self::Transport(_)
+            | Self::Internal(_)
+            | Self::Unavailable
+            | Self::BadRequest(_)
+            | Self::BadSignature(_)
+            | Self::CodeResendWait(_)
+            | Self::TryAgainIn(_) => None,
             refusal => Some(refusal),
         }
     }

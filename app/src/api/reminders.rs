@@ -19,6 +19,9 @@ pub struct RemindersView {
 pub enum MyReminder {
     /// Goes at this instant; may be taken back.
     Waiting(chrono::DateTime<chrono::Utc>),
+    /// Its moment has come and it waits for its turn (the shop's pace, a retry); may still be
+    /// taken back.
+    Due,
     /// Being sent now.
     Sending,
     Sent,
@@ -27,10 +30,12 @@ pub enum MyReminder {
 }
 
 #[cfg(feature = "ssr")]
-impl From<seckill::reminders::Mine> for MyReminder {
-    fn from(m: seckill::reminders::Mine) -> Self {
+impl MyReminder {
+    /// `m` as the page says it at `now`.
+    fn at(m: seckill::reminders::Mine, now: chrono::DateTime<chrono::Utc>) -> Self {
         use seckill::reminders::Mine;
         match m {
+            Mine::Waiting(at) if at <= now => Self::Due,
             Mine::Waiting(at) => Self::Waiting(at),
             Mine::Sending => Self::Sending,
             Mine::Sent => Self::Sent,
@@ -55,7 +60,7 @@ pub async fn reminder_facts(voucher_id: i64) -> Result<Option<RemindersView>, Ap
     let mine = match crate::ssr::signed_in(&core).await {
         Ok(p) => seckill::reminders::mine(&core, p.user, id, now)
             .await?
-            .map(MyReminder::from),
+            .map(|m| MyReminder::at(m, now)),
         Err(_) => None,
     };
     Ok(Some(RemindersView {

@@ -515,6 +515,42 @@ async fn reminders_behind_their_moment_are_said_by_health(db: PgPool) {
     let later = app.create(&admin, 3_600, 3_600, 10).await;
     remind(&app, &shopper, later, "en").await;
     assert_eq!(overdue().await, json!(1));
+
+    // Between two tries the shopper's page says it goes shortly, and it can still be taken back:
+    // once its third try failed, the next waits 8 s.
+    for _ in 0..300 {
+        let (tries, wait): (i32, f64) = sqlx::query_as(
+            "SELECT tries, coalesce(extract(epoch FROM next_try_at - now()), 0)::float8
+               FROM reminders WHERE voucher_id = $1",
+        )
+        .bind(v)
+        .fetch_one(&db)
+        .await
+        .expect("tries");
+        if tries >= 3 && wait > 4.0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let html = shopper
+        .get(format!("{}/vouchers/{v}", app.base))
+        .send()
+        .await
+        .expect("page")
+        .text()
+        .await
+        .expect("html");
+    assert!(
+        html.contains("Your text goes out shortly.") && html.contains("remind-cancel"),
+        "{html}"
+    );
+    let r = shopper
+        .delete(format!("{}/api/vouchers/{v}/reminder", app.base))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), StatusCode::NO_CONTENT);
+    assert_eq!(overdue().await, json!(0), "taken back before it went");
 }
 
 async fn home_page(app: &TestApp) -> String {

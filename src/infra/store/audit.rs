@@ -68,7 +68,10 @@ pub async fn before(
     limit: i64,
 ) -> Result<Vec<ActionRow>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT a.id, a.at, a.actor, u.phone, a.action, a.target, a.outcome, a.code, a.refusal
+        "SELECT a.id, a.at, a.actor, u.phone, a.action, a.target,
+                coalesce(a.outcome, CASE WHEN a.refusal IS NULL THEN 'done' ELSE 'refused' END)
+                    AS outcome,
+                a.code, a.refusal
            FROM admin_actions a JOIN users u ON u.id = a.actor
           WHERE a.id < $1
           ORDER BY a.id DESC

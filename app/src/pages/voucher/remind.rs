@@ -29,8 +29,11 @@ pub fn RemindMe(id: i64, facts: RemindersView, signed_in: bool) -> impl IntoView
             </form>
         }
         .into_any(),
-        (true, Some(MyReminder::Waiting(at))) => view! {
-            <p class="notice" role="status" data-testid="reminder-set">{fill(t.remind_set(), &[&shop_time(at)])}</p>
+        (true, Some(mine @ (MyReminder::Waiting(_) | MyReminder::Due))) => view! {
+            <p class="notice" role="status" data-testid="reminder-set">{match mine {
+                MyReminder::Waiting(at) => fill(t.remind_set(), &[&shop_time(at)]),
+                _ => t.remind_due().to_owned(),
+            }}</p>
             <form method="post" action="/sf/cancel_reminder">
                 <input type="hidden" name="voucher_id" value=id/>
                 <button type="submit" class="button" data-testid="remind-cancel">{t.remind_cancel()}</button>
