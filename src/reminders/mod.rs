@@ -125,7 +125,15 @@ pub async fn ask(
     let new = store::reminders::ask(&core.db, voucher, user, lang).await?;
     let goes = goes_at(core, &v, now);
     let state = if new {
-        // The count follows; PostgreSQL holds the ask whatever Redis answers.
+        Mine::Waiting(goes)
+    } else {
+        mine_of(core, &v, user, now)
+            .await?
+            .unwrap_or(Mine::Waiting(goes))
+    };
+    // The count follows, again on every ask of a waiting reminder (a count Redis lost heals);
+    // PostgreSQL holds the ask whatever Redis answers.
+    if matches!(state, Mine::Waiting(_)) {
         let mut redis = core.redis.clone();
         let counted: Result<i64, _> = redis
             .sadd(core.keys.voucher(voucher).reminders, user.get())
@@ -133,12 +141,7 @@ pub async fn ask(
         if let Err(e) = counted {
             tracing::warn!(%voucher, error = %e, "a reminder asked for is not in the sale's count");
         }
-        Mine::Waiting(goes)
-    } else {
-        mine_of(core, &v, user, now)
-            .await?
-            .unwrap_or(Mine::Waiting(goes))
-    };
+    }
     Ok(Reminder {
         goes_at: goes,
         new,

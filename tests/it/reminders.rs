@@ -89,3 +89,24 @@ async fn a_reminder_not_tried_keeps_its_tries(db: PgPool) {
         now += chrono::Duration::seconds(1);
     }
 }
+
+#[sqlx::test]
+async fn asking_again_puts_a_waiting_reminder_back_in_a_count_redis_lost(db: PgPool) {
+    let core = core(db, &[]).await;
+    let shopper = users(&core, 1).await[0];
+    let v = voucher(&core, 5, -3600, 7200).await;
+    let ask = || seckill::reminders::ask(&core, shopper, v, "en", Utc::now());
+    assert!(ask().await.expect("ask").new);
+    del(&core, &[&core.keys.voucher(v).reminders]).await;
+    assert_eq!(
+        seckill::reminders::waiting(&core, v).await.expect("count"),
+        0
+    );
+    let again = ask().await.expect("ask again");
+    assert!(!again.new);
+    assert_eq!(again.state.as_str(), "waiting");
+    assert_eq!(
+        seckill::reminders::waiting(&core, v).await.expect("count"),
+        1
+    );
+}
