@@ -435,16 +435,28 @@ async fn after_redis_loses_a_sale_the_restore_cannot_oversell(db: PgPool) {
         sale::buy(&core, shoppers[9], v).await,
         Err(BuyError::AlreadyBought(_))
     ));
+    sells_exactly_the_rest(&core, v, &shoppers[12..], 8, 20).await;
+}
+
+/// `others` buy what the sale has left: exactly `left` are admitted, then every order is
+/// written and the sale's `total` units are all accounted for.
+async fn sells_exactly_the_rest(
+    core: &seckill::Core,
+    v: seckill::domain::VoucherId,
+    others: &[seckill::domain::UserId],
+    left: usize,
+    total: i64,
+) {
     let mut admitted = 0;
-    for u in &shoppers[12..] {
-        if sale::buy(&core, *u, v).await.is_ok() {
+    for u in others {
+        if sale::buy(core, *u, v).await.is_ok() {
             admitted += 1;
         }
     }
-    assert_eq!(admitted, 8);
-    drain(&core).await;
-    assert_eq!(written(&core, v).await, 20);
-    assert_stock_conserved(&core, v, 20).await;
+    assert_eq!(admitted, left);
+    drain(core).await;
+    assert_eq!(written(core, v).await, total);
+    assert_stock_conserved(core, v, total).await;
 }
 
 #[sqlx::test]
@@ -600,16 +612,7 @@ async fn a_batch_in_hand_while_redis_lost_the_sale_is_counted_by_the_restore(db:
         ),
         "the first shopper's written order is theirs"
     );
-    let mut admitted = 0;
-    for u in &shoppers[4..] {
-        if sale::buy(&core, *u, v).await.is_ok() {
-            admitted += 1;
-        }
-    }
-    assert_eq!(admitted, 6);
-    drain(&core).await;
-    assert_eq!(written(&core, v).await, 10);
-    assert_stock_conserved(&core, v, 10).await;
+    sells_exactly_the_rest(&core, v, &shoppers[4..], 6, 10).await;
 }
 
 #[sqlx::test]
@@ -659,16 +662,7 @@ async fn a_batch_written_while_a_restore_reads_its_snapshot_is_counted(db: PgPoo
         sale::buy(&core, shoppers[0], v).await,
         Err(BuyError::AlreadyBought(_))
     ));
-    let mut admitted = 0;
-    for u in &shoppers[4..] {
-        if sale::buy(&core, *u, v).await.is_ok() {
-            admitted += 1;
-        }
-    }
-    assert_eq!(admitted, 6);
-    drain(&core).await;
-    assert_eq!(written(&core, v).await, 10);
-    assert_stock_conserved(&core, v, 10).await;
+    sells_exactly_the_rest(&core, v, &shoppers[4..], 6, 10).await;
 }
 
 #[sqlx::test]
