@@ -1,9 +1,10 @@
 //! A voucher created by an admin: validated, stored (a draw sale with its committed secret and
-//! the beacon round it names), preloaded into Redis.
+//! the beacon round it names), preloaded into Redis. Stored is created: a sale Redis cannot take
+//! at that moment is loaded by the next sweep or its first buy, from PostgreSQL.
 
 use chrono::{DateTime, Utc};
 
-use super::{changed, preload, PreloadError};
+use super::{changed, preload};
 use crate::{
     auth::Admin,
     domain::{FieldErrors, NewVoucher, VoucherDraft, VoucherId},
@@ -21,8 +22,6 @@ pub enum CreateVoucherError {
     Invalid(#[from] FieldErrors),
     #[error("storing the voucher: {0}")]
     Backend(#[from] Backend),
-    #[error("the voucher {0} is stored but not preloaded: {1}")]
-    Preload(VoucherId, #[source] PreloadError),
     /// A draw sale names its beacon round at creation: the beacon must answer.
     #[error("the randomness beacon: {0}")]
     Beacon(#[source] crate::draw::BeaconError),
@@ -34,7 +33,7 @@ impl crate::auth::audit::ActionError for CreateVoucherError {
     fn refusal_code(&self) -> Option<&'static str> {
         match self {
             Self::Invalid(_) => Some("invalid"),
-            Self::Backend(_) | Self::Preload(..) | Self::Beacon(_) => None,
+            Self::Backend(_) | Self::Beacon(_) => None,
         }
     }
 }
@@ -44,13 +43,13 @@ impl Unavailable for CreateVoucherError {
         match self {
             Self::Invalid(_) => false,
             Self::Backend(e) => e.is_unavailable(),
-            Self::Preload(_, e) => e.is_unavailable(),
             Self::Beacon(_) => true,
         }
     }
 }
 
-/// Validates `draft`, stores the voucher and preloads its sale into Redis.
+/// Validates `draft`, stores the voucher and preloads its sale into Redis; the voucher's ID once
+/// it is stored, whether or not Redis took its sale then.
 pub async fn create_voucher(
     core: &Core,
     admin: &Admin,
@@ -122,9 +121,18 @@ async fn create_checked(
         .ok_or(sqlx::Error::RowNotFound)?;
     core.known.created(id);
     changed(core, id).await;
-    preload(core, &voucher)
-        .await
-        .map_err(|e| CreateVoucherError::Preload(id, e))?;
-    tracing::info!(voucher = %id, stock = new.stock.get(), "voucher created and preloaded");
+    // The voucher exists from here on: an error now would have its admin create it a second
+    // time. A sale Redis did not take (out of reach, another instance loading it) is loaded by
+    // the sweep, which restores every sale not yet ended that Redis lacks, or by its first buy.
+    match preload(core, &voucher).await {
+        Ok(_) => {
+            tracing::info!(voucher = %id, stock = new.stock.get(), "voucher created and preloaded")
+        }
+        Err(e) => tracing::warn!(
+            voucher = %id,
+            error = %e,
+            "voucher created; Redis did not take its sale, the next sweep loads it"
+        ),
+    }
     Ok(id)
 }

@@ -183,9 +183,7 @@ impl From<CreateVoucherError> for AppError {
     fn from(e: CreateVoucherError) -> Self {
         match e {
             CreateVoucherError::Invalid(fields) => Self::Invalid(fields),
-            e @ (CreateVoucherError::Backend(_)
-            | CreateVoucherError::Preload(..)
-            | CreateVoucherError::Beacon(_)) => fault(e),
+            e @ (CreateVoucherError::Backend(_) | CreateVoucherError::Beacon(_)) => fault(e),
         }
     }
 }

@@ -74,7 +74,7 @@ pub(super) async fn stock(
 #[utoipa::path(post, path = "/admin/vouchers", tag = "admin", security(("session" = [])),
     request_body = NewVoucherBody,
     responses(
-        (status = 201, description = "Created and preloaded into Redis.", body = Created),
+        (status = 201, description = "Created: stored, and its sale preloaded into Redis (or, when Redis did not take it then, by the next sweep or its first buy).", body = Created),
         (status = 400, description = "`invalid`: `fields` names each field that needs attention; `bad_request`: not a JSON object.", body = crate::rest::error::ErrorBody),
         (status = 401, description = "`unauthenticated`.", body = crate::rest::error::ErrorBody),
     ))]

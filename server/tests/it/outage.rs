@@ -1,13 +1,14 @@
 //! Redis stopped under a buy: the shopper is told the service is busy (503 `unavailable` with
 //! `Retry-After`), never a 500, whether the buy left alone or in a batch with others. A Redis of
-//! this test's own is killed (`kill -9`), so the other tests keep theirs. And an instance
-//! started while Redis is loading its dataset waits for it instead of failing.
+//! this test's own is killed (`kill -9`), so the other tests keep theirs. A voucher created
+//! while Redis is down is created, and sells once Redis is back. And an instance started while
+//! Redis is loading its dataset waits for it instead of failing.
 
 use futures::future::join_all;
 use reqwest::{Client, StatusCode};
 use sqlx::PgPool;
 
-use crate::support::{expect_error, own_redis, spawn_app_with, TestApp};
+use crate::support::{expect_error, own_redis, spawn_app_with, written, TestApp};
 
 /// Shoppers signed in, each with one request made (their sessions are signed: the buys below
 /// reach the admission with no session read).
@@ -45,6 +46,58 @@ async fn a_buy_while_redis_is_down_is_a_503_alone_or_in_a_batch(db: PgPool) {
     // every shopper's.
     join_all(crowd[1..].iter().map(|c| buy(&app, c, v))).await;
     app.shutdown.cancel();
+}
+
+/// A voucher stored while Redis is down is created (`201`: an error would have its admin create
+/// it a second time) and recorded as done; once Redis is back, its sale sells.
+#[sqlx::test]
+async fn a_voucher_created_while_redis_is_down_is_created_and_sells_once_redis_is_back(db: PgPool) {
+    let (mut redis, url) = own_redis().await;
+    let app = spawn_app_with(db, &url, &[("SECKILL_SESSION_CACHE_MS", "600000")]).await;
+    let admin = app.sign_in("13800000000").await;
+    let crowd = shoppers(&app, 1).await;
+    // The admin's session known to the instance, as the shoppers' are.
+    assert_eq!(app.order(&admin, 1).await.status(), StatusCode::NOT_FOUND);
+
+    redis.kill().await.expect("kill -9 the test's Redis");
+    let v = app.create(&admin, -1, 3_600, 5).await;
+    let (stock, outcome): (i64, String) = sqlx::query_as(
+        "SELECT v.stock, a.outcome FROM vouchers v, admin_actions a
+         WHERE v.id = $1 AND a.action = 'create voucher' AND a.target = $1::text",
+    )
+    .bind(v)
+    .fetch_one(&app.core.db)
+    .await
+    .expect("the voucher and its action");
+    assert_eq!((stock, outcome.as_str()), (5, "done"));
+
+    let dir = std::env::temp_dir().join(format!("seckill-back-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let port: u16 = url
+        .trim_end_matches('/')
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("the test's Redis port");
+    let _back = redis_in(&dir, port);
+    assert_eq!(first_ping(&url).await, "PONG");
+    // The instance reconnects by itself; until then a buy is a 503 that says to retry.
+    let mut answer = app.buy(&crowd[0], v).await;
+    for _ in 0..200 {
+        if answer.status() != StatusCode::SERVICE_UNAVAILABLE {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        answer = app.buy(&crowd[0], v).await;
+    }
+    assert_eq!(answer.status(), StatusCode::ACCEPTED);
+    let order = answer.json::<serde_json::Value>().await.expect("json")["order_id"]
+        .as_str()
+        .expect("an order ID")
+        .to_owned();
+    assert_eq!(written(&app, &crowd[0], &order).await["status"], "created");
+    app.shutdown.cancel();
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A redis-server on `port` keeping its snapshot in `dir`.
