@@ -56,11 +56,11 @@ if [ "${1:-}" = phone ]; then
     node -e '
       const r = require(process.argv[1]);
       const kb = (b) => (b / 1000).toFixed(0) + " KB";
-      const row = (n, x) => `| ${n} | ${x.interactive_ms_median} ms (${x.interactive_ms_min}–${x.interactive_ms_max}) | ${x.load_ms_median} ms | ${kb(x.bytes_median)} | ${kb(x.static_bytes_median)} |`;
+      const row = (n, x) => `| ${n} | ${x.interactive_ms_median} ms (${x.interactive_ms_min}–${x.interactive_ms_max}) | ${x.load_ms_median} ms | ${kb(x.bytes_median)} | ${kb(x.static_bytes_median)} | ${x.html_end_ms_median} / ${x.wasm_end_ms_median} / ${x.hydrated_ms_median} ms |`;
       console.log(`\n### Phone: a cold visit on an emulated phone network (${new Date().toISOString().slice(0, 10)}, ${process.argv[2]})\n`);
       console.log("`scripts/bench.sh phone`: Chromium with 150 ms RTT, 1.6 Mbit/s down, 750 kbit/s up, CPU 4x slower, cache off, " + r.sale.runs + " cold visits per page (median, min–max).\n");
-      console.log("| page | interactive (hydrated) | load event | bytes moved | of which static files |");
-      console.log("| --- | --- | --- | --- | --- |");
+      console.log("| page | interactive (hydrated) | load event | bytes moved | of which static files | in the page: HTML / wasm last byte / hydrated |");
+      console.log("| --- | --- | --- | --- | --- | --- |");
       console.log(row("`/`", r.home));
       console.log(row("a sale page", r.sale));
     ' "$ROOT/target/bench/phone.json" "$(git -C "$ROOT" rev-parse --short HEAD)" >> "$ROOT/BENCHMARKS.md"
