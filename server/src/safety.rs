@@ -2,8 +2,10 @@
 //! development conveniences are loud (design.md §8, decision 25):
 //!
 //! - no way to sign in (dev login off and no SMS gateway webhook): refused, naming the settings;
-//! - dev login (anyone can sign in as anyone) on an address other than loopback: refused unless
-//!   `SECKILL_DEV_LOGIN_PUBLIC=true` says it is meant;
+//! - dev login (anyone can sign in as anyone) or dev payments (every payment approved) on a
+//!   shop others reach (a listening address other than loopback, or a public origin on another
+//!   host, which a proxy on this machine serves): refused unless `SECKILL_DEV_LOGIN_PUBLIC=true`
+//!   or `SECKILL_DEV_PAYMENTS_PUBLIC=true` says it is meant;
 //! - no way to pay (neither Stripe nor dev payments): refused, naming the settings; every order
 //!   would expire unpaid at its deadline and its unit go back on sale, a shop that sells
 //!   nothing while looking healthy. A WARN line is read after the sale; a refusal before it;
@@ -47,13 +49,23 @@ pub fn check(config: &Config, settings: &Settings) -> anyhow::Result<()> {
              quicknet is pinned by default), or to `off` to draw on the shop's committed secret alone (docs/draws.md)"
         );
     }
-    let public = !settings.site_addr.ip().is_loopback();
-    if config.dev_login && public && !settings.dev_login_public {
+    let public = settings.reached_by_others();
+    if let (true, Some(face), false) = (config.dev_login, &public, settings.dev_login_public) {
         bail!(
-            "SECKILL_DEV_LOGIN=true lets anyone sign in as anyone, admins included, and {} is not a loopback \
-             address: turn dev login off, listen on 127.0.0.1, or set SECKILL_DEV_LOGIN_PUBLIC=true if this \
-             is really meant",
-            settings.site_addr
+            "SECKILL_DEV_LOGIN=true lets anyone sign in as anyone, admins included, and this shop is reached \
+             by others at {face}: turn dev login off, serve it on 127.0.0.1 alone, or set \
+             SECKILL_DEV_LOGIN_PUBLIC=true if this is really meant"
+        );
+    }
+    if let (true, Some(face), false) = (
+        config.payments.is_dev(),
+        &public,
+        settings.dev_payments_public,
+    ) {
+        bail!(
+            "SECKILL_DEV_PAYMENTS=true approves every payment without charging anyone, and this shop is \
+             reached by others at {face}: set up Stripe (docs/payments.md), serve it on 127.0.0.1 alone, or \
+             set SECKILL_DEV_PAYMENTS_PUBLIC=true if this is really meant"
         );
     }
     if config.dev_login {
@@ -164,6 +176,7 @@ mod tests {
             ("LEPTOS_SITE_ADDR", "0.0.0.0:3000"),
             ("SECKILL_DEV_LOGIN_PUBLIC", "true"),
             PAY,
+            ("SECKILL_DEV_PAYMENTS_PUBLIC", "true"),
         ];
         start(&meant).expect("said so");
         let production = [
@@ -173,8 +186,60 @@ mod tests {
             WEBHOOK[3],
             PAY,
             ("LEPTOS_SITE_ADDR", "0.0.0.0:3000"),
+            ("SECKILL_DEV_PAYMENTS_PUBLIC", "true"),
         ];
         start(&production).expect("no dev login: any address");
+    }
+
+    #[test]
+    fn a_shop_on_loopback_behind_a_proxy_is_public_for_the_dev_conveniences() {
+        let proxied = |origin: &'static str| {
+            [
+                ("SECKILL_DEV_LOGIN", "true"),
+                PAY,
+                ("LEPTOS_SITE_ADDR", "127.0.0.1:3000"),
+                ("SECKILL_PUBLIC_ORIGIN", origin),
+            ]
+        };
+        for origin in [
+            "https://shop.example",
+            "http://127.0.0.1:3000,https://shop.example:8443",
+            "http://[2001:db8::1]:3000",
+        ] {
+            let err = start(&proxied(origin)).expect_err(origin);
+            assert!(
+                err.to_string().contains("SECKILL_DEV_LOGIN_PUBLIC"),
+                "{origin}: {err}"
+            );
+        }
+        for origin in [
+            "http://127.0.0.1:3000",
+            "http://localhost:3000,http://127.0.0.2",
+            "http://[::1]:3000",
+        ] {
+            start(&proxied(origin)).expect(origin);
+        }
+    }
+
+    #[test]
+    fn dev_payments_on_a_public_shop_need_saying_so() {
+        let public = [
+            WEBHOOK[0],
+            WEBHOOK[1],
+            WEBHOOK[2],
+            WEBHOOK[3],
+            PAY,
+            ("LEPTOS_SITE_ADDR", "127.0.0.1:3000"),
+            ("SECKILL_PUBLIC_ORIGIN", "https://shop.example"),
+        ];
+        let err = start(&public).expect_err("public dev payments");
+        assert!(
+            err.to_string().contains("SECKILL_DEV_PAYMENTS_PUBLIC"),
+            "{err}"
+        );
+        let mut meant = public.to_vec();
+        meant.push(("SECKILL_DEV_PAYMENTS_PUBLIC", "true"));
+        start(&meant).expect("said so");
     }
 
     #[test]

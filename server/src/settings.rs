@@ -35,9 +35,12 @@ pub struct Settings {
     /// Where `/metrics` is served (`SECKILL_METRICS_ADDR`, default `127.0.0.1:9464`; `off`:
     /// nowhere): a listener of its own, never the shop's public one.
     pub metrics_addr: Option<SocketAddr>,
-    /// Dev login on an address other than loopback is meant (`SECKILL_DEV_LOGIN_PUBLIC`): a
-    /// shared staging machine, never a shop.
+    /// Dev login on a shop others reach is meant (`SECKILL_DEV_LOGIN_PUBLIC`): a shared
+    /// staging machine, never a shop.
     pub dev_login_public: bool,
+    /// Dev payments (every payment approved) on a shop others reach are meant
+    /// (`SECKILL_DEV_PAYMENTS_PUBLIC`): a shared staging machine, never a shop.
+    pub dev_payments_public: bool,
     /// The zone every page shows its times in, and the admin's form reads them in
     /// (`SECKILL_TIME_ZONE`, an IANA name; default `Asia/Shanghai`). The REST API's times stay
     /// RFC 3339 in UTC.
@@ -89,9 +92,41 @@ impl Settings {
                 _ => Some(typed(&get, "SECKILL_METRICS_ADDR", DEFAULT_METRICS_ADDR)?),
             },
             dev_login_public: typed(&get, "SECKILL_DEV_LOGIN_PUBLIC", "false")?,
+            dev_payments_public: typed(&get, "SECKILL_DEV_PAYMENTS_PUBLIC", "false")?,
             time_zone: seckill::config::time_zone(get("SECKILL_TIME_ZONE").as_deref())?,
         })
     }
+}
+
+impl Settings {
+    /// How others reach this shop, if they do: a listening address other than loopback, or a
+    /// public origin whose host is not this machine (a proxy on the same machine, nginx or a
+    /// sidecar, serves a shop that listens on 127.0.0.1). `None`: this machine alone.
+    pub fn reached_by_others(&self) -> Option<String> {
+        if !self.site_addr.ip().is_loopback() {
+            return Some(self.site_addr.to_string());
+        }
+        self.public_origins
+            .iter()
+            .find(|origin| !is_loopback_host(origin_host(origin)))
+            .cloned()
+    }
+}
+
+/// The host of an origin as `public_origins` keeps it (`scheme://host[:port]`), brackets of
+/// an IPv6 address removed.
+fn origin_host(origin: &str) -> &str {
+    let authority = origin.split_once("://").map_or(origin, |(_, rest)| rest);
+    let authority = authority.split('/').next().unwrap_or(authority);
+    match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(v6),
+        None => authority.split(':').next().unwrap_or(authority),
+    }
+}
+
+fn is_loopback_host(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost")
+        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 /// Comma-separated IP addresses.

@@ -24,15 +24,21 @@ pub(super) fn webhook(
         (Some(url), Some(secret)) => (url, secret),
     };
     // The client speaks TLS since the payment provider needed it (decision 33): a relay may be
-    // reached over https anywhere, or over plain http beside the shop.
-    let host = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"))
-        .unwrap_or_default();
-    if host.is_empty() || host.starts_with('/') {
+    // reached over https anywhere, or over plain http beside the shop (this machine, or a
+    // private network's address): every sign-in code, the admins' too, crosses that hop.
+    let (tls, host) = match (url.strip_prefix("https://"), url.strip_prefix("http://")) {
+        (Some(host), _) => (true, host),
+        (None, Some(host)) => (false, host),
+        (None, None) => (false, ""),
+    };
+    let authority = host.split('/').next().unwrap_or_default();
+    if authority.is_empty() || !(tls || beside_the_shop(authority)) {
         return Err(ConfigError {
             var: URL,
-            message: format!("{url:?} must be an https:// (or, beside the shop, http://) address of the SMS relay"),
+            message: format!(
+                "{url:?} must be an https:// address of the SMS relay, or http:// on this machine or a \
+                 private network's address (10.x, 172.16-31.x, 192.168.x, fc00::/7)"
+            ),
         });
     }
     if secret.len() < 16 {
@@ -46,6 +52,23 @@ pub(super) fn webhook(
         secret: Secret::new(secret),
         timeout: millis(get, "SECKILL_SMS_WEBHOOK_TIMEOUT_MS", 2_000)?,
     }))
+}
+
+/// Whether `host[:port]` is this machine (`localhost`, a loopback address) or a private
+/// network's address, where plain http does not cross the internet.
+fn beside_the_shop(host_port: &str) -> bool {
+    let host = match host_port.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => host_port.split(':').next().unwrap_or_default(),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || match host.parse::<std::net::IpAddr>() {
+            Ok(std::net::IpAddr::V4(ip)) => ip.is_loopback() || ip.is_private(),
+            Ok(std::net::IpAddr::V6(ip)) => {
+                ip.is_loopback() || (ip.segments()[0] & 0xfe00) == 0xfc00
+            }
+            Err(_) => false,
+        }
 }
 
 /// The payment provider: Stripe's key and webhook secret together, or dev payments, or none;

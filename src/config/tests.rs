@@ -134,13 +134,28 @@ fn stripe_needs_its_key_and_secret_in_their_forms_and_never_prints_them() {
 }
 
 #[test]
-fn the_sms_relay_may_be_reached_over_https_or_plain_http() {
+fn the_sms_relay_is_reached_over_https_or_over_plain_http_beside_the_shop() {
     let secret = ("SECKILL_SMS_WEBHOOK_SECRET", "0123456789abcdef");
-    for ok in ["https://sms.example/hook", "http://127.0.0.1:9/sms"] {
+    for ok in [
+        "https://sms.example/hook",
+        "http://127.0.0.1:9/sms",
+        "http://localhost:9/sms",
+        "http://10.0.3.7:8080/sms",
+        "http://[::1]:9/sms",
+        "http://[fd12::7]/sms",
+    ] {
         let c = config(&[("SECKILL_SMS_WEBHOOK_URL", ok), secret]).expect(ok);
         assert_eq!(c.auth.webhook.map(|w| w.url).as_deref(), Some(ok));
     }
-    for bad in ["ftp://sms.example", "sms.example", "https:///x"] {
+    // Plain http across the internet: anyone on the way reads every sign-in code.
+    for bad in [
+        "ftp://sms.example",
+        "sms.example",
+        "https:///x",
+        "http://sms.example/hook",
+        "http://203.0.113.9/sms",
+        "http://[2001:db8::1]/sms",
+    ] {
         let err = config(&[("SECKILL_SMS_WEBHOOK_URL", bad), secret]).expect_err(bad);
         assert_eq!(err.var, "SECKILL_SMS_WEBHOOK_URL");
     }

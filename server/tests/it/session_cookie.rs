@@ -9,7 +9,17 @@ use crate::support::{client, spawn_app_setting};
 
 #[sqlx::test]
 async fn behind_https_the_session_cookie_is_secure_and_host_only(db: PgPool) {
-    let app = spawn_app_setting(db, &[("SECKILL_PUBLIC_ORIGIN", "https://shop.example")]).await;
+    // Signed in by dev login, and paid by dev payments, which a shop others reach only runs
+    // when told so.
+    let app = spawn_app_setting(
+        db,
+        &[
+            ("SECKILL_PUBLIC_ORIGIN", "https://shop.example"),
+            ("SECKILL_DEV_LOGIN_PUBLIC", "true"),
+            ("SECKILL_DEV_PAYMENTS_PUBLIC", "true"),
+        ],
+    )
+    .await;
     let c = client();
     let r = app.log_in(&c, "13900000041").await;
     let set = r.headers()[header::SET_COOKIE]
