@@ -24,7 +24,7 @@ use crate::{
         },
     },
     orders::{
-        payment::{CheckoutRequest, Opened, PaymentError, SessionStatus, SESSION_LIFETIME},
+        payment::{session_expiry, CheckoutRequest, Opened, PaymentError, SessionStatus},
         payment_word::{self, PaymentApplied},
         restock,
     },
@@ -124,18 +124,19 @@ pub async fn pay(
     let Some(o) = store::payments::for_checkout(&core.db, order, shopper).await? else {
         return Err(not_written(core, shopper, order).await);
     };
-    let price_cents = match o.current {
+    let (price_cents, pay_by) = match o.current {
         Current::Created {
             overdue: false,
             price_cents,
+            pay_by,
             ..
-        } => price_cents,
+        } => (price_cents, pay_by),
         other => return Err(refusal(other)),
     };
     if let Some(redirect_url) = o.open_url {
         return Ok(PaymentStart { redirect_url });
     }
-    let opened = open_session(core, order, &o, price_cents).await?;
+    let opened = open_session(core, order, &o, price_cents, pay_by).await?;
     let redirect_url = record(core, shopper, order, &o, price_cents, &opened).await?;
     tracing::info!(%order, session = %opened.session, "payment opened");
     Ok(PaymentStart { redirect_url })
@@ -148,6 +149,7 @@ async fn open_session(
     order: OrderId,
     o: &ForCheckout,
     price_cents: i64,
+    pay_by: chrono::DateTime<chrono::Utc>,
 ) -> Result<Opened, CheckoutError> {
     let opened = core
         .payments
@@ -159,7 +161,7 @@ async fn open_session(
             currency: &core.config.payments.currency,
             success_url: order_url(core, order, true),
             cancel_url: order_url(core, order, false),
-            expires_at: chrono::Utc::now() + SESSION_LIFETIME,
+            expires_at: session_expiry(pay_by, chrono::Utc::now()),
         })
         .await;
     let opened = match opened {

@@ -43,15 +43,29 @@ pub struct CheckoutRequest<'a> {
     pub success_url: String,
     pub cancel_url: String,
     /// When the provider is to let the session lapse by itself, should the shop never expire
-    /// it ([`SESSION_LIFETIME`] from now).
+    /// it ([`session_expiry`]).
     pub expires_at: DateTime<Utc>,
 }
 
-/// How long a hosted payment lives at the provider unless the shop expires it first: Stripe's
-/// shortest `expires_at` is 30 minutes after creation; a minute more absorbs clock skew. The
-/// deadline (15 minutes by default) expires it sooner; this bounds a session the shop could
-/// not expire (Stripe unreachable then), or whose creation's answer never arrived.
+/// How long past its order's deadline a hosted payment lives at the provider unless the shop
+/// expires it first: Stripe's shortest `expires_at` is 30 minutes after creation, and Pay now
+/// opens one only before the deadline; a minute more absorbs clock skew. The deadline expires
+/// it sooner; this bounds a session the shop could not expire (Stripe unreachable then), or
+/// whose creation's answer never arrived.
 pub const SESSION_LIFETIME: chrono::Duration = chrono::Duration::minutes(31);
+
+/// Stripe's longest `expires_at` is 24 hours after creation; an hour less absorbs skew.
+const SESSION_LIFETIME_MAX: chrono::Duration = chrono::Duration::hours(23);
+
+/// When a hosted payment of an order due at `pay_by`, opened at `now` (before `pay_by`), lapses
+/// at the provider: [`SESSION_LIFETIME`] after the deadline, the same for every request under
+/// one idempotency key. From the clock it was `now + SESSION_LIFETIME`, so a double click that
+/// straddled a second sent the same key with other parameters, which Stripe refuses
+/// (`idempotency_error`): the shopper was told the payment was unavailable. Only a deadline
+/// more than 22 hours off (`SECKILL_PAY_WITHIN_MS`) is brought within Stripe's 24 hours.
+pub fn session_expiry(pay_by: DateTime<Utc>, now: DateTime<Utc>) -> DateTime<Utc> {
+    (pay_by + SESSION_LIFETIME).min(now + SESSION_LIFETIME_MAX)
+}
 
 impl CheckoutRequest<'_> {
     /// The idempotency key of this session: one per order and attempt.
@@ -299,5 +313,40 @@ pub fn from_settings(
         ProviderSettings::None => Arc::new(NoPayments),
         ProviderSettings::Dev => Arc::new(dev::DevPayments),
         ProviderSettings::Stripe(s) => Arc::new(stripe::Stripe::new(s.clone(), http)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{Duration, TimeZone, Utc};
+
+    use super::session_expiry;
+
+    #[test]
+    fn a_sessions_expiry_is_the_same_for_every_click_and_within_stripes_bounds() {
+        let pay_by = Utc
+            .with_ymd_and_hms(2026, 11, 30, 12, 15, 0)
+            .single()
+            .expect("a time");
+        // A double click that straddles a second.
+        let first = pay_by - Duration::minutes(14) - Duration::milliseconds(1);
+        let second = first + Duration::milliseconds(2);
+        assert_ne!(first.timestamp(), second.timestamp());
+        assert_eq!(
+            session_expiry(pay_by, first),
+            session_expiry(pay_by, second)
+        );
+        // Opened any time before the deadline: 30 minutes to 24 hours ahead.
+        for before in [Duration::minutes(15), Duration::seconds(1)] {
+            let now = pay_by - before;
+            let ahead = session_expiry(pay_by, now) - now;
+            assert!(
+                ahead >= Duration::minutes(30) && ahead <= Duration::hours(24),
+                "{ahead}"
+            );
+        }
+        // A deadline two days off is brought within 24 hours.
+        let far = pay_by + Duration::days(2);
+        assert!(session_expiry(far, pay_by) - pay_by <= Duration::hours(24));
     }
 }
