@@ -143,8 +143,13 @@ const PAYMENTS_BUDGET_MIN: Duration = Duration::from_secs(2);
 const MOVES_PER_PASS: i64 = 5_000;
 
 async fn sweep(core: &Core, fence: i64) -> Result<SweepReport, SweepError> {
-    let restored = restore_lost(core).await?;
-    let (retired, draining) = retire_finished(core).await?;
+    // The sales' Redis state first. A step Redis cannot serve (a node out of reach, a shard
+    // failing over) is said and left to the next pass, and so is each sale it cannot serve:
+    // the deadlines and the payments below are PostgreSQL's and the provider's, and wait for
+    // no sale's Redis.
+    let restored = next_pass_if_not("restoring lost sales", restore_lost(core).await);
+    let (retired, draining) =
+        next_pass_if_not("retiring finished sales", retire_finished(core).await);
     // Due orders with no open payment go back on sale first: nothing of theirs waits for the
     // provider. Then the payment steps, within a budget (each of their writes is one
     // transaction, so one cut short loses nothing: the next pass goes on), and the orders
@@ -169,8 +174,11 @@ async fn sweep(core: &Core, fence: i64) -> Result<SweepReport, SweepError> {
         payments,
         expired: expired + expire_unpaid(core, fence).await?,
         // Moves left pending by a process that died between the stores.
-        moves_applied: restock::apply_pending(core, MOVES_PER_PASS).await?,
-        ends_repaired: repair_ends(core).await?,
+        moves_applied: next_pass_if_not(
+            "applying pending stock moves",
+            restock::apply_pending(core, MOVES_PER_PASS).await,
+        ),
+        ends_repaired: next_pass_if_not("repairing sales' ends", repair_ends(core).await),
     };
     if !report.restored.is_empty()
         || !report.retired.is_empty()
@@ -182,6 +190,15 @@ async fn sweep(core: &Core, fence: i64) -> Result<SweepReport, SweepError> {
         tracing::info!(?report, "sweep");
     }
     Ok(report)
+}
+
+/// A step's outcome, or nothing once its failure is said: the next pass tries it again, and
+/// the rest of this one goes on.
+fn next_pass_if_not<T: Default, E: std::fmt::Display>(step: &str, outcome: Result<T, E>) -> T {
+    outcome.unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "{step}: left to the next pass");
+        T::default()
+    })
 }
 
 /// Live sales whose Redis state is gone, preloaded again, and those left unchecked (a master
@@ -197,10 +214,16 @@ async fn restore_lost(core: &Core) -> Result<Vec<VoucherId>, SweepError> {
         redis.smembers(core.keys.preloaded_vouchers()).await?;
     // One check per sale (a script that writes nothing), all in flight at once: their keys
     // live in different slots.
-    let states =
-        futures::future::try_join_all(live.iter().map(|v| catalog::check(core, v.id))).await?;
+    let states = futures::future::join_all(live.iter().map(|v| catalog::check(core, v.id))).await;
     let mut restored = Vec::new();
     for (v, state) in live.iter().zip(states) {
+        let state = match state {
+            Ok(state) => state,
+            Err(e) => {
+                tracing::warn!(voucher = %v.id, error = %e, "checking a sale in Redis: left to the next pass");
+                continue;
+            }
+        };
         let checked = matches!(state, PreloadOutcome::AlreadyLoaded { .. });
         if checked && registered.contains(&v.id.get()) {
             continue;
@@ -225,7 +248,14 @@ async fn retire_finished(core: &Core) -> Result<(Vec<VoucherId>, usize), SweepEr
         .into_iter()
         .filter_map(|id| VoucherId::try_from(id).ok())
     {
-        match scripts::retire(&mut redis, &core.keys.voucher(id), grace).await? {
+        let retirement = match scripts::retire(&mut redis, &core.keys.voucher(id), grace).await {
+            Ok(retirement) => retirement,
+            Err(e) => {
+                tracing::warn!(voucher = %id, error = %e, "retiring a sale: left to the next pass");
+                continue;
+            }
+        };
+        match retirement {
             Retirement::Retired | Retirement::Absent => {
                 let _: () = redis.srem(&registry, id.get()).await?;
                 retired.push(id);
@@ -275,20 +305,32 @@ async fn repair_ends(core: &Core) -> Result<Vec<VoucherId>, SweepError> {
         .filter_map(|id| VoucherId::try_from(id).ok())
         .collect();
     let ends = store::vouchers::ends(&core.db, &ids).await?;
-    let in_redis = futures::future::try_join_all(ids.iter().map(|v| {
+    let in_redis = futures::future::join_all(ids.iter().map(|v| {
         let mut redis = core.redis.clone();
         let sale = core.keys.voucher(*v).sale;
         async move { redis.hget::<_, _, Option<i64>>(sale, "ends_ms").await }
     }))
-    .await?;
+    .await;
     let mut repaired = Vec::new();
     for (v, redis_end) in ids.into_iter().zip(in_redis) {
+        let redis_end = match redis_end {
+            Ok(end) => end,
+            Err(e) => {
+                tracing::warn!(voucher = %v, error = %e, "reading a sale's end in Redis: left to the next pass");
+                continue;
+            }
+        };
         let (Some(db_end), Some(redis_end)) = (ends.get(&v), redis_end) else {
             continue;
         };
         if db_end.timestamp_millis() < redis_end {
-            scripts::end_sale(&mut redis, &core.keys.voucher(v), db_end.timestamp_millis()).await?;
-            repaired.push(v);
+            let keys = core.keys.voucher(v);
+            match scripts::end_sale(&mut redis, &keys, db_end.timestamp_millis()).await {
+                Ok(_) => repaired.push(v),
+                Err(e) => {
+                    tracing::warn!(voucher = %v, error = %e, "ending a sale in Redis: left to the next pass")
+                }
+            }
         }
     }
     Ok(repaired)

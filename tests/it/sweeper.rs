@@ -1,5 +1,6 @@
 //! The housekeeping job on the real Redis and PostgreSQL: it restores lost sales, retires
-//! finished ones only once drained, and runs on one instance at a time, fenced.
+//! finished ones only once drained, runs on one instance at a time, fenced, and goes on past a
+//! sale Redis cannot serve.
 
 use std::time::Duration;
 
@@ -226,5 +227,48 @@ async fn one_instance_sweeps_at_a_time_and_a_stale_token_stands_down(db: PgPool)
     assert_eq!(
         sweeper::sweep_once(&core).await.expect("sweep"),
         SweepOutcome::Fenced
+    );
+}
+
+/// One sale Redis cannot serve (its hash made a string here: every script on it errors, as
+/// one on a shard out of reach would) does not stop the pass: another sale's order past its
+/// deadline is cancelled in it, and its unit goes back on sale.
+#[sqlx::test]
+async fn a_sale_redis_cannot_serve_does_not_stop_the_deadlines_of_the_others(db: PgPool) {
+    let core = core(db, &[("SECKILL_PAY_WITHIN_MS", "300")]).await;
+    let u = users(&core, 1).await;
+    let v = voucher(&core, 1, 60, 3600).await;
+    let broken = voucher(&core, 1, 60, 3600).await;
+    let order = sale::buy(&core, u[0], v).await.expect("admitted");
+    drain(&core).await;
+    let sale_hash = core.keys.voucher(broken).sale;
+    let mut c = core.redis.clone();
+    let _: () = redis::pipe()
+        .cmd("DEL")
+        .arg(&sale_hash)
+        .cmd("SET")
+        .arg(&sale_hash)
+        .arg("not a hash")
+        .query_async(&mut c)
+        .await
+        .expect("the sale's hash replaced");
+    tokio::time::sleep(Duration::from_millis(400)).await;
+
+    let report = ran(&core).await;
+    assert_eq!(report.expired, 1, "{report:?}");
+    assert!(
+        report.restored.is_empty() && report.retired.is_empty(),
+        "{report:?}"
+    );
+    let status = sale::order_status(&core, u[0], order)
+        .await
+        .expect("status")
+        .expect("found")
+        .status;
+    assert_eq!(status.as_str(), "cancelled");
+    assert_eq!(
+        redis_i64(&core, &core.keys.voucher(v).stock).await,
+        Some(1),
+        "its unit back on sale"
     );
 }
