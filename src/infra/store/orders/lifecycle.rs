@@ -190,6 +190,13 @@ async fn give_back(
     cancelled: &[(OrderId, UserId, VoucherId)],
 ) -> Result<(), sqlx::Error> {
     let vouchers: Vec<i64> = cancelled.iter().map(|c| c.2.get()).collect();
+    // The vouchers' rows locked in id order first, as the order writer locks them: the update
+    // alone locked them in its plan's order, and a deadline pass over several sales could
+    // deadlock with a writer's batch over the same ones.
+    sqlx::query("SELECT 1 FROM vouchers WHERE id = ANY($1) ORDER BY id FOR UPDATE")
+        .bind(&vouchers)
+        .execute(&mut *conn)
+        .await?;
     sqlx::query(
         "UPDATE vouchers v SET stock = v.stock + b.n
          FROM (SELECT id, count(*) AS n FROM UNNEST($1::int8[]) AS u(id) GROUP BY id) b
