@@ -1,13 +1,7 @@
 //! The payment side of the sweep (one instance at a time, under its lock; see
 //! `jobs::sweeper`), run before the deadline pass cancels what is unpaid:
 //!
-//! 1. **Lost webhooks**: open payments not heard of for a minute are looked up, least recently
-//!    asked first, at most [`LOOKUPS_PER_PASS`] a pass (a provider limits its API's rate:
-//!    Stripe's is about 100 requests a second), so a paid order is marked paid within a few
-//!    sweeps even if every webhook is dropped. So are payments the shop closed without the
-//!    provider's word (step 2's forced close), until the provider says they are over or their
-//!    `expires_at` has passed: money they still take is refunded, webhook or not.
-//! 2. **The deadline**: an order past its deadline whose payment is still open has it expired
+//! 1. **The deadline**: an order past its deadline whose payment is still open has it expired
 //!    at the provider first; if the provider answers that it was paid, the payment wins and
 //!    the order is paid, not cancelled. Otherwise the payment is closed and the deadline pass
 //!    cancels the order. A provider out of reach holds the cancellation back for
@@ -15,9 +9,18 @@
 //!    the order); after that the order is cancelled anyway, and money that still arrives is
 //!    refunded. Open payments of orders already cancelled (a Pay now that raced the
 //!    cancellation) are expired the same way.
-//! 3. **Refunds owed** whose turn has come are made (idempotent at the provider), each retried
+//! 2. **Refunds owed** whose turn has come are made (idempotent at the provider), each retried
 //!    with its own backoff; one the provider refuses for good becomes `refund_failed` for an
 //!    admin, and none waits behind another.
+//! 3. **Lost webhooks**: open payments not heard of for a minute are looked up, least recently
+//!    asked first, at most [`LOOKUPS_PER_PASS`] a pass (a provider limits its API's rate:
+//!    Stripe's is about 100 requests a second), so a paid order is marked paid within a few
+//!    sweeps even if every webhook is dropped. So are payments the shop closed without the
+//!    provider's word (step 1's forced close), until the provider says they are over or their
+//!    `expires_at` has passed: money they still take is refunded, webhook or not. Last, as
+//!    the one that may take the rest of the budget: during a sale there are always payment
+//!    pages left open, and a hundred lookups one after another once kept the deadlines and the
+//!    refunds from ever running.
 //!
 //! The sweep cancels due orders that have no open payment before these steps, and gives them a
 //! time budget: a slow provider delays only what it must answer (design.md decision 41).
@@ -59,9 +62,9 @@ pub struct PaymentsReport {
 /// The three steps, in order.
 pub async fn run(core: &Core) -> Result<PaymentsReport, Backend> {
     let mut report = PaymentsReport::default();
-    look_up_stale(core, &mut report).await?;
     close_due(core, &mut report).await?;
     (report.refunded, report.refunds_refused) = refund_owed(core, REFUNDS_PER_PASS).await;
+    look_up_stale(core, &mut report).await?;
     // Money the shop holds and owes back: an operator alerts on these staying up (the provider
     // out of reach, a key without the right to refund), and on refunds it refused for good.
     let (owed, oldest_secs) = store::payments::refunds_owed(&core.db).await?;
@@ -86,11 +89,13 @@ async fn look_up_stale(core: &Core, report: &mut PaymentsReport) -> Result<(), B
                     report.paid_late += 1;
                 }
             }
-            Err(e) => {
+            Err(e @ PaymentError::Unavailable(_)) => {
                 tracing::warn!(%session, error = %e, "looking up an open payment");
                 // The provider is out of reach: the rest can wait for the next pass.
                 break;
             }
+            // This session's answer alone (the others may still be answered).
+            Err(e) => tracing::warn!(%session, error = %e, "looking up an open payment"),
         }
     }
     Ok(())

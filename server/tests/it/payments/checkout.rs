@@ -61,7 +61,7 @@ async fn a_shopper_pays_on_the_hosted_page_and_the_webhook_marks_the_order_paid(
     )
     .await;
     expect_error(
-        app.cancel(&c, id).await,
+        app.cancel(&c, &id).await,
         StatusCode::CONFLICT,
         "already_paid",
     )
@@ -87,10 +87,17 @@ async fn a_shopper_pays_on_the_hosted_page_and_the_webhook_marks_the_order_paid(
         fake.versions()
     );
     let s = fake.session(&s.id).expect("session");
-    let lifetime = s.expires_at - chrono::Utc::now().timestamp();
-    assert!(
-        (30 * 60..=32 * 60).contains(&lifetime),
-        "sessions lapse after Stripe's shortest lifetime, not its 24 h default: {lifetime} s"
+    let pay_by: chrono::DateTime<chrono::Utc> =
+        sqlx::query_scalar("SELECT pay_by FROM orders WHERE id = $1")
+            .bind(id.parse::<i64>().expect("id"))
+            .fetch_one(&app.core.db)
+            .await
+            .expect("pay_by");
+    assert_eq!(
+        s.expires_at,
+        pay_by.timestamp() + 31 * 60,
+        "sessions lapse 31 minutes after the order's deadline (the same for every click), not \
+         at Stripe's 24 h default"
     );
     money_holds(&app, &fake).await;
 }
