@@ -2,7 +2,10 @@
 //! shares them; each counter expires with its window, so their memory is bounded by the
 //! clients of the last minute (decision 26).
 
-use std::{net::IpAddr, time::Duration};
+use std::{
+    net::{IpAddr, Ipv6Addr},
+    time::Duration,
+};
 
 use crate::{infra::backend::Backend, Core};
 
@@ -38,26 +41,51 @@ impl Action {
     }
 }
 
-/// Counts one `action` by `client`; past the limit, how long until its window ends.
+/// How many clients' worth an IPv6 site (its /48) may do in a window: a site is given a /48
+/// whole, so one holder rotating through its 65,536 /64s is counted as this many clients, not
+/// 65,536 (a free tunnel broker hands out /48s).
+pub const SITE_CLIENTS: u32 = 16;
+
+/// Counts one `action` by `client` (an IPv4 address, or an IPv6 /64: `server/src/client.rs`),
+/// and by its IPv6 site; past either's limit, how long until that window ends.
 pub async fn count(
     core: &Core,
     client: IpAddr,
     action: Action,
 ) -> Result<Option<Duration>, Backend> {
-    let key = core.keys.client_limit(client, action.name());
+    let limit = u64::from(action.limit(core));
+    let site = site_of(client);
+    let mut counters = vec![(client, limit)];
+    if site != client {
+        counters.push((site, limit * u64::from(SITE_CLIENTS)));
+    }
     let window_ms = u64::try_from(WINDOW.as_millis()).unwrap_or(u64::MAX);
+    let mut pipe = redis::pipe();
+    pipe.atomic();
+    for (network, _) in &counters {
+        let key = core.keys.client_limit(site, *network, action.name());
+        pipe.incr(&key, 1)
+            .cmd("PEXPIRE")
+            .arg(&key)
+            .arg(window_ms)
+            .arg("NX")
+            .ignore()
+            .pttl(&key);
+    }
     let mut redis = core.redis.clone();
-    let (n, left_ms): (u64, i64) = redis::pipe()
-        .atomic()
-        .incr(&key, 1)
-        .cmd("PEXPIRE")
-        .arg(&key)
-        .arg(window_ms)
-        .arg("NX")
-        .ignore()
-        .pttl(&key)
-        .query_async(&mut redis)
-        .await?;
-    Ok((n > u64::from(action.limit(core)))
-        .then(|| Duration::from_millis(u64::try_from(left_ms).unwrap_or(window_ms))))
+    let counted: Vec<(u64, i64)> = pipe.query_async(&mut redis).await?;
+    Ok(counters
+        .iter()
+        .zip(counted)
+        .filter(|((_, limit), (n, _))| n > limit)
+        .map(|(_, (_, left_ms))| Duration::from_millis(u64::try_from(left_ms).unwrap_or(window_ms)))
+        .max())
+}
+
+/// The site `client` belongs to: an IPv6 address's /48, an IPv4 address itself.
+fn site_of(client: IpAddr) -> IpAddr {
+    match client {
+        IpAddr::V6(v6) => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & (u128::MAX << 80))),
+        v4 => v4,
+    }
 }

@@ -202,9 +202,16 @@ impl Keys {
         }
     }
 
-    /// A fixed-window counter of `what` (`codes`, `sign-ins`) from one client address.
-    pub fn client_limit(&self, client: std::net::IpAddr, what: &str) -> String {
-        format!("{}limit:{{{client}}}:{what}", self.prefix.0)
+    /// A fixed-window counter of `what` (`codes`, `sign-ins`, `entries`) from the clients of
+    /// `network` (an address, an IPv6 /64 or /48), in the slot of `site` (the address, or the
+    /// IPv6 /48 `network` lies in): one client's counters are counted in one atomic call.
+    pub fn client_limit(
+        &self,
+        site: std::net::IpAddr,
+        network: std::net::IpAddr,
+        what: &str,
+    ) -> String {
+        format!("{}limit:{{{site}}}:{network}:{what}", self.prefix.0)
     }
 
     pub fn lock(&self, name: &str) -> LockKeys {

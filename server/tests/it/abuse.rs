@@ -133,7 +133,7 @@ async fn one_client_asks_for_a_bounded_number_of_codes_a_minute(db: PgPool) {
     // The counter expires with its minute: Redis holds nothing for good.
     let mut redis = app.core.redis.clone();
     let key = format!(
-        "{}limit:{{127.0.0.1}}:codes",
+        "{}limit:{{127.0.0.1}}:127.0.0.1:codes",
         app.core.config.key_prefix.as_str()
     );
     let ttl: i64 = redis::cmd("PTTL")
@@ -164,6 +164,31 @@ async fn behind_a_trusted_proxy_each_client_has_its_own_limit(db: PgPool) {
     expect_error(r, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
     // Another client behind the same proxy is not limited by the first.
     let r = ask_code(&app, &c, "13900029998", Some("203.0.113.2")).await;
+    assert_eq!(r.status(), StatusCode::OK);
+}
+
+#[sqlx::test]
+async fn an_ipv6_site_rotating_through_its_networks_is_limited_as_sixteen_clients(db: PgPool) {
+    let app = spawn_app_setting(
+        db,
+        &[
+            ("SECKILL_CODE_REQUESTS_PER_CLIENT", "1"),
+            ("SECKILL_TRUSTED_PROXIES", "127.0.0.1"),
+        ],
+    )
+    .await;
+    let c = client();
+    // One code from each of sixteen /64s of one /48: sixteen clients' worth.
+    for i in 0..16 {
+        let from = format!("2001:db8:7:{i:x}::1");
+        let r = ask_code(&app, &c, &format!("1390004{i:04}"), Some(&from)).await;
+        assert_eq!(r.status(), StatusCode::OK, "{from}");
+    }
+    // A seventeenth /64 of the same /48 has asked nothing yet, and is refused.
+    let r = ask_code(&app, &c, "13900049999", Some("2001:db8:7:99::1")).await;
+    expect_error(r, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+    // Another site is not.
+    let r = ask_code(&app, &c, "13900049998", Some("2001:db8:8:1::1")).await;
     assert_eq!(r.status(), StatusCode::OK);
 }
 
