@@ -237,11 +237,20 @@ pub async fn session(core: &Core, token: &str) -> Result<Option<Principal>, Back
     legacy_session(core, token).await
 }
 
-/// The claims of a signed token this deployment issued, unexpired and not revoked.
+/// The claims of a signed token this deployment issued, unexpired and not revoked. A session
+/// lives no longer than `SECKILL_SESSION_TTL_MS` says now: an operator who shortens it after an
+/// incident ends the older sessions too, and the sign-outs kept for them are dropped at that
+/// age (`revocations::reload`), which would otherwise let a stolen token signed out of work
+/// again until its own expiry.
 fn verified(core: &Core, token: &str) -> Option<token::Claims> {
     let claims = core.session_keys.verify(token)?;
     let now = chrono::Utc::now().timestamp_millis();
-    (claims.expires_ms > now && !core.revocations.refuses(&claims)).then_some(claims)
+    let ends = claims.expires_ms.min(
+        claims
+            .issued_ms
+            .saturating_add(millis_i64(core.config.auth.session_ttl)),
+    );
+    (ends > now && !core.revocations.refuses(&claims)).then_some(claims)
 }
 
 /// A session from before signed tokens: kept in Redis until it expires.

@@ -175,6 +175,20 @@ async fn a_session_ends_at_its_expiry(db: PgPool) {
 }
 
 #[sqlx::test]
+async fn a_shortened_session_lifetime_ends_the_older_sessions_too(db: PgPool) {
+    let core = core(db, &[]).await;
+    let signed = signed_in(&core, "13900002010").await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    // The operator shortens the lifetime (an instance started with the new setting): a session
+    // older than it ends there, whatever expiry its token was signed with.
+    let shortened = sibling(&core, &[("SECKILL_SESSION_TTL_MS", "300")]).await;
+    assert!(!alive(&shortened, &signed.token).await);
+    assert!(alive(&core, &signed.token).await, "under the old lifetime");
+    let fresh = signed_in(&shortened, "13900002011").await;
+    assert!(alive(&shortened, &fresh.token).await);
+}
+
+#[sqlx::test]
 async fn a_session_from_before_signed_tokens_keeps_working_until_signed_out(db: PgPool) {
     let core = core(db, &[]).await;
     let user = users(&core, 1).await[0];
