@@ -239,19 +239,30 @@ pub async fn expire_due(
     if latest != Some(fence) {
         return Ok(Err(Fenced));
     }
-    let rows: Vec<(i64, i64, i64)> = sqlx::query_as(
-        "WITH due AS (
-             SELECT id FROM orders o WHERE status = 'created' AND pay_by <= now()
-               AND NOT EXISTS (
-                   SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.state = 'open'
-               )
-             ORDER BY pay_by LIMIT $1 FOR UPDATE SKIP LOCKED
-         )
-         UPDATE orders o SET status = 'cancelled', cancelled_at = now(), cancelled_by = 'deadline'
-         FROM due WHERE o.id = due.id
-         RETURNING o.id, o.user_id, o.voucher_id",
+    // Locked first, then cancelled in a statement of its own: a Pay now that recorded its open
+    // payment after the first statement's snapshot, and committed before this pass locked the
+    // order, is not in that snapshot (a row's re-check under its lock re-reads the order, not
+    // its payments); the second statement's snapshot holds it, and the order is left to the
+    // payment (the sweep expires that at the provider first).
+    let due: Vec<i64> = sqlx::query_scalar(
+        "SELECT id FROM orders o WHERE status = 'created' AND pay_by <= now()
+           AND NOT EXISTS (
+               SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.state = 'open'
+           )
+         ORDER BY pay_by LIMIT $1 FOR UPDATE SKIP LOCKED",
     )
     .bind(limit)
+    .fetch_all(&mut *tx)
+    .await?;
+    let rows: Vec<(i64, i64, i64)> = sqlx::query_as(
+        "UPDATE orders o SET status = 'cancelled', cancelled_at = now(), cancelled_by = 'deadline'
+         WHERE o.id = ANY($1) AND o.status = 'created'
+           AND NOT EXISTS (
+               SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.state = 'open'
+           )
+         RETURNING o.id, o.user_id, o.voucher_id",
+    )
+    .bind(&due)
     .fetch_all(&mut *tx)
     .await?;
     let cancelled = rows
