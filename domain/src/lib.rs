@@ -28,7 +28,7 @@ pub use failure::{FailureReason, FailureReasonError, Settlement};
 pub use field::{FieldError, FieldErrors};
 pub use ids::{IdParseError, UserId, VoucherId};
 pub use money::{Currency, CurrencyError};
-pub use number::{cents_from_yuan, count, grouped};
+pub use number::{count, grouped};
 pub use opening::{EntryState, Opening, OpeningKind, DEFAULT_ENTRY_LEAD};
 pub use order::{
     Canceller, CancellerError, IdempotencyKey, IdempotencyKeyError, OrderId, OrderIdError,

@@ -61,6 +61,40 @@ impl Currency {
         format!("{sign}{}", self.decimal(minor.unsigned_abs()))
     }
 
+    /// An amount as an admin types it (`9.90`, `9.9`, `¥12.05`, `990` for yen), in minor
+    /// units: the inverse of [`Currency::amount`], read with this currency's own decimals, so a
+    /// yen price is not taken for hundredths. `None` for anything else (a sign, a comma, more
+    /// decimals than the currency has, an amount past `i64`).
+    pub fn minor_from(&self, text: &str) -> Option<i64> {
+        let (symbol, digits) = self.style();
+        let text = text.trim();
+        let code = self.0.to_ascii_uppercase();
+        let text = [symbol, "\u{ffe5}", code.as_str()]
+            .into_iter()
+            .filter(|prefix| !prefix.is_empty() && (*prefix != "\u{ffe5}" || symbol == "¥"))
+            .find_map(|prefix| text.strip_prefix(prefix))
+            .unwrap_or(text)
+            .trim();
+        let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+        let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+        if whole.is_empty() || !all_digits(whole) || !all_digits(fraction) {
+            return None;
+        }
+        let width = digits as usize;
+        if fraction.len() > width {
+            return None;
+        }
+        let minor: i64 = match width {
+            0 => 0,
+            _ => format!("{fraction:0<width$}").parse().ok()?,
+        };
+        whole
+            .parse::<i64>()
+            .ok()?
+            .checked_mul(10i64.pow(digits))?
+            .checked_add(minor)
+    }
+
     fn decimal(&self, abs: u64) -> String {
         let (_, digits) = self.style();
         if digits == 0 {
@@ -139,5 +173,51 @@ mod tests {
         assert_eq!(of("cny", -5), "-0.05");
         assert_eq!(of("jpy", 990), "990");
         assert_eq!(of("chf", 120_000), "1200.00");
+    }
+}
+
+#[cfg(test)]
+mod minor_tests {
+    use super::Currency;
+
+    fn currency(code: &str) -> Currency {
+        code.parse().expect("a currency")
+    }
+
+    #[test]
+    fn amounts_are_read_with_the_currencys_own_decimals() {
+        let cny = currency("cny");
+        assert_eq!(cny.minor_from("9.90"), Some(990));
+        assert_eq!(cny.minor_from(" 9.9 "), Some(990));
+        assert_eq!(cny.minor_from("9"), Some(900));
+        assert_eq!(cny.minor_from("¥12.05"), Some(1205));
+        assert_eq!(cny.minor_from("\u{ffe5}12.05"), Some(1205));
+        assert_eq!(cny.minor_from("0"), Some(0));
+        assert_eq!(cny.minor_from("9."), Some(900));
+        for bad in [
+            "",
+            "-1",
+            "9.999",
+            "9,90",
+            "abc",
+            "1e3",
+            ".5",
+            "99999999999999999999",
+        ] {
+            assert_eq!(cny.minor_from(bad), None, "{bad:?}");
+        }
+        // Yen have no minor unit: 990 is ¥990, not ¥99,000, and the form's value reads back
+        // as itself.
+        let jpy = currency("jpy");
+        assert_eq!(jpy.minor_from("990"), Some(990));
+        assert_eq!(jpy.minor_from("¥990"), Some(990));
+        assert_eq!(jpy.minor_from("9.90"), None);
+        for minor in [0, 5, 990, 123_456] {
+            assert_eq!(jpy.minor_from(&jpy.amount(minor)), Some(minor));
+            assert_eq!(cny.minor_from(&cny.amount(minor)), Some(minor));
+            let chf = currency("chf");
+            assert_eq!(chf.minor_from(&chf.amount(minor)), Some(minor));
+        }
+        assert_eq!(currency("chf").minor_from("CHF 9.90"), Some(990));
     }
 }

@@ -111,9 +111,9 @@ pub async fn edit_voucher(
     Ok(id.get())
 }
 
-/// The voucher form's fields as the core's draft: the price from yuan to fen (a price that is
-/// not an amount in yuan goes through as typed, for the core's message), the times from the
-/// shop's zone to RFC 3339.
+/// The voucher form's fields as the core's draft: the price from the shop currency's major
+/// unit to its minor one, with that currency's decimals (a price that is not such an amount
+/// goes through as typed, for the core's message), the times from the shop's zone to RFC 3339.
 #[cfg(feature = "ssr")]
 fn form_draft(
     title: String,
@@ -125,8 +125,9 @@ fn form_draft(
     opening: String,
     entries_local: &str,
 ) -> seckill::domain::VoucherDraft {
-    let price_cents =
-        domain::cents_from_yuan(&price).map_or_else(|| price.clone(), |fen| fen.to_string());
+    let price_cents = crate::money::shop_currency()
+        .minor_from(&price)
+        .map_or_else(|| price.clone(), |minor| minor.to_string());
     let zone = crate::time::shop_zone();
     seckill::domain::VoucherDraft {
         title,
