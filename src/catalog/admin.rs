@@ -161,9 +161,18 @@ async fn end_locked(
     tx.commit().await?;
     let mut redis = core.redis.clone();
     let keys = core.keys.voucher(voucher);
-    match scripts::end_sale(&mut redis, &keys, ends_at.timestamp_millis()).await? {
-        SaleEnd::Ended { at_ms } => Ok(DateTime::from_timestamp_millis(at_ms).unwrap_or(ends_at)),
-        SaleEnd::NotLoaded => Ok(ends_at),
+    // Ended from here on: PostgreSQL holds the end, and the sweep ends in Redis a sale whose
+    // end there is later than PostgreSQL's (`repair_ends`). A Redis out of reach now is said,
+    // not answered as a failure the admin would retry (and read as "not ended").
+    match scripts::end_sale(&mut redis, &keys, ends_at.timestamp_millis()).await {
+        Ok(SaleEnd::Ended { at_ms }) => {
+            Ok(DateTime::from_timestamp_millis(at_ms).unwrap_or(ends_at))
+        }
+        Ok(SaleEnd::NotLoaded) => Ok(ends_at),
+        Err(e) => {
+            tracing::warn!(%voucher, error = %e, "sale ended in PostgreSQL; Redis takes the end at the sweep's next pass");
+            Ok(ends_at)
+        }
     }
 }
 

@@ -92,9 +92,11 @@ fn SaleActions(
         && v.opening
             .entries_open_at()
             .is_none_or(|at| server_time < at);
-    // One key per sale and offered total: a resent form adds nothing more; after an addition
-    // the total, and so the key, changes.
-    let key = format!("console-{}-{}", v.id, v.stock);
+    // One key per sale and reading of it (the server's time of the figures shown): a resent
+    // form adds nothing more, and every addition after it is read again has a key of its own.
+    // (Keyed by the offered total, an edit that brought the total back to an earlier one made
+    // the next addition's key an old one: nothing was added, and the panel said it was.)
+    let key = format!("console-{}-{}", v.id, server_time.timestamp_millis());
     view! {
         <h2>{crate::words::fill(t.manage_title(), &[&v.title])}</h2>
         <p>
