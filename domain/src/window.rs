@@ -60,8 +60,12 @@ impl TryFrom<RawWindow> for SaleWindow {
 }
 
 impl SaleWindow {
-    /// A window that ends after it begins.
+    /// A window that ends after it begins, each instant to the millisecond (Redis keeps the
+    /// window in milliseconds, and the admins' pages find sales by a cursor in milliseconds: a
+    /// start finer than that made the next page skip the sales at it).
     pub fn new(begins_at: DateTime<Utc>, ends_at: DateTime<Utc>) -> Result<Self, String> {
+        use chrono::SubsecRound;
+        let (begins_at, ends_at) = (begins_at.trunc_subsecs(3), ends_at.trunc_subsecs(3));
         if ends_at <= begins_at {
             return Err("must be after the start".to_owned());
         }
@@ -71,6 +75,7 @@ impl SaleWindow {
     /// This window cut short at `end` when `end` is earlier (an admin ended the sale); a window
     /// that had not begun then begins just before it.
     pub fn ended_by(self, end: DateTime<Utc>) -> Self {
+        let end = chrono::SubsecRound::trunc_subsecs(end, 3);
         if end >= self.ends_at {
             return self;
         }
@@ -101,6 +106,32 @@ mod tests {
         );
         assert!(serde_json::from_str::<Stock>("0").is_err());
         assert!(serde_json::from_str::<Stock>("10000001").is_err());
+    }
+
+    #[test]
+    fn a_window_is_kept_to_the_millisecond() {
+        let t = |s: &str| {
+            DateTime::parse_from_rfc3339(s)
+                .expect("time")
+                .with_timezone(&Utc)
+        };
+        let w = SaleWindow::new(
+            t("2030-01-01T10:00:00.000500Z"),
+            t("2030-01-01T11:00:00.999999Z"),
+        )
+        .expect("w");
+        assert_eq!(w.begins_at(), t("2030-01-01T10:00:00Z"));
+        assert_eq!(w.ends_at(), t("2030-01-01T11:00:00.999Z"));
+        let cut = w.ended_by(t("2030-01-01T10:30:00.123456Z"));
+        assert_eq!(cut.ends_at(), t("2030-01-01T10:30:00.123Z"));
+        assert!(
+            SaleWindow::new(
+                t("2030-01-01T10:00:00.0001Z"),
+                t("2030-01-01T10:00:00.0009Z")
+            )
+            .is_err(),
+            "within one millisecond: no window"
+        );
     }
 
     #[test]

@@ -240,8 +240,9 @@ pub async fn end_now(
 ) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
     sqlx::query_scalar(
         "UPDATE vouchers SET
-             ends_at = LEAST(ends_at, now()),
-             begins_at = LEAST(begins_at, LEAST(ends_at, now()) - interval '1 millisecond')
+             ends_at = LEAST(ends_at, date_trunc('milliseconds', now())),
+             begins_at = LEAST(begins_at,
+                 LEAST(ends_at, date_trunc('milliseconds', now())) - interval '1 millisecond')
          WHERE id = $1
          RETURNING ends_at",
     )
