@@ -191,14 +191,20 @@ pub async fn admin_payments(
         .and_then(PaymentFilter::parse)
         .unwrap_or(PaymentFilter::Attention);
     let asked = page.unwrap_or(1).max(1);
-    let (rows, total) =
-        refund_order::payments(&core, filter, i64::try_from(asked).unwrap_or(1)).await?;
+    let index = |page: usize| i64::try_from(page).unwrap_or(1);
+    let (mut rows, total) = refund_order::payments(&core, filter, index(asked)).await?;
     let size = usize::try_from(PAYMENTS_PAGE).unwrap_or(25);
     let pages = usize::try_from(total).unwrap_or(0).div_ceil(size).max(1);
+    // A page past the last (an old link, a typed number) shows the last one, not "no payments"
+    // beside a count of them.
+    let page = asked.min(pages);
+    if page != asked {
+        rows = refund_order::payments(&core, filter, index(page)).await?.0;
+    }
     Ok(webapi::payments::PaymentsView {
         rows: rows.iter().map(webapi::convert::payment_row).collect(),
         filter: filter.as_str().to_owned(),
-        page: asked.min(pages),
+        page,
         pages,
         total,
     })

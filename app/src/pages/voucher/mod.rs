@@ -69,8 +69,14 @@ pub fn VoucherPage() -> impl IntoView {
             {move || Suspend::new(async move {
                 match detail.await {
                     Ok(d) => {
-                        let mine = mine.await.ok().flatten();
-                        let entry = entry.await.ok().flatten().map(draw::standing);
+                        // The shopper's own order or entry not read (a store slow to answer):
+                        // said, rather than a Buy or an Enter as if they held none.
+                        let (mine, entry) = (mine.await, entry.await);
+                        let unread = mine.as_ref().err().or(entry.as_ref().err()).cloned().map(|e| {
+                            view! { <div data-testid="sale-unread"><ErrorNote error=e/></div> }
+                        });
+                        let mine = mine.ok().flatten();
+                        let entry = entry.ok().flatten().map(draw::standing);
                         let signed_in = matches!(session.me.await, Ok(Some(_)));
                         let id = d.voucher.id.get();
                         let remind = reminders.await.ok().flatten().map(|facts| {
@@ -78,6 +84,7 @@ pub fn VoucherPage() -> impl IntoView {
                         });
                         view! {
                             <leptos_meta::Title text=d.voucher.title.clone()/>
+                            {unread}
                             <Sale detail=d mine entry signed_in/>
                             {remind}
                         }
