@@ -113,6 +113,27 @@ pub async fn del(core: &Core, keys: &[&str]) {
         .expect("DEL");
 }
 
+/// `v`'s sale hash made a string behind the instance's back, so every script on the sale fails
+/// (`WRONGTYPE`), as one on a shard out of reach would; what the hash held, to put back.
+pub async fn break_sale_hash(core: &Core, v: VoucherId) -> HashMap<String, String> {
+    let sale_hash = core.keys.voucher(v).sale;
+    let mut c = core.redis.clone();
+    let (held, ()): (HashMap<String, String>, ()) = redis::pipe()
+        .atomic()
+        .cmd("HGETALL")
+        .arg(&sale_hash)
+        .cmd("DEL")
+        .arg(&sale_hash)
+        .ignore()
+        .cmd("SET")
+        .arg(&sale_hash)
+        .arg("not a hash")
+        .query_async(&mut c)
+        .await
+        .expect("the sale's hash replaced");
+    held
+}
+
 /// Redis loses `lost` keys (a partial state loss), then the sale is restored from PostgreSQL as
 /// the next buy or the sweeper would.
 pub async fn lose_and_restore(

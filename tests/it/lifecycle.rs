@@ -258,22 +258,7 @@ async fn an_end_that_redis_did_not_take_is_answered_as_an_end(db: PgPool) {
     let core = core(db, &[]).await;
     let admin = admin(&core).await;
     let v = voucher(&core, 5, 60, 3600).await;
-    let sale_hash = core.keys.voucher(v).sale;
-    let mut c = core.redis.clone();
-    let saved: std::collections::HashMap<String, String> = redis::cmd("HGETALL")
-        .arg(&sale_hash)
-        .query_async(&mut c)
-        .await
-        .expect("the sale's hash");
-    let _: () = redis::pipe()
-        .cmd("DEL")
-        .arg(&sale_hash)
-        .cmd("SET")
-        .arg(&sale_hash)
-        .arg("not a hash")
-        .query_async(&mut c)
-        .await
-        .expect("the sale's hash replaced");
+    let saved = break_sale_hash(&core, v).await;
 
     let ended = sale_admin::end_sale(&core, &admin, v).await.expect("ended");
     assert!(ended <= chrono::Utc::now());
@@ -289,6 +274,8 @@ async fn an_end_that_redis_did_not_take_is_answered_as_an_end(db: PgPool) {
     assert_eq!(outcome, "done");
 
     // Redis's hash back as it was (the end not in it): the sweep's next pass ends it there.
+    let sale_hash = core.keys.voucher(v).sale;
+    let mut c = core.redis.clone();
     let _: () = redis::pipe()
         .cmd("DEL")
         .arg(&sale_hash)

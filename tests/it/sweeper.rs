@@ -241,17 +241,7 @@ async fn a_sale_redis_cannot_serve_does_not_stop_the_deadlines_of_the_others(db:
     let broken = voucher(&core, 1, 60, 3600).await;
     let order = sale::buy(&core, u[0], v).await.expect("admitted");
     drain(&core).await;
-    let sale_hash = core.keys.voucher(broken).sale;
-    let mut c = core.redis.clone();
-    let _: () = redis::pipe()
-        .cmd("DEL")
-        .arg(&sale_hash)
-        .cmd("SET")
-        .arg(&sale_hash)
-        .arg("not a hash")
-        .query_async(&mut c)
-        .await
-        .expect("the sale's hash replaced");
+    break_sale_hash(&core, broken).await;
     tokio::time::sleep(Duration::from_millis(400)).await;
 
     let report = ran(&core).await;
