@@ -233,20 +233,46 @@ pub async fn assert_stock_conserved(core: &Core, v: VoucherId, initial: i64) {
 }
 
 /// Starts `core`'s subscription (stock back, catalog, revocations) until `stop`, and returns
-/// once it hears: an announcement made now comes back (its echo moves the catalog epoch a second
-/// time). Before that, a message another instance sends would be missed.
+/// once it hears. Before that, a message another instance sends would be missed.
+///
+/// The probe is a stock-back message, not a catalog one: its echo forgets one sale's refusal
+/// and moves no catalog epoch, so a probe whose echo comes late (one sent before the
+/// subscription was up is lost, one sent after it may be slow) cannot move the epoch under a
+/// test that counts it. A second refusal, never announced, tells the echo from the memory's
+/// own expiry.
 pub async fn listening(core: &Core, stop: &tokio_util::sync::CancellationToken) {
+    use seckill::sale::refusals::Refusal;
     tokio::spawn(seckill::jobs::stock_back::listen(
         core.clone(),
         stop.clone(),
     ));
-    let probe = VoucherId::try_from(1).expect("id");
-    for _ in 0..50 {
-        let before = core.catalog_epoch();
-        catalog::changed(core, probe).await;
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        if core.catalog_epoch() >= before + 2 {
-            return;
+    let (probe, control) = (
+        VoucherId::try_from(i64::MAX - 1).expect("id"),
+        VoucherId::try_from(i64::MAX - 2).expect("id"),
+    );
+    let mut redis = core.redis.clone();
+    for _ in 0..100 {
+        core.refusals.insert(probe, Refusal::SoldOut);
+        core.refusals.insert(control, Refusal::SoldOut);
+        let _: i64 = redis::cmd("PUBLISH")
+            .arg(core.keys.stock_back_channel())
+            .arg(probe.get())
+            .query_async(&mut redis)
+            .await
+            .expect("PUBLISH");
+        for _ in 0..10 {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            let (heard, kept) = (
+                core.refusals.get(&probe).is_none(),
+                core.refusals.get(&control).is_some(),
+            );
+            if heard && kept {
+                core.refusals.remove(&control);
+                return;
+            }
+            if !kept {
+                break;
+            }
         }
     }
     panic!("the subscription never heard an announcement");
