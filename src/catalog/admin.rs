@@ -178,7 +178,8 @@ async fn end_locked(
 
 /// Adds `add` units to `voucher`'s sale, in PostgreSQL and in Redis, once per `key` and sale
 /// (a repeated request with the same key answers the sale as it is, whatever units it names;
-/// the same key on another sale is that sale's own top-up). A sale that has ended is refused.
+/// the same key on another sale is that sale's own top-up, and a repeat is answered so after the
+/// sale ended or filled too). A new addition to a sale that has ended is refused.
 pub async fn add_stock(
     core: &Core,
     admin: &Admin,
@@ -241,6 +242,16 @@ async fn add_locked(
     let v = store::vouchers::lock(&mut tx, voucher)
         .await?
         .ok_or(SaleAdminError::NotFound)?;
+    // The same request again is answered first: the stock was added the first time, and the
+    // checks below judge the sale as that addition left it (a top-up to the maximum, repeated,
+    // would "take the sale past" it; one repeated after the sale ended, "the sale has ended").
+    if let Some(recorded) = store::moves::find(&mut tx, voucher, &step.key).await? {
+        let now = StockAdded {
+            total: v.total_stock(),
+            unsold: v.db_stock,
+        };
+        return Ok((now, Some(recorded)));
+    }
     if v.window.ends_at() <= Utc::now() {
         return Err(SaleAdminError::Ended);
     }
@@ -259,13 +270,16 @@ async fn add_locked(
         );
         return Err(fields.into());
     }
-    if let Some(recorded) = store::moves::record(&mut tx, voucher, step).await? {
-        // The same request again: the stock was added the first time.
-        let now = StockAdded {
-            total: v.total_stock(),
-            unsold: v.db_stock,
-        };
-        return Ok((now, Some(recorded)));
+    if store::moves::record(&mut tx, voucher, step)
+        .await?
+        .is_some()
+    {
+        // Found above under the sale's lock: a key recorded since is a bug to stop on.
+        return Err(sqlx::Error::Protocol(format!(
+            "stock move {} recorded while its sale was locked",
+            step.key
+        ))
+        .into());
     }
     let (total, unsold) = store::vouchers::add_stock(&mut tx, voucher, step.units).await?;
     tx.commit().await?;

@@ -401,3 +401,34 @@ async fn a_top_up_key_is_its_sales_own_and_redis_gets_what_postgres_counted(db: 
     assert_eq!(redis_stock(&core, a).await, 7);
     assert_stock_conserved(&core, a, 5).await;
 }
+
+#[sqlx::test]
+async fn a_repeated_top_up_is_answered_as_added_after_it_filled_or_the_sale_ended(db: PgPool) {
+    let core = core(db, &[]).await;
+    let admin = admin(&core).await;
+    let v = voucher(&core, 5, 60, 3600).await;
+    let to_max = Stock::try_from(seckill::domain::MAX_STOCK - 5).expect("units");
+    let first = sale_admin::add_stock(&core, &admin, v, to_max, Some(&key("fill")))
+        .await
+        .expect("added");
+    assert_eq!(first.total, seckill::domain::MAX_STOCK);
+    // Its answer was lost; the admin's client sends it again: the units are in, not "past the
+    // maximum".
+    let again = sale_admin::add_stock(&core, &admin, v, to_max, Some(&key("fill")))
+        .await
+        .expect("the same request again, at the maximum");
+    assert_eq!(again.total, seckill::domain::MAX_STOCK);
+    // And once the sale has ended: the units were added, not "the sale has ended".
+    sale_admin::end_sale(&core, &admin, v).await.expect("ended");
+    let late = sale_admin::add_stock(&core, &admin, v, to_max, Some(&key("fill")))
+        .await
+        .expect("the same request again, after the end");
+    assert_eq!(late.total, seckill::domain::MAX_STOCK);
+    // A new request on the ended sale is refused as before.
+    assert!(matches!(
+        sale_admin::add_stock(&core, &admin, v, to_max, Some(&key("other"))).await,
+        Err(SaleAdminError::Ended)
+    ));
+    drain(&core).await;
+    assert_stock_conserved(&core, v, 5).await;
+}

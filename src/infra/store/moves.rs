@@ -54,17 +54,33 @@ pub async fn record(
     if inserted == 1 {
         return Ok(None);
     }
-    // Keys name their voucher (a return its order, a top-up its sale): the row found is this
-    // voucher's, and a key of another's is a bug to stop on, not a move to apply here.
-    let row: MoveRow = sqlx::query_as(
+    Ok(Some(find(conn, voucher, &step.key).await?.ok_or_else(
+        || {
+            sqlx::Error::Protocol(format!(
+                "stock move {} conflicted but is not there",
+                step.key
+            ))
+        },
+    )?))
+}
+
+/// The move recorded under `key` for `voucher`, if any (a repeated request's first one).
+/// Keys name their voucher (a return its order, a top-up its sale): a row found is this
+/// voucher's, and a key of another's is a bug to stop on, not a move to apply here.
+pub async fn find(
+    conn: &mut PgConnection,
+    voucher: VoucherId,
+    key: &str,
+) -> Result<Option<StockMove>, sqlx::Error> {
+    let row: Option<MoveRow> = sqlx::query_as(
         "SELECT key, voucher_id, units, user_id, order_id FROM stock_moves
          WHERE key = $1 AND voucher_id = $2",
     )
-    .bind(&step.key)
+    .bind(key)
     .bind(voucher.get())
-    .fetch_one(&mut *conn)
+    .fetch_optional(&mut *conn)
     .await?;
-    Ok(Some(decode(row)?.step))
+    row.map(|r| decode(r).map(|m| m.step)).transpose()
 }
 
 /// A `stock_moves` row: key, voucher, units, shopper, order.
