@@ -57,16 +57,42 @@ pub fn session_cookie() -> SessionCookie {
 /// value (`leptos_axum::redirect` would make them navigate too). A `path` that cannot be a
 /// header (callers pass checked paths and addresses) is not followed rather than a panic.
 pub fn redirect_plain_form(path: &str) {
-    let plain_form = use_context::<http::request::Parts>().is_some_and(|p| {
-        p.headers
-            .get(header::ACCEPT)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.contains("text/html"))
-    });
-    if plain_form && http::HeaderValue::from_str(path).is_ok() {
+    if plain_form() && http::HeaderValue::from_str(path).is_ok() {
         leptos_axum::redirect(path);
         if let Some(response) = use_context::<leptos_axum::ResponseOptions>() {
             response.set_status(http::StatusCode::SEE_OTHER);
         }
     }
+}
+
+/// Inside a server function refusing a plain HTML form's post (no JavaScript): sends the
+/// browser to `page` with the refusal in its address, as the framework would send it back to
+/// the page the form was on. For a form shown on several rows of one page (Pay now on each
+/// of "My orders"), whose refusal, matched by the server function's path alone, would show
+/// under every row: `page` is the one subject of the refused call (the order's own page).
+pub fn refuse_plain_form_on(page: &str, server_fn: &str, error: &AppError) {
+    use leptos::server_fn::error::ServerFnUrlError;
+    if !plain_form() {
+        return;
+    }
+    let Ok(url) =
+        ServerFnUrlError::new(server_fn, error.clone()).to_url(&format!("http://shop{page}"))
+    else {
+        return;
+    };
+    let location = match url.query() {
+        Some(query) => format!("{}?{query}", url.path()),
+        None => url.path().to_owned(),
+    };
+    redirect_plain_form(&location);
+}
+
+/// Whether the request is a plain HTML form's post (it accepts HTML), not the app's own call.
+fn plain_form() -> bool {
+    use_context::<http::request::Parts>().is_some_and(|p| {
+        p.headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("text/html"))
+    })
 }

@@ -79,15 +79,30 @@ pub async fn my_orders() -> Result<Vec<OrderDetail>, AppError> {
 }
 
 /// **Pay now**: where to send the shopper to pay (the provider's hosted page; one per order,
-/// so a second click answers the same). A plain form post is answered `303` to it.
+/// so a second click answers the same). A plain form post is answered `303` to it, or, refused,
+/// to the order's own page with the refusal (Pay now is on every unpaid row of "My orders").
 #[server(prefix = "/sf", endpoint = "pay_order")]
 pub async fn pay_order(order_id: String) -> Result<String, AppError> {
     let core = crate::ssr::core()?;
-    let shopper = crate::ssr::signed_in(&core).await?;
     let order: domain::OrderId = crate::ssr::order_id(&order_id)?;
-    let start = seckill::orders::checkout::pay(&core, shopper.user, order).await?;
-    crate::ssr::redirect_plain_form(&start.redirect_url);
-    Ok(start.redirect_url)
+    let paying = async {
+        let shopper = crate::ssr::signed_in(&core).await?;
+        Ok::<_, AppError>(seckill::orders::checkout::pay(&core, shopper.user, order).await?)
+    };
+    match paying.await {
+        Ok(start) => {
+            crate::ssr::redirect_plain_form(&start.redirect_url);
+            Ok(start.redirect_url)
+        }
+        Err(e) => {
+            crate::ssr::refuse_plain_form_on(
+                &format!("/orders/{order}"),
+                <PayOrder as leptos::server_fn::ServerFn>::PATH,
+                &e,
+            );
+            Err(e)
+        }
+    }
 }
 
 /// Cancels one of the shopper's orders (its unit goes back on sale) and returns it as it is

@@ -81,6 +81,8 @@ pub fn PayNow(
 
 /// Pay now on its own, with its error if the provider could not be reached: for an order
 /// shown where it is not the page's subject (the sale page's held order, a "My orders" row).
+/// A plain post's refusal (no JavaScript) is shown on the order's own page instead
+/// (`crate::ssr::refuse_plain_form_on`): a row cannot tell its refusal from another row's.
 /// `testid` names the box for the journeys.
 #[component]
 pub fn PayBox(

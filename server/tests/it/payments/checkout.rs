@@ -372,3 +372,58 @@ async fn a_price_stripe_cannot_charge_is_refused_at_creation(db: PgPool) {
         );
     }
 }
+
+#[sqlx::test]
+async fn a_plain_pay_now_refused_on_my_orders_is_shown_on_that_orders_page_only(db: PgPool) {
+    let (app, _fake) = shop(db, &[]).await;
+    let admin = app.sign_in("13800000000").await;
+    let v = app.create_priced(&admin, -5, 3600, 2, 990).await;
+    let w = app.create_priced(&admin, -5, 3600, 2, 990).await;
+    let (c, late) = written_order(&app, v, "13900000141").await;
+    let on_time = buy_order(&app, &c, w).await;
+    written(&app, &c, &on_time).await;
+    past_deadline(&app, &late, 1).await;
+
+    // Pay now on "My orders" without JavaScript, for the order whose time has passed: the
+    // refusal goes to that order's page, not back to the list, where every unpaid row's Pay
+    // now would have shown it.
+    let r = c
+        .post(format!("{}/sf/pay_order", app.base))
+        .header("accept", "text/html")
+        .header("referer", format!("{}/orders", app.base))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("order_id={late}"))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    let to = r.headers()["location"].to_str().expect("ascii").to_owned();
+    assert!(
+        to.starts_with(&format!("/orders/{late}?")) && to.contains("__err="),
+        "{to}"
+    );
+    let html = c
+        .get(format!("{}{to}", app.base))
+        .header("accept", "text/html")
+        .send()
+        .await
+        .expect("send")
+        .text()
+        .await
+        .expect("html");
+    assert_eq!(
+        html.matches(r#"data-testid="error""#).count(),
+        1,
+        "the refusal once, on its order: {html}"
+    );
+    assert!(
+        html.contains(r#"data-testid="order-action-error" data-code="payment_expired""#),
+        "{html}"
+    );
+
+    // The app's own call (JSON) is answered as before, with no redirect.
+    let r = pay(&app, &c, &late).await;
+    expect_error(r, StatusCode::CONFLICT, "payment_expired").await;
+    // And the other order still pays.
+    assert_eq!(pay(&app, &c, &on_time).await.status(), StatusCode::OK);
+}
