@@ -499,6 +499,18 @@ async fn entries_keep_to_their_window_and_to_the_per_client_limit(db: PgPool) {
     let s = standing(&app, &c, open).await;
     assert_eq!(s["state"], "lost", "{s}");
     assert!(s.get("rank").is_none(), "{s}");
+    // Their sale page says so, and not "Not this time": no draw ran for them to lose.
+    let page = c
+        .get(format!("{}/vouchers/{open}", app.base))
+        .header("accept", "text/html")
+        .send()
+        .await
+        .expect("send")
+        .text()
+        .await
+        .expect("html");
+    assert!(page.contains("The sale ended before its draw."), "{page}");
+    assert!(!page.contains("Not this time"), "{page}");
     // And its committed secret is revealed: nothing was drawn with it.
     let t = public_draw(&app, open).await;
     assert_eq!(

@@ -188,8 +188,10 @@ fn DrawPanel(
                         <ReceiptNote voucher=id receipt=s.receipt.clone()/>
                     }),
                     EntryState::Lost => EitherOf6::C(view! {
+                        // Ranked: lost this draw. Unranked: no draw ran (the sale ended
+                        // before it), which is no loss to be sorry for.
                         <p class="lost" data-testid="lost">
-                            {t.draw_not_this_time()}
+                            {s.rank.is_some().then_some(t.draw_not_this_time())}
                             {match s.rank {
                                 Some(r) => fill(t.draw_in_line(), &[&r]),
                                 None => t.draw_ended_before().to_owned(),
