@@ -50,7 +50,7 @@ fn OrderRow(detail: OrderDetail) -> impl IntoView {
             <span class=format!("state state-{status}") title=order_sentence(t, o.status)>{order_label(t, o.status)}</span>
             <span class="order-meta"><code>{o.order_id.to_string()}</code> " · " <When at=o.created_at/></span>
             // Type-erased: the list's view type is deep enough without the island's.
-            {o.status.pay_by().map(|pay_by| view! { <PayRow order_id=o.order_id pay_by=pay_by.into()/> }.into_any())}
+            {o.status.pay_by().map(|pay_by| view! { <PayRow order_id=o.order_id pay_by=pay_by.into() rendered_at=chrono::Utc::now().into()/> }.into_any())}
         </li>
     }
 }

@@ -5,7 +5,7 @@ mod list;
 mod pay;
 
 pub use list::MyOrdersPage;
-pub use pay::{seconds_left, use_pay, PayAction, PayBox, PayNow};
+pub use pay::{seconds_left, server_now, use_pay, PayAction, PayBox, PayNow};
 
 use std::time::Duration;
 
@@ -22,7 +22,7 @@ use crate::{
     error::AppError,
     refusal::Refusal,
     rest,
-    time::When,
+    time::{Instant, When},
     url::sign_in_path,
     wire::{OrderDetail, OrderView},
     words::{fill, order_label, order_sentence, t},
@@ -164,7 +164,7 @@ pub fn OrderPage() -> impl IntoView {
         <Loaded data=detail loading=t.order_loading()
             ok=move |d: OrderDetail| view! {
                 <leptos_meta::Title text=fill(t.order_title(), &[&d.order.order_id])/>
-                <OrderCard detail=d returning=returning()/>
+                <OrderCard detail=d returning=returning() rendered_at=chrono::Utc::now().into()/>
             }.into_any()
             handle=order_refusal/>
     }
@@ -173,7 +173,8 @@ pub fn OrderPage() -> impl IntoView {
 /// The order, followed until final, with its pay and cancel panel: the page's island.
 #[cfg_attr(island_order_card, island)]
 #[cfg_attr(not(island_order_card), component)]
-fn OrderCard(detail: OrderDetail, returning: bool) -> impl IntoView {
+fn OrderCard(detail: OrderDetail, returning: bool, rendered_at: Instant) -> impl IntoView {
+    let now = server_now(rendered_at.0);
     let OrderDetail {
         order: view,
         voucher_title,
@@ -238,7 +239,7 @@ fn OrderCard(detail: OrderDetail, returning: bool) -> impl IntoView {
                 })}
             </div>
             {move || status().pay_by().map(|pay_by| view! {
-                <PayOrCancel order_id pay_by order pay cancel/>
+                <PayOrCancel order_id pay_by now order pay cancel/>
             })}
             {move || error().map(|e| {
                 let code = e.code();
@@ -265,11 +266,12 @@ fn OrderCard(detail: OrderDetail, returning: bool) -> impl IntoView {
 fn PayOrCancel(
     order_id: OrderId,
     pay_by: chrono::DateTime<chrono::Utc>,
+    now: Signal<chrono::DateTime<chrono::Utc>>,
     order: RwSignal<Option<OrderView>>,
     pay: PayAction,
     cancel: CancelAction,
 ) -> impl IntoView {
-    let left = seconds_left(pay_by);
+    let left = seconds_left(pay_by, now);
     let overdue = Memo::new(move |_| left.get() < 0);
     Effect::new(move |_| {
         if overdue.get() {

@@ -14,7 +14,7 @@ use crate::{
     components::{form_call, CallForm, ErrorNote},
     refusal::Refusal,
     rest,
-    time::{every, Instant},
+    time::{every, Instant, ServerClock},
     words::{countdown, fill, t},
 };
 
@@ -38,14 +38,22 @@ pub fn use_pay(order_id: OrderId) -> PayAction {
     pay
 }
 
-/// The seconds left to pay by `pay_by`, by the browser's clock (close enough for a countdown
-/// in minutes: the server decides whether a payment is in time); the server's render uses its
-/// own.
-pub fn seconds_left(pay_by: DateTime<Utc>) -> Signal<i64> {
-    let now = RwSignal::new(Utc::now());
+/// The server's time, ticking, from `server_time` read when the page was rendered (as old as
+/// the page's load when it arrives: close enough for a countdown in minutes). The browser's
+/// own clock is not used: a phone set fifteen minutes fast would have shown the time to pay
+/// as passed, and turned Pay now off, while the order could still be paid.
+pub fn server_now(server_time: DateTime<Utc>) -> Signal<DateTime<Utc>> {
+    let clock = ServerClock::synced_to(server_time);
+    let now = RwSignal::new(server_time);
     every(std::time::Duration::from_millis(500), move || {
-        now.set(Utc::now())
+        now.set(clock.now())
     });
+    now.into()
+}
+
+/// The seconds left to pay by `pay_by` at the server's time `now` (the server decides whether
+/// a payment is in time).
+pub fn seconds_left(pay_by: DateTime<Utc>, now: Signal<DateTime<Utc>>) -> Signal<i64> {
     Signal::derive(move || (pay_by - now.get()).num_seconds())
 }
 
@@ -88,11 +96,13 @@ pub fn PayNow(
 pub fn PayBox(
     order_id: OrderId,
     pay_by: DateTime<Utc>,
+    /// The server's time, ticking.
+    now: Signal<DateTime<Utc>>,
     #[prop(optional)] class: &'static str,
     testid: &'static str,
 ) -> impl IntoView {
     let pay = use_pay(order_id);
-    let left = seconds_left(pay_by);
+    let left = seconds_left(pay_by, now);
     view! {
         <div class=format!("pay-box {class}") data-testid=testid>
             <PayNow order_id left pay busy=false/>
@@ -104,9 +114,11 @@ pub fn PayBox(
     }
 }
 
-/// Pay now in a row of "My orders", an island of its own (the list is the server's).
+/// Pay now in a row of "My orders", an island of its own (the list is the server's);
+/// `rendered_at` is the server's time when it rendered the list.
 #[cfg_attr(island_pay_row, island)]
 #[cfg_attr(not(island_pay_row), component)]
-pub fn PayRow(order_id: OrderId, pay_by: Instant) -> impl IntoView {
-    view! { <PayBox order_id pay_by=pay_by.0 class="pay-row" testid="row-pay"/> }
+pub fn PayRow(order_id: OrderId, pay_by: Instant, rendered_at: Instant) -> impl IntoView {
+    let now = server_now(rendered_at.0);
+    view! { <PayBox order_id pay_by=pay_by.0 now class="pay-row" testid="row-pay"/> }
 }

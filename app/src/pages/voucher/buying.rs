@@ -118,7 +118,7 @@ pub fn BuyPanel(sale: LiveSale, purchase: Purchase, signed_in: bool) -> impl Int
                 </a>
                 {fill(t.bracketed(), &[&order_label(t, status)])}
             </p>
-            {status.pay_by().map(|pay_by| view! { <HeldPay order_id pay_by/> })}
+            {status.pay_by().map(|pay_by| view! { <HeldPay order_id pay_by now=sale.now.into()/> })}
         }),
         None if !signed_in => EitherOf3::B(view! {
             <p class="buy-form">
@@ -140,8 +140,13 @@ pub fn BuyPanel(sale: LiveSale, purchase: Purchase, signed_in: bool) -> impl Int
 
 /// Pay now for the order the shopper holds on this sale, while it awaits payment.
 #[component]
-pub(super) fn HeldPay(order_id: OrderId, pay_by: chrono::DateTime<chrono::Utc>) -> impl IntoView {
-    view! { <PayBox order_id pay_by testid="sale-pay"/> }
+pub(super) fn HeldPay(
+    order_id: OrderId,
+    pay_by: chrono::DateTime<chrono::Utc>,
+    /// The sale's server time, ticking.
+    now: Signal<chrono::DateTime<chrono::Utc>>,
+) -> impl IntoView {
+    view! { <PayBox order_id pay_by now testid="sale-pay"/> }
 }
 
 /// The answer to a buy, spoken by screen readers; keyboard focus moves to it (the button it
