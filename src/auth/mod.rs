@@ -319,26 +319,49 @@ fn principal(core: &Core, user: UserId, phone: Phone) -> Principal {
     }
 }
 
-/// Records `revoked` in Redis, applies it here and announces it to every instance. The record
-/// is what counts: a lost announcement is made good by the next reload.
+/// Records `revoked` in PostgreSQL and in Redis, applies it here and announces it to every
+/// instance. The record is what counts: a lost announcement is made good by the next reload,
+/// and one store taking it is enough (each reload reads both); an error only when neither
+/// did.
 pub async fn revoke(core: &Core, revoked: Revoked) -> Result<(), Backend> {
-    let mut redis = core.redis.clone();
-    match &revoked {
+    let in_db = match &revoked {
         Revoked::Session { id, expires_ms } => {
-            let _: () = redis
-                .zadd(core.keys.revoked_sessions(), id, *expires_ms)
-                .await?;
+            store::revocations::record_session(&core.db, id, *expires_ms).await
         }
         Revoked::User { user, cut_off_ms } => {
-            // GT: a later cut-off only (a repeated message never moves it back).
-            let _: () = redis::cmd("ZADD")
+            store::revocations::record_cut_off(&core.db, *user, *cut_off_ms).await
+        }
+    };
+    let mut redis = core.redis.clone();
+    let in_redis: Result<(), redis::RedisError> = match &revoked {
+        Revoked::Session { id, expires_ms } => {
+            redis
+                .zadd(core.keys.revoked_sessions(), id, *expires_ms)
+                .await
+        }
+        // GT: a later cut-off only (a repeated message never moves it back).
+        Revoked::User { user, cut_off_ms } => {
+            redis::cmd("ZADD")
                 .arg(core.keys.revoked_users())
                 .arg("GT")
                 .arg(*cut_off_ms)
                 .arg(user.get())
                 .query_async(&mut redis)
-                .await?;
+                .await
         }
+    };
+    match (in_db, in_redis) {
+        (Err(db_error), Err(redis_error)) => {
+            tracing::warn!(error = %redis_error, "recording a revocation in Redis");
+            return Err(db_error.into());
+        }
+        (Err(e), Ok(())) => {
+            tracing::warn!(error = %e, "revocation recorded in Redis only; PostgreSQL's copy is missing");
+        }
+        (Ok(()), Err(e)) => {
+            tracing::warn!(error = %e, "revocation recorded in PostgreSQL only; instances reload it from there");
+        }
+        (Ok(()), Ok(())) => {}
     }
     core.revocations.apply(&revoked);
     let sent: Result<i64, _> = redis

@@ -1,13 +1,16 @@
 //! Signed sessions revoked before their expiry (design.md decision 30), held in memory by every
 //! instance so that verifying a session needs no store.
 //!
-//! Two lists in Redis, each a sorted set: sessions signed out (session ID → its expiry, ms) and
-//! users signed out everywhere (user ID → the cut-off, ms: a session of theirs issued at or
-//! before it is refused). A revocation is written there, applied to this instance at once and
-//! `PUBLISH`ed on `seckill:revoked`; every instance's subscription ([`crate::jobs::stock_back`])
-//! applies it and reloads both lists whenever it (re)subscribes, and
-//! [`crate::jobs::revocations`] reloads them every `SECKILL_REVOCATION_RELOAD_MS`, the bound for
-//! a message lost without a resubscription. Entries leave both lists once no session they could refuse is alive.
+//! Two lists: sessions signed out (session ID → its expiry, ms) and users signed out everywhere
+//! (user ID → the cut-off, ms: a session of theirs issued at or before it is refused), each in
+//! PostgreSQL (`revoked_sessions`, `revoked_users`: what a failover or a Redis rebuilt empty
+//! cannot forget) and in Redis (a sorted set each: what instances of the version before read).
+//! A revocation is written to both (one store taking it is enough), applied to this instance at
+//! once and `PUBLISH`ed on `seckill:revoked`; every instance's subscription
+//! ([`crate::jobs::stock_back`]) applies it and reloads the lists, merged, whenever it
+//! (re)subscribes, and [`crate::jobs::revocations`] reloads them every
+//! `SECKILL_REVOCATION_RELOAD_MS`, the bound for a message lost without a resubscription.
+//! Entries leave the lists once no session they could refuse is alive.
 
 use std::{
     collections::HashMap,
@@ -16,10 +19,12 @@ use std::{
 
 use redis::AsyncCommands;
 
+use sqlx::PgPool;
+
 use crate::{
     auth::token::Claims,
     domain::UserId,
-    infra::{backend::Backend, keys::Keys, redis_conn::Redis},
+    infra::{backend::Backend, keys::Keys, redis_conn::Redis, store},
 };
 
 /// What this instance knows to be revoked.
@@ -108,39 +113,63 @@ impl Revocations {
         }
     }
 
-    /// Replaces what this instance knows with both lists as Redis holds them now, first dropping
-    /// the entries that refuse nothing any more.
+    /// Replaces what this instance knows with the sign-outs PostgreSQL and Redis hold now,
+    /// merged (each store first drops the entries that refuse nothing any more). A store that
+    /// cannot be read leaves what is known here in place, and what the other holds is added to
+    /// it: a sign-out one store alone took is never forgotten by a reload that missed that
+    /// store. An error only when neither could be read.
     /// `session_ttl`: how long a session lives (a cut-off older than that refuses nothing).
     pub async fn reload(
         &self,
-        redis: &Redis,
-        keys: &Keys,
+        db: &PgPool,
+        (redis, keys): (&Redis, &Keys),
         session_ttl: std::time::Duration,
     ) -> Result<(), Backend> {
-        let mut redis = redis.clone();
-        let now = now_ms(&mut redis).await?;
         let ttl = i64::try_from(session_ttl.as_millis()).unwrap_or(i64::MAX);
-        let oldest_alive = now.saturating_sub(ttl);
-        let (sessions_key, users_key) = (keys.revoked_sessions(), keys.revoked_users());
-        let _: () = redis
-            .zrembyscore(&sessions_key, "-inf", format!("({now}"))
-            .await?;
-        let _: () = redis
-            .zrembyscore(&users_key, "-inf", format!("({oldest_alive}"))
-            .await?;
-        let sessions: Vec<(String, i64)> = redis.zrange_withscores(&sessions_key, 0, -1).await?;
-        let users: Vec<(i64, i64)> = redis.zrange_withscores(&users_key, 0, -1).await?;
-        *self
+        let in_redis = redis_lists(redis, keys, ttl).await;
+        // Pruning by this machine's clock: a skew of seconds only keeps a row a little longer
+        // or drops one that refuses nothing (an expired session is refused by its expiry).
+        let now = chrono::Utc::now().timestamp_millis();
+        let in_db = store::revocations::alive(db, now, now.saturating_sub(ttl)).await;
+        let (sessions, cut_offs, whole) = match (in_db, in_redis) {
+            (Err(db_error), Err(redis_error)) => {
+                tracing::warn!(error = %redis_error, "reading the revoked sessions from Redis");
+                return Err(db_error.into());
+            }
+            (Ok((s, c)), Err(e)) => {
+                tracing::warn!(error = %e, "reading the revoked sessions from Redis; PostgreSQL's read");
+                (s, c, false)
+            }
+            (Err(e), Ok((s, c))) => {
+                tracing::warn!(error = %e, "reading the revoked sessions from PostgreSQL; Redis's read");
+                (s, c, false)
+            }
+            (Ok((mut s, mut c)), Ok((rs, rc))) => {
+                s.extend(rs);
+                c.extend(rc);
+                (s, c, true)
+            }
+        };
+        let mut known_sessions = self
             .sessions
             .write()
-            .unwrap_or_else(PoisonError::into_inner) = sessions.into_iter().collect();
-        *self
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut known_cut_offs = self
             .cut_offs
             .write()
-            .unwrap_or_else(PoisonError::into_inner) = users
-            .into_iter()
-            .map(|(user, cut_off)| (UserId::from_db(user), cut_off))
-            .collect();
+            .unwrap_or_else(PoisonError::into_inner);
+        if whole {
+            known_sessions.clear();
+            known_cut_offs.clear();
+        }
+        for (id, expires_ms) in sessions {
+            let kept = known_sessions.entry(id).or_insert(expires_ms);
+            *kept = (*kept).max(expires_ms);
+        }
+        for (user, cut_off) in cut_offs {
+            let kept = known_cut_offs.entry(user).or_insert(cut_off);
+            *kept = (*kept).max(cut_off);
+        }
         Ok(())
     }
 
@@ -160,6 +189,34 @@ impl Revocations {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// Both lists as Redis holds them, after dropping the entries that refuse nothing (by Redis's
+/// clock): signed-out sessions (ID, expiry) and cut-offs (user, cut-off).
+async fn redis_lists(
+    redis: &Redis,
+    keys: &Keys,
+    ttl_ms: i64,
+) -> Result<(Vec<(String, i64)>, Vec<(UserId, i64)>), Backend> {
+    let mut redis = redis.clone();
+    let now = now_ms(&mut redis).await?;
+    let oldest_alive = now.saturating_sub(ttl_ms);
+    let (sessions_key, users_key) = (keys.revoked_sessions(), keys.revoked_users());
+    let _: () = redis
+        .zrembyscore(&sessions_key, "-inf", format!("({now}"))
+        .await?;
+    let _: () = redis
+        .zrembyscore(&users_key, "-inf", format!("({oldest_alive}"))
+        .await?;
+    let sessions: Vec<(String, i64)> = redis.zrange_withscores(&sessions_key, 0, -1).await?;
+    let users: Vec<(i64, i64)> = redis.zrange_withscores(&users_key, 0, -1).await?;
+    Ok((
+        sessions,
+        users
+            .into_iter()
+            .map(|(user, cut_off)| (UserId::from_db(user), cut_off))
+            .collect(),
+    ))
 }
 
 /// Redis's clock, in ms: one clock for every instance's cut-offs and expiries.

@@ -141,8 +141,11 @@ impl Core {
         let core = Self(Arc::new(CoreParts::assemble(config, db, links)));
         // Known before the first request; the subscription and the reload job keep it fresh.
         once_loaded(|| {
-            core.revocations
-                .reload(&core.redis, &core.keys, core.config.auth.session_ttl)
+            core.revocations.reload(
+                &core.db,
+                (&core.redis, &core.keys),
+                core.config.auth.session_ttl,
+            )
         })
         .await
         .map_err(|e| ConnectError::Revocations(e.to_string()))?;

@@ -14,7 +14,7 @@ pub async fn run(core: Core, shutdown: CancellationToken) {
         tokio::select! {
             () = shutdown.cancelled() => return,
             _ = every.tick() => {
-                if let Err(e) = core.revocations.reload(&core.redis, &core.keys, core.config.auth.session_ttl).await {
+                if let Err(e) = core.revocations.reload(&core.db, (&core.redis, &core.keys), core.config.auth.session_ttl).await {
                     tracing::warn!(error = %e, "reloading the revoked sessions");
                 }
             }

@@ -48,7 +48,11 @@ pub async fn listen(core: Core, shutdown: CancellationToken) {
                 core.catalog_changed();
                 if let Err(e) = core
                     .revocations
-                    .reload(&core.redis, &core.keys, core.config.auth.session_ttl)
+                    .reload(
+                        &core.db,
+                        (&core.redis, &core.keys),
+                        core.config.auth.session_ttl,
+                    )
                     .await
                 {
                     tracing::warn!(error = %e, "reloading the revoked sessions; the reload job retries");

@@ -113,6 +113,31 @@ async fn a_sign_out_whose_announcement_is_lost_holds_after_the_reload(db: PgPool
 }
 
 #[sqlx::test]
+async fn a_sign_out_holds_on_an_instance_whose_redis_never_saw_it(db: PgPool) {
+    // Keys of the deployment's own: a Redis rebuilt empty keeps the sessions valid.
+    let keys = ("SECKILL_SESSION_KEYS", NEW);
+    let a = core(db, &[keys]).await;
+    let stolen = signed_in(&a, "13900002010").await;
+    let everywhere = signed_in(&a, "13900002011").await;
+    auth::sign_out(&a, &stolen.token).await.expect("signed out");
+    auth::sign_out_everywhere(&a, everywhere.principal.user)
+        .await
+        .expect("signed out everywhere");
+    // An instance on a Redis that holds none of it: a replica promoted before the sign-outs
+    // reached it, or a Redis rebuilt empty. PostgreSQL's copy is read at its start.
+    let (_redis, port) = redis_server(None, &[]).await;
+    let url = format!("redis://127.0.0.1:{port}/");
+    let b = sibling(&a, &[keys, ("REDIS_URL", &url)]).await;
+    let untouched = signed_in(&b, "13900002012").await;
+    assert!(alive(&b, &untouched.token).await, "B verifies sessions");
+    assert!(!alive(&b, &stolen.token).await, "the signed-out session");
+    assert!(
+        !alive(&b, &everywhere.token).await,
+        "a session signed out everywhere"
+    );
+}
+
+#[sqlx::test]
 async fn signing_out_everywhere_ends_every_earlier_session_only(db: PgPool) {
     let a = core(db, &[]).await;
     let b = sibling(&a, &[]).await;

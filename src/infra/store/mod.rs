@@ -10,6 +10,7 @@ pub mod moves;
 pub mod orders;
 pub mod payments;
 pub mod reminders;
+pub mod revocations;
 pub mod sales;
 pub mod users;
 pub mod vouchers;

@@ -1,0 +1,16 @@
+-- Sessions signed out before their expiry, and users signed out everywhere (decision 30),
+-- kept in PostgreSQL as well as Redis: held in Redis alone, a failover to a replica the
+-- sign-out had not reached, or a Redis rebuilt empty, forgot them, and a stolen token signed
+-- out worked again. Every instance reloads both (PostgreSQL's and Redis's lists, merged); a
+-- row leaves once it refuses nothing (the session expired, or every session a cut-off could
+-- refuse has).
+CREATE TABLE revoked_sessions (
+    session_id TEXT PRIMARY KEY,
+    -- The session's own expiry (ms since the epoch, Redis's clock).
+    expires_ms BIGINT NOT NULL
+);
+CREATE TABLE revoked_users (
+    user_id BIGINT PRIMARY KEY,
+    -- Sessions issued at or before it (ms since the epoch, Redis's clock) are refused.
+    cut_off_ms BIGINT NOT NULL
+);

@@ -1,0 +1,67 @@
+//! `revoked_sessions` and `revoked_users`: the durable copy of the sign-outs (decision 30),
+//! which every instance reloads beside Redis's lists.
+
+use sqlx::PgPool;
+
+use crate::domain::UserId;
+
+/// Records session `id` signed out; it refuses nothing after `expires_ms`.
+pub async fn record_session(db: &PgPool, id: &str, expires_ms: i64) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO revoked_sessions (session_id, expires_ms) VALUES ($1, $2)
+         ON CONFLICT (session_id)
+         DO UPDATE SET expires_ms = GREATEST(revoked_sessions.expires_ms, EXCLUDED.expires_ms)",
+    )
+    .bind(id)
+    .bind(expires_ms)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// Records every session of `user` issued at or before `cut_off_ms` signed out (a later
+/// cut-off only: a repeat never moves it back).
+pub async fn record_cut_off(db: &PgPool, user: UserId, cut_off_ms: i64) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO revoked_users (user_id, cut_off_ms) VALUES ($1, $2)
+         ON CONFLICT (user_id)
+         DO UPDATE SET cut_off_ms = GREATEST(revoked_users.cut_off_ms, EXCLUDED.cut_off_ms)",
+    )
+    .bind(user.get())
+    .bind(cut_off_ms)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// The sign-outs that still refuse something, after dropping those that refuse nothing: the
+/// sessions expired before `now_ms`, the cut-offs before `oldest_alive_ms` (no session issued
+/// then is alive). Signed-out sessions (ID, expiry) and cut-offs (user, cut-off).
+pub async fn alive(
+    db: &PgPool,
+    now_ms: i64,
+    oldest_alive_ms: i64,
+) -> Result<(Vec<(String, i64)>, Vec<(UserId, i64)>), sqlx::Error> {
+    sqlx::query("DELETE FROM revoked_sessions WHERE expires_ms < $1")
+        .bind(now_ms)
+        .execute(db)
+        .await?;
+    sqlx::query("DELETE FROM revoked_users WHERE cut_off_ms < $1")
+        .bind(oldest_alive_ms)
+        .execute(db)
+        .await?;
+    let sessions: Vec<(String, i64)> =
+        sqlx::query_as("SELECT session_id, expires_ms FROM revoked_sessions")
+            .fetch_all(db)
+            .await?;
+    let users: Vec<(i64, i64)> = sqlx::query_as("SELECT user_id, cut_off_ms FROM revoked_users")
+        .fetch_all(db)
+        .await?;
+    Ok((
+        sessions,
+        users
+            .into_iter()
+            .map(|(u, c)| (UserId::from_db(u), c))
+            .collect(),
+    ))
+}
