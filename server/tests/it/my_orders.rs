@@ -73,3 +73,43 @@ async fn my_orders_never_reads_a_sales_whole_queue(db: PgPool) {
         "no HGETALL for a shopper's list"
     );
 }
+
+#[sqlx::test]
+async fn a_cancelled_orders_row_says_what_became_of_it_in_words_a_phone_shows(db: PgPool) {
+    let app = crate::support::spawn_app(db).await;
+    let admin = app.sign_in("13800000000").await;
+    let shopper = app.sign_in("13900000063").await;
+    let kept = app.create(&admin, -5, 600, 10).await;
+    let dropped = app.create(&admin, -5, 600, 10).await;
+    let paid = buy_order(&app, &shopper, kept).await;
+    let cancelled = buy_order(&app, &shopper, dropped).await;
+    written(&app, &shopper, &paid).await;
+    written(&app, &shopper, &cancelled).await;
+    assert_eq!(app.pay(&shopper, &paid).await.status(), StatusCode::OK);
+    assert_eq!(
+        app.cancel(&shopper, &cancelled).await.status(),
+        StatusCode::OK
+    );
+    let html = shopper
+        .get(format!("{}/orders", app.base))
+        .header("accept", "text/html")
+        .header("accept-language", "en")
+        .send()
+        .await
+        .expect("send")
+        .text()
+        .await
+        .expect("html");
+    // One note, the cancelled order's, in the row (not only in a tooltip).
+    assert_eq!(
+        html.matches(r#"data-testid="order-note""#).count(),
+        1,
+        "{html}"
+    );
+    assert!(
+        html.contains(
+            r#"data-testid="order-note" class="order-note">You cancelled this order.</p>"#
+        ),
+        "{html}"
+    );
+}

@@ -1,6 +1,7 @@
 //! "My orders": the shopper's orders, newest first (each awaiting payment with its Pay now and
 //! the time left), and signing out on every device.
 
+use domain::OrderStatus;
 use leptos::prelude::*;
 
 use super::{order_refusal, pay::PayRow};
@@ -49,6 +50,12 @@ fn OrderRow(detail: OrderDetail) -> impl IntoView {
             <a href=format!("/orders/{}", o.order_id) class="order-title">{detail.voucher_title}</a>
             <span class=format!("state state-{status}") title=order_sentence(t, o.status)>{order_label(t, o.status)}</span>
             <span class="order-meta"><code>{o.order_id.to_string()}</code> " · " <When at=o.created_at/></span>
+            // A cancelled or failed order's sentence says what became of it and of its money
+            // ("your refund is on its way"), which its label alone does not: in the row, where
+            // a phone shows it (the tooltip above shows only under a mouse).
+            {matches!(o.status, OrderStatus::Cancelled { .. } | OrderStatus::Failed { .. }).then(|| view! {
+                <p class="order-note" data-testid="order-note">{order_sentence(t, o.status)}</p>
+            })}
             // Type-erased: the list's view type is deep enough without the island's.
             {o.status.pay_by().map(|pay_by| view! { <PayRow order_id=o.order_id pay_by=pay_by.into() rendered_at=chrono::Utc::now().into()/> }.into_any())}
         </li>

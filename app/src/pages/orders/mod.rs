@@ -266,7 +266,7 @@ fn OrderCard(detail: OrderDetail, returning: bool, rendered_at: Instant) -> impl
 fn PayOrCancel(
     order_id: OrderId,
     pay_by: chrono::DateTime<chrono::Utc>,
-    now: Signal<chrono::DateTime<chrono::Utc>>,
+    now: RwSignal<chrono::DateTime<chrono::Utc>>,
     order: RwSignal<Option<OrderView>>,
     pay: PayAction,
     cancel: CancelAction,

@@ -42,18 +42,18 @@ pub fn use_pay(order_id: OrderId) -> PayAction {
 /// the page's load when it arrives: close enough for a countdown in minutes). The browser's
 /// own clock is not used: a phone set fifteen minutes fast would have shown the time to pay
 /// as passed, and turned Pay now off, while the order could still be paid.
-pub fn server_now(server_time: DateTime<Utc>) -> Signal<DateTime<Utc>> {
+pub fn server_now(server_time: DateTime<Utc>) -> RwSignal<DateTime<Utc>> {
     let clock = ServerClock::synced_to(server_time);
     let now = RwSignal::new(server_time);
     every(std::time::Duration::from_millis(500), move || {
         now.set(clock.now())
     });
-    now.into()
+    now
 }
 
 /// The seconds left to pay by `pay_by` at the server's time `now` (the server decides whether
 /// a payment is in time).
-pub fn seconds_left(pay_by: DateTime<Utc>, now: Signal<DateTime<Utc>>) -> Signal<i64> {
+pub fn seconds_left(pay_by: DateTime<Utc>, now: RwSignal<DateTime<Utc>>) -> Signal<i64> {
     Signal::derive(move || (pay_by - now.get()).num_seconds())
 }
 
@@ -97,7 +97,7 @@ pub fn PayBox(
     order_id: OrderId,
     pay_by: DateTime<Utc>,
     /// The server's time, ticking.
-    now: Signal<DateTime<Utc>>,
+    now: RwSignal<DateTime<Utc>>,
     #[prop(optional)] class: &'static str,
     testid: &'static str,
 ) -> impl IntoView {

@@ -118,7 +118,7 @@ pub fn BuyPanel(sale: LiveSale, purchase: Purchase, signed_in: bool) -> impl Int
                 </a>
                 {fill(t.bracketed(), &[&order_label(t, status)])}
             </p>
-            {status.pay_by().map(|pay_by| view! { <HeldPay order_id pay_by now=sale.now.into()/> })}
+            {status.pay_by().map(|pay_by| view! { <HeldPay order_id pay_by now=sale.now/> })}
         }),
         None if !signed_in => EitherOf3::B(view! {
             <p class="buy-form">
@@ -144,7 +144,7 @@ pub(super) fn HeldPay(
     order_id: OrderId,
     pay_by: chrono::DateTime<chrono::Utc>,
     /// The sale's server time, ticking.
-    now: Signal<chrono::DateTime<chrono::Utc>>,
+    now: RwSignal<chrono::DateTime<chrono::Utc>>,
 ) -> impl IntoView {
     view! { <PayBox order_id pay_by now testid="sale-pay"/> }
 }

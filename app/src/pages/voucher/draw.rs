@@ -183,7 +183,7 @@ fn DrawPanel(
                             }}
                         </p>
                         {move || purchase.held.get().and_then(|(order_id, status)| {
-                            status.pay_by().map(|pay_by| view! { <HeldPay order_id pay_by now=sale.now.into()/> })
+                            status.pay_by().map(|pay_by| view! { <HeldPay order_id pay_by now=sale.now/> })
                         })}
                         <ReceiptNote voucher=id receipt=s.receipt.clone()/>
                     }),
