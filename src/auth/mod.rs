@@ -13,6 +13,7 @@ pub mod audit;
 pub mod delivery;
 pub mod limits;
 pub mod principal;
+mod revocation_stores;
 pub mod revocations;
 pub mod token;
 
@@ -324,39 +325,45 @@ fn principal(core: &Core, user: UserId, phone: Phone) -> Principal {
 /// and one store taking it is enough (each reload reads both); an error only when neither
 /// did.
 pub async fn revoke(core: &Core, revoked: Revoked) -> Result<(), Backend> {
-    let in_db = match &revoked {
-        Revoked::Session { id, expires_ms } => {
-            store::revocations::record_session(&core.db, id, *expires_ms).await
-        }
-        Revoked::User { user, cut_off_ms } => {
-            store::revocations::record_cut_off(&core.db, *user, *cut_off_ms).await
-        }
-    };
-    let mut redis = core.redis.clone();
-    let in_redis: Result<(), redis::RedisError> = match &revoked {
-        Revoked::Session { id, expires_ms } => {
-            redis
-                .zadd(core.keys.revoked_sessions(), id, *expires_ms)
-                .await
-        }
-        // GT: a later cut-off only (a repeated message never moves it back).
-        Revoked::User { user, cut_off_ms } => {
-            redis::cmd("ZADD")
-                .arg(core.keys.revoked_users())
-                .arg("GT")
-                .arg(*cut_off_ms)
-                .arg(user.get())
-                .query_async(&mut redis)
-                .await
+    let in_db = async {
+        match &revoked {
+            Revoked::Session { id, expires_ms } => {
+                store::revocations::record_session(&core.db, id, *expires_ms).await
+            }
+            Revoked::User { user, cut_off_ms } => {
+                store::revocations::record_cut_off(&core.db, *user, *cut_off_ms).await
+            }
         }
     };
+    let in_redis = async {
+        let mut redis = core.redis.clone();
+        match &revoked {
+            Revoked::Session { id, expires_ms } => {
+                redis
+                    .zadd::<_, _, _, ()>(core.keys.revoked_sessions(), id, *expires_ms)
+                    .await
+            }
+            // GT: a later cut-off only (a repeated message never moves it back).
+            Revoked::User { user, cut_off_ms } => {
+                redis::cmd("ZADD")
+                    .arg(core.keys.revoked_users())
+                    .arg("GT")
+                    .arg(*cut_off_ms)
+                    .arg(user.get())
+                    .query_async::<()>(&mut redis)
+                    .await
+            }
+        }
+    };
+    // Both at once: one store out of reach costs its timeout once, not before the other.
+    let (in_db, in_redis) = tokio::join!(in_db, in_redis);
     match (in_db, in_redis) {
         (Err(db_error), Err(redis_error)) => {
             tracing::warn!(error = %redis_error, "recording a revocation in Redis");
             return Err(db_error.into());
         }
         (Err(e), Ok(())) => {
-            tracing::warn!(error = %e, "revocation recorded in Redis only; PostgreSQL's copy is missing");
+            tracing::warn!(error = %e, "revocation recorded in Redis only; the next reload copies it to PostgreSQL");
         }
         (Ok(()), Err(e)) => {
             tracing::warn!(error = %e, "revocation recorded in PostgreSQL only; instances reload it from there");
@@ -364,7 +371,9 @@ pub async fn revoke(core: &Core, revoked: Revoked) -> Result<(), Backend> {
         (Ok(()), Ok(())) => {}
     }
     core.revocations.apply(&revoked);
-    let sent: Result<i64, _> = redis
+    let sent: Result<i64, _> = core
+        .redis
+        .clone()
         .publish(core.keys.revocations_channel(), revoked.to_message())
         .await;
     if let Err(e) = sent {

@@ -9,22 +9,25 @@
 //! once and `PUBLISH`ed on `seckill:revoked`; every instance's subscription
 //! ([`crate::jobs::stock_back`]) applies it and reloads the lists, merged, whenever it
 //! (re)subscribes, and [`crate::jobs::revocations`] reloads them every
-//! `SECKILL_REVOCATION_RELOAD_MS`, the bound for a message lost without a resubscription.
-//! Entries leave the lists once no session they could refuse is alive.
+//! `SECKILL_REVOCATION_RELOAD_MS`, the bound for a message lost without a resubscription. A
+//! reload that reads both stores gives each what only the other held. Entries leave the lists
+//! once no session they could refuse is alive (PostgreSQL's ten minutes later).
 
 use std::{
     collections::HashMap,
-    sync::{PoisonError, RwLock},
+    sync::{
+        atomic::{AtomicU64, Ordering},
+        PoisonError, RwLock,
+    },
 };
-
-use redis::AsyncCommands;
 
 use sqlx::PgPool;
 
+use super::revocation_stores::{copy_to_db, copy_to_redis, db_lists, merge, missing, redis_lists};
 use crate::{
     auth::token::Claims,
     domain::UserId,
-    infra::{backend::Backend, keys::Keys, redis_conn::Redis, store},
+    infra::{backend::Backend, keys::Keys, redis_conn::Redis},
 };
 
 /// What this instance knows to be revoked.
@@ -32,6 +35,19 @@ use crate::{
 pub struct Revocations {
     sessions: RwLock<HashMap<String, i64>>,
     cut_offs: RwLock<HashMap<UserId, i64>>,
+    /// Bumped by every revocation applied here: a reload whose reads began before one does not
+    /// replace what is known (it may not have read it yet), it adds to it.
+    applied: AtomicU64,
+}
+
+/// How much a reload needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// Start-up: both stores, so a Redis still loading its dataset is waited for (its error is
+    /// passed on) rather than read as holding nothing.
+    Both,
+    /// Every later reload: either store; one that cannot be read is read next time.
+    Either,
 }
 
 /// One revocation, as it travels on the channel.
@@ -95,6 +111,7 @@ impl Revocations {
 
     /// Applies one revocation here.
     pub fn apply(&self, revoked: &Revoked) {
+        self.applied.fetch_add(1, Ordering::AcqRel);
         match revoked {
             Revoked::Session { id, expires_ms } => {
                 self.sessions
@@ -114,42 +131,62 @@ impl Revocations {
     }
 
     /// Replaces what this instance knows with the sign-outs PostgreSQL and Redis hold now,
-    /// merged (each store first drops the entries that refuse nothing any more). A store that
-    /// cannot be read leaves what is known here in place, and what the other holds is added to
-    /// it: a sign-out one store alone took is never forgotten by a reload that missed that
-    /// store. An error only when neither could be read.
+    /// merged (the later expiry, the later cut-off; each store first drops what refuses
+    /// nothing any more), and gives each store what only the other held: a sign-out one store
+    /// alone took (the other out of reach then, or Redis's lists from before PostgreSQL kept
+    /// them) is in both after the next reload that reads both. A store that cannot be read
+    /// (with [`Need::Either`]) leaves what is known here in place, the other's entries added.
     /// `session_ttl`: how long a session lives (a cut-off older than that refuses nothing).
     pub async fn reload(
         &self,
         db: &PgPool,
         (redis, keys): (&Redis, &Keys),
         session_ttl: std::time::Duration,
+        need: Need,
     ) -> Result<(), Backend> {
         let ttl = i64::try_from(session_ttl.as_millis()).unwrap_or(i64::MAX);
-        let in_redis = redis_lists(redis, keys, ttl).await;
-        // Pruning by this machine's clock: a skew of seconds only keeps a row a little longer
-        // or drops one that refuses nothing (an expired session is refused by its expiry).
-        let now = chrono::Utc::now().timestamp_millis();
-        let in_db = store::revocations::alive(db, now, now.saturating_sub(ttl)).await;
-        let (sessions, cut_offs, whole) = match (in_db, in_redis) {
+        let applied = self.applied.load(Ordering::Acquire);
+        // Both stores at once: one out of reach costs its timeout once, not before the other.
+        let (in_db, in_redis) =
+            tokio::join!(db_lists(db, redis, ttl), redis_lists(redis, keys, ttl));
+        // At start-up, Redis's error first: a Redis loading its dataset is waited for.
+        let (in_db, in_redis) = match need {
+            Need::Both => {
+                let in_redis = in_redis?;
+                (Ok(in_db?), Ok(in_redis))
+            }
+            Need::Either => (in_db, in_redis),
+        };
+        let (merged, whole) = match (in_db, in_redis) {
+            (Ok(in_db), Ok(in_redis)) => {
+                let merged = merge(&in_db, &in_redis);
+                let (to_db, to_redis) = (missing(&in_db, &merged), missing(&in_redis, &merged));
+                let (wrote_db, wrote_redis) = tokio::join!(
+                    copy_to_db(db, &to_db),
+                    copy_to_redis(redis, keys, &to_redis)
+                );
+                if let Err(e) = wrote_db {
+                    tracing::warn!(error = %e, "copying Redis's revocations to PostgreSQL; the next reload tries again");
+                }
+                if let Err(e) = wrote_redis {
+                    tracing::warn!(error = %e, "copying PostgreSQL's revocations to Redis; the next reload tries again");
+                }
+                (merged, true)
+            }
             (Err(db_error), Err(redis_error)) => {
-                tracing::warn!(error = %redis_error, "reading the revoked sessions from Redis");
-                return Err(db_error.into());
+                tracing::warn!(error = %db_error, "reading the revoked sessions from PostgreSQL");
+                return Err(redis_error);
             }
-            (Ok((s, c)), Err(e)) => {
+            (Ok(lists), Err(e)) => {
                 tracing::warn!(error = %e, "reading the revoked sessions from Redis; PostgreSQL's read");
-                (s, c, false)
+                (lists, false)
             }
-            (Err(e), Ok((s, c))) => {
+            (Err(e), Ok(lists)) => {
                 tracing::warn!(error = %e, "reading the revoked sessions from PostgreSQL; Redis's read");
-                (s, c, false)
-            }
-            (Ok((mut s, mut c)), Ok((rs, rc))) => {
-                s.extend(rs);
-                c.extend(rc);
-                (s, c, true)
+                (lists, false)
             }
         };
+        let (sessions, cut_offs) = merged;
         let mut known_sessions = self
             .sessions
             .write()
@@ -158,9 +195,12 @@ impl Revocations {
             .cut_offs
             .write()
             .unwrap_or_else(PoisonError::into_inner);
-        if whole {
-            known_sessions.clear();
-            known_cut_offs.clear();
+        // Replaced only when both stores were read and nothing was applied meanwhile (a
+        // sign-out applied here after the reads began may not be in them yet).
+        if whole && self.applied.load(Ordering::Acquire) == applied {
+            *known_sessions = sessions;
+            *known_cut_offs = cut_offs;
+            return Ok(());
         }
         for (id, expires_ms) in sessions {
             let kept = known_sessions.entry(id).or_insert(expires_ms);
@@ -189,34 +229,6 @@ impl Revocations {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-}
-
-/// Both lists as Redis holds them, after dropping the entries that refuse nothing (by Redis's
-/// clock): signed-out sessions (ID, expiry) and cut-offs (user, cut-off).
-async fn redis_lists(
-    redis: &Redis,
-    keys: &Keys,
-    ttl_ms: i64,
-) -> Result<(Vec<(String, i64)>, Vec<(UserId, i64)>), Backend> {
-    let mut redis = redis.clone();
-    let now = now_ms(&mut redis).await?;
-    let oldest_alive = now.saturating_sub(ttl_ms);
-    let (sessions_key, users_key) = (keys.revoked_sessions(), keys.revoked_users());
-    let _: () = redis
-        .zrembyscore(&sessions_key, "-inf", format!("({now}"))
-        .await?;
-    let _: () = redis
-        .zrembyscore(&users_key, "-inf", format!("({oldest_alive}"))
-        .await?;
-    let sessions: Vec<(String, i64)> = redis.zrange_withscores(&sessions_key, 0, -1).await?;
-    let users: Vec<(i64, i64)> = redis.zrange_withscores(&users_key, 0, -1).await?;
-    Ok((
-        sessions,
-        users
-            .into_iter()
-            .map(|(user, cut_off)| (UserId::from_db(user), cut_off))
-            .collect(),
-    ))
 }
 
 /// Redis's clock, in ms: one clock for every instance's cut-offs and expiries.

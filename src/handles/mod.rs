@@ -140,15 +140,7 @@ impl Core {
         let links = Links::open(&config).await?;
         let core = Self(Arc::new(CoreParts::assemble(config, db, links)));
         // Known before the first request; the subscription and the reload job keep it fresh.
-        once_loaded(|| {
-            core.revocations.reload(
-                &core.db,
-                (&core.redis, &core.keys),
-                core.config.auth.session_ttl,
-            )
-        })
-        .await
-        .map_err(|e| ConnectError::Revocations(e.to_string()))?;
+        core.load_revocations().await?;
         Ok(core)
     }
 
@@ -218,7 +210,24 @@ impl Core {
                 "draws created before receipts named their key now name this one"
             );
         }
-        Ok(())
+        // Read again now that PostgreSQL's lists exist (the first start of a version that
+        // keeps them read none at connect).
+        self.load_revocations().await
+    }
+
+    /// Reads the revoked sessions from both stores, waiting for a Redis still loading its
+    /// dataset: before the first request.
+    async fn load_revocations(&self) -> Result<(), ConnectError> {
+        once_loaded(|| {
+            self.revocations.reload(
+                &self.db,
+                (&self.redis, &self.keys),
+                self.config.auth.session_ttl,
+                crate::auth::revocations::Need::Both,
+            )
+        })
+        .await
+        .map_err(|e| ConnectError::Revocations(e.to_string()))
     }
 
     /// A dedicated connection whose replies may take up to `timeout`: for blocking reads and

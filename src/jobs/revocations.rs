@@ -3,7 +3,7 @@
 
 use tokio_util::sync::CancellationToken;
 
-use crate::Core;
+use crate::{auth::revocations::Need, Core};
 
 pub async fn run(core: Core, shutdown: CancellationToken) {
     let mut every = tokio::time::interval(core.config.auth.revocation_reload);
@@ -14,7 +14,7 @@ pub async fn run(core: Core, shutdown: CancellationToken) {
         tokio::select! {
             () = shutdown.cancelled() => return,
             _ = every.tick() => {
-                if let Err(e) = core.revocations.reload(&core.db, (&core.redis, &core.keys), core.config.auth.session_ttl).await {
+                if let Err(e) = core.revocations.reload(&core.db, (&core.redis, &core.keys), core.config.auth.session_ttl, Need::Either).await {
                     tracing::warn!(error = %e, "reloading the revoked sessions");
                 }
             }

@@ -46,17 +46,25 @@ pub async fn listen(core: Core, shutdown: CancellationToken) {
             core.catalog.clear();
             if !first {
                 core.catalog_changed();
-                if let Err(e) = core
-                    .revocations
-                    .reload(
-                        &core.db,
-                        (&core.redis, &core.keys),
-                        core.config.auth.session_ttl,
-                    )
-                    .await
-                {
-                    tracing::warn!(error = %e, "reloading the revoked sessions; the reload job retries");
-                }
+                // Beside the messages, not before them: a store slow to answer must not hold
+                // back the units coming back on sale (a revocation a message applies meanwhile
+                // is kept: see `Revocations::reload`).
+                let reloading = core.clone();
+                core.spawn(async move {
+                    let core = reloading;
+                    if let Err(e) = core
+                        .revocations
+                        .reload(
+                            &core.db,
+                            (&core.redis, &core.keys),
+                            core.config.auth.session_ttl,
+                            crate::auth::revocations::Need::Either,
+                        )
+                        .await
+                    {
+                        tracing::warn!(error = %e, "reloading the revoked sessions; the reload job retries");
+                    }
+                });
             }
             first = false;
             let mut messages = pubsub.into_on_message();

@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use crate::common::*;
+use redis::AsyncCommands;
 use seckill::{auth, domain::Phone, jobs::revocations, Core};
 use sqlx::PgPool;
 use tokio_util::sync::CancellationToken;
@@ -135,6 +136,56 @@ async fn a_sign_out_holds_on_an_instance_whose_redis_never_saw_it(db: PgPool) {
         !alive(&b, &everywhere.token).await,
         "a session signed out everywhere"
     );
+}
+
+#[sqlx::test]
+async fn a_reload_gives_each_store_the_sign_outs_only_the_other_held(db: PgPool) {
+    let keys = ("SECKILL_SESSION_KEYS", NEW);
+    let a = core(db, &[keys]).await;
+    let older = signed_in(&a, "13900002013").await;
+    let newer = signed_in(&a, "13900002014").await;
+    let ttl = a.config.auth.session_ttl;
+    // A sign-out the version before recorded (in Redis alone), and one PostgreSQL alone took
+    // (Redis out of reach then).
+    let older_claims = a.session_keys.verify(&older.token).expect("signed");
+    let newer_claims = a.session_keys.verify(&newer.token).expect("signed");
+    let mut redis = a.redis.clone();
+    let _: () = redis::cmd("ZADD")
+        .arg(a.keys.revoked_sessions())
+        .arg(older_claims.expires_ms)
+        .arg(&older_claims.session)
+        .query_async(&mut redis)
+        .await
+        .expect("ZADD");
+    seckill::testing::store::revocations::record_session(
+        &a.db,
+        &newer_claims.session,
+        newer_claims.expires_ms,
+    )
+    .await
+    .expect("recorded");
+    a.revocations
+        .reload(
+            &a.db,
+            (&a.redis, &a.keys),
+            ttl,
+            seckill::auth::revocations::Need::Either,
+        )
+        .await
+        .expect("reloaded");
+    assert!(!alive(&a, &older.token).await && !alive(&a, &newer.token).await);
+    // Redis now holds PostgreSQL's (instances of the version before read only Redis)...
+    let score: Option<i64> = redis
+        .zscore(a.keys.revoked_sessions(), &newer_claims.session)
+        .await
+        .expect("ZSCORE");
+    assert_eq!(score, Some(newer_claims.expires_ms));
+    // ...and PostgreSQL Redis's: an instance on a Redis rebuilt empty refuses both.
+    let (_redis, port) = redis_server(None, &[]).await;
+    let url = format!("redis://127.0.0.1:{port}/");
+    let b = sibling(&a, &[keys, ("REDIS_URL", &url)]).await;
+    assert!(!alive(&b, &older.token).await, "the older sign-out");
+    assert!(!alive(&b, &newer.token).await, "the newer sign-out");
 }
 
 #[sqlx::test]

@@ -1,0 +1,140 @@
+//! The revoked sessions' two homes (decision 30): each store's lists read (after dropping what
+//! refuses nothing), merged, and what one lacks given to it. [`super::revocations`] holds
+//! them in memory.
+
+use std::collections::HashMap;
+
+use redis::AsyncCommands;
+use sqlx::PgPool;
+
+use super::revocations::now_ms;
+use crate::{
+    domain::UserId,
+    infra::{backend::Backend, keys::Keys, redis_conn::Redis, store},
+};
+
+/// Signed-out sessions (ID → expiry) and cut-offs (user → cut-off), as one store holds them.
+pub(super) type Lists = (HashMap<String, i64>, HashMap<UserId, i64>);
+
+/// Both lists as Redis holds them, after dropping the entries that refuse nothing (by Redis's
+/// clock).
+pub(super) async fn redis_lists(redis: &Redis, keys: &Keys, ttl_ms: i64) -> Result<Lists, Backend> {
+    let mut redis = redis.clone();
+    let now = now_ms(&mut redis).await?;
+    let oldest_alive = now.saturating_sub(ttl_ms);
+    let (sessions_key, users_key) = (keys.revoked_sessions(), keys.revoked_users());
+    let _: () = redis
+        .zrembyscore(&sessions_key, "-inf", format!("({now}"))
+        .await?;
+    let _: () = redis
+        .zrembyscore(&users_key, "-inf", format!("({oldest_alive}"))
+        .await?;
+    let sessions: Vec<(String, i64)> = redis.zrange_withscores(&sessions_key, 0, -1).await?;
+    let users: Vec<(i64, i64)> = redis.zrange_withscores(&users_key, 0, -1).await?;
+    Ok((
+        sessions.into_iter().collect(),
+        users
+            .into_iter()
+            .map(|(user, cut_off)| (UserId::from_db(user), cut_off))
+            .collect(),
+    ))
+}
+
+/// How long past its last use a row stays in PostgreSQL: rows are dropped by the reloading
+/// machine's clock when Redis's cannot be read, and a machine's clock running fast must not
+/// drop a row another instance (which checks expiries by its own clock) still refuses by.
+const DB_PRUNE_MARGIN_MS: i64 = 10 * 60 * 1_000;
+
+/// PostgreSQL's `undefined_table`.
+const UNDEFINED_TABLE: &str = "42P01";
+
+/// Both lists as PostgreSQL holds them, after dropping the rows that have refused nothing for
+/// [`DB_PRUNE_MARGIN_MS`] (by Redis's clock, the one expiries and cut-offs are in; by this
+/// machine's when Redis cannot be read).
+pub(super) async fn db_lists(db: &PgPool, redis: &Redis, ttl_ms: i64) -> Result<Lists, Backend> {
+    let now = match now_ms(&mut redis.clone()).await {
+        Ok(now) => now,
+        Err(_) => chrono::Utc::now().timestamp_millis(),
+    };
+    let before = now.saturating_sub(DB_PRUNE_MARGIN_MS);
+    match store::revocations::alive(db, before, before.saturating_sub(ttl_ms)).await {
+        Ok((sessions, users)) => Ok((sessions.into_iter().collect(), users.into_iter().collect())),
+        // A database not migrated yet (a new version's connect reads before it migrates) holds
+        // none; `Core::migrate` reads again once the tables exist.
+        Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some(UNDEFINED_TABLE) => {
+            Ok(Lists::default())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Both stores' lists as one: the later expiry of a session, the later cut-off of a user.
+pub(super) fn merge(a: &Lists, b: &Lists) -> Lists {
+    let mut merged = a.clone();
+    for (id, expires_ms) in &b.0 {
+        let kept = merged.0.entry(id.clone()).or_insert(*expires_ms);
+        *kept = (*kept).max(*expires_ms);
+    }
+    for (user, cut_off) in &b.1 {
+        let kept = merged.1.entry(*user).or_insert(*cut_off);
+        *kept = (*kept).max(*cut_off);
+    }
+    merged
+}
+
+/// What `merged` holds that `store` lacks or holds earlier.
+pub(super) fn missing(store: &Lists, merged: &Lists) -> Lists {
+    (
+        merged
+            .0
+            .iter()
+            .filter(|(id, e)| store.0.get(*id).is_none_or(|had| had < *e))
+            .map(|(id, e)| (id.clone(), *e))
+            .collect(),
+        merged
+            .1
+            .iter()
+            .filter(|(u, c)| store.1.get(*u).is_none_or(|had| had < *c))
+            .map(|(u, c)| (*u, *c))
+            .collect(),
+    )
+}
+
+pub(super) async fn copy_to_db(
+    db: &PgPool,
+    (sessions, cut_offs): &Lists,
+) -> Result<(), sqlx::Error> {
+    for (id, expires_ms) in sessions {
+        store::revocations::record_session(db, id, *expires_ms).await?;
+    }
+    for (user, cut_off_ms) in cut_offs {
+        store::revocations::record_cut_off(db, *user, *cut_off_ms).await?;
+    }
+    Ok(())
+}
+
+pub(super) async fn copy_to_redis(
+    redis: &Redis,
+    keys: &Keys,
+    (sessions, cut_offs): &Lists,
+) -> Result<(), redis::RedisError> {
+    let mut redis = redis.clone();
+    if !sessions.is_empty() {
+        // GT: a later expiry only; an ID not there is added.
+        let mut add = redis::cmd("ZADD");
+        add.arg(keys.revoked_sessions()).arg("GT");
+        for (id, expires_ms) in sessions {
+            add.arg(*expires_ms).arg(id);
+        }
+        let _: () = add.query_async(&mut redis).await?;
+    }
+    if !cut_offs.is_empty() {
+        let mut add = redis::cmd("ZADD");
+        add.arg(keys.revoked_users()).arg("GT");
+        for (user, cut_off_ms) in cut_offs {
+            add.arg(*cut_off_ms).arg(user.get());
+        }
+        let _: () = add.query_async(&mut redis).await?;
+    }
+    Ok(())
+}
