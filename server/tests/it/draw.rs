@@ -13,8 +13,8 @@ use sha2::Digest;
 use sqlx::PgPool;
 
 use crate::support::{
-    buy_order, client, expect_error, get_json, spawn_app_setting, spawn_instances, units_hold,
-    user_id, written, TestApp,
+    buy_order, client, expect_error, get_json, html, spawn_app_setting, spawn_instances,
+    units_hold, user_id, written, TestApp,
 };
 
 /// Creates a draw sale as `admin`: entries open `entries_in` seconds from now, the draw (the
@@ -500,15 +500,7 @@ async fn entries_keep_to_their_window_and_to_the_per_client_limit(db: PgPool) {
     assert_eq!(s["state"], "lost", "{s}");
     assert!(s.get("rank").is_none(), "{s}");
     // Their sale page says so, and not "Not this time": no draw ran for them to lose.
-    let page = c
-        .get(format!("{}/vouchers/{open}", app.base))
-        .header("accept", "text/html")
-        .send()
-        .await
-        .expect("send")
-        .text()
-        .await
-        .expect("html");
+    let page = html(&c, &format!("{}/vouchers/{open}", app.base)).await;
     assert!(page.contains("The sale ended before its draw."), "{page}");
     assert!(!page.contains("Not this time"), "{page}");
     // And its committed secret is revealed: nothing was drawn with it.

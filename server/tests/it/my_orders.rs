@@ -90,16 +90,7 @@ async fn a_cancelled_orders_row_says_what_became_of_it_in_words_a_phone_shows(db
         app.cancel(&shopper, &cancelled).await.status(),
         StatusCode::OK
     );
-    let html = shopper
-        .get(format!("{}/orders", app.base))
-        .header("accept", "text/html")
-        .header("accept-language", "en")
-        .send()
-        .await
-        .expect("send")
-        .text()
-        .await
-        .expect("html");
+    let html = crate::support::html(&shopper, &format!("{}/orders", app.base)).await;
     // One note, the cancelled order's, in the row (not only in a tooltip).
     assert_eq!(
         html.matches(r#"data-testid="order-note""#).count(),

@@ -297,15 +297,7 @@ async fn a_free_voucher_is_confirmed_once_written_and_asks_no_provider(db: PgPoo
         "no provider asked: {:?}",
         fake.calls()
     );
-    let page = c
-        .get(format!("{}/orders/{id}", app.base))
-        .header("accept", "text/html")
-        .send()
-        .await
-        .expect("send")
-        .text()
-        .await
-        .expect("html");
+    let page = html(&c, &format!("{}/orders/{id}", app.base)).await;
     assert!(
         page.contains("Confirmed") && !page.contains(r#"data-testid="pay""#),
         "{page}"
@@ -402,15 +394,7 @@ async fn a_plain_pay_now_refused_on_my_orders_is_shown_on_that_orders_page_only(
         to.starts_with(&format!("/orders/{late}?")) && to.contains("__err="),
         "{to}"
     );
-    let html = c
-        .get(format!("{}{to}", app.base))
-        .header("accept", "text/html")
-        .send()
-        .await
-        .expect("send")
-        .text()
-        .await
-        .expect("html");
+    let html = html(&c, &format!("{}{to}", app.base)).await;
     assert_eq!(
         html.matches(r#"data-testid="error""#).count(),
         1,

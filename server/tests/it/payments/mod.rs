@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use sqlx::PgPool;
 
 use crate::support::{
-    buy_order, expect_error, get_json, spawn_app_setting, units_hold, written, TestApp,
+    buy_order, expect_error, get_json, html, spawn_app_setting, units_hold, written, TestApp,
 };
 
 const WHSEC: &str = "whsec_test_0123456789";

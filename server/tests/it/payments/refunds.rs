@@ -203,15 +203,7 @@ async fn an_admin_refunds_a_paid_order_and_lists_the_payments_that_need_one(db: 
         .expect("send");
     assert_eq!(r.status(), StatusCode::FOUND);
     let back = r.headers()["location"].to_str().expect("ascii").to_owned();
-    let html = admin
-        .get(&back)
-        .header("accept", "text/html")
-        .send()
-        .await
-        .expect("send")
-        .text()
-        .await
-        .expect("html");
+    let html = html(&admin, &back).await;
     assert!(html.contains(r#"data-code="not_paid""#), "{back}: {html}");
 
     // The refund: the order is the shop's cancellation, its money back, its unit on sale.

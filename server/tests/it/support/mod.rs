@@ -133,6 +133,18 @@ pub async fn buy_order(app: &TestApp, c: &Client, v: i64) -> String {
 }
 
 /// `GET url` as `c`, its JSON body (whatever the status).
+/// A page as a browser asks for it (`Accept: text/html`): its HTML.
+pub async fn html(c: &Client, url: &str) -> String {
+    c.get(url)
+        .header("accept", "text/html")
+        .send()
+        .await
+        .expect("send")
+        .text()
+        .await
+        .expect("html")
+}
+
 pub async fn get_json(c: &Client, url: &str) -> Value {
     c.get(url)
         .send()
