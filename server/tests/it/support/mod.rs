@@ -248,15 +248,18 @@ impl TestApp {
 }
 
 /// I1 and I2 on `v` once quiet: Redis's stock plus the live orders is `stock`, and no shopper
-/// holds two live orders.
+/// holds two live orders. Both counts are read again on each try: a sweep may still cancel an
+/// order meanwhile (its unit then comes back), and a count read once before would not see it.
 pub async fn units_hold(app: &TestApp, v: i64, stock: i64) {
-    let live: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM orders WHERE voucher_id = $1 AND status <> 'cancelled'",
-    )
-    .bind(v)
-    .fetch_one(&app.core.db)
-    .await
-    .expect("count");
+    let live = || async {
+        sqlx::query_scalar::<_, i64>(
+            "SELECT count(*) FROM orders WHERE voucher_id = $1 AND status <> 'cancelled'",
+        )
+        .bind(v)
+        .fetch_one(&app.core.db)
+        .await
+        .expect("count")
+    };
     let twice: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM (SELECT user_id FROM orders WHERE voucher_id = $1
            AND status <> 'cancelled' GROUP BY user_id HAVING count(*) > 1) t",
@@ -266,15 +269,16 @@ pub async fn units_hold(app: &TestApp, v: i64, stock: i64) {
     .await
     .expect("count");
     assert_eq!(twice, 0, "I2");
-    let mut remaining = -1;
+    let (mut remaining, mut held) = (-1, -1);
     for _ in 0..100 {
+        held = live().await;
         remaining = self::remaining(app, v).await;
-        if remaining + live == stock {
+        if remaining + held == stock && live().await == held {
             return;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    panic!("I1: {remaining} left in Redis + {live} live orders != {stock}");
+    panic!("I1: {remaining} left in Redis + {held} live orders != {stock}");
 }
 
 /// The stock left of voucher `v`, as the API shows it.
