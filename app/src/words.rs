@@ -104,6 +104,10 @@ pub fn order_label(t: Texts, s: OrderStatus) -> &'static str {
 pub fn order_sentence(t: Texts, s: OrderStatus) -> &'static str {
     match s {
         OrderStatus::Queued => t.order_queued_sentence(),
+        OrderStatus::Created {
+            payment_mismatch: true,
+            ..
+        } => t.order_payment_mismatch_sentence(),
         OrderStatus::Created { .. } => t.order_created_sentence(),
         OrderStatus::Paid => t.order_paid_sentence(),
         OrderStatus::Confirmed => t.order_confirmed_sentence(),
@@ -285,7 +289,14 @@ mod tests {
         let t = Lang::En.texts();
         let pay_by = chrono::Utc::now();
         for live in [
-            OrderStatus::Created { pay_by },
+            OrderStatus::Created {
+                pay_by,
+                payment_mismatch: false,
+            },
+            OrderStatus::Created {
+                pay_by,
+                payment_mismatch: true,
+            },
             OrderStatus::Paid,
             OrderStatus::Confirmed,
         ] {

@@ -125,7 +125,8 @@ impl fmt::Display for OrderId {
 }
 
 /// Where an order is in its life (design.md §2). On the wire: `{"status": "created",
-/// "pay_by": "…"}`, `{"status": "confirmed"}`, `{"status": "cancelled", "cancelled_by":
+/// "pay_by": "…"}` (with `"payment_mismatch": true` once money that does not match it arrived),
+/// `{"status": "confirmed"}`, `{"status": "cancelled", "cancelled_by":
 /// "deadline"}` (with `"refunded": true` when a payment that came too late went back),
 /// `{"status": "failed", "reason": "sold_out"}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -133,8 +134,14 @@ impl fmt::Display for OrderId {
 pub enum OrderStatus {
     /// Admitted in Redis and on the durable queue; not yet in PostgreSQL.
     Queued,
-    /// The row is committed; it awaits payment until `pay_by`.
-    Created { pay_by: DateTime<Utc> },
+    /// The row is committed; it awaits payment until `pay_by`. `payment_mismatch`: a payment
+    /// arrived that does not match it (another amount or currency): it did not pay the order;
+    /// the shop holds it for its admins and gives it back if the order is cancelled.
+    Created {
+        pay_by: DateTime<Utc>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        payment_mismatch: bool,
+    },
     /// Paid: final.
     Paid,
     /// A free voucher's order, complete once written: nothing to pay, no deadline; final.
@@ -181,9 +188,20 @@ impl OrderStatus {
     /// The payment deadline, while the order awaits payment.
     pub fn pay_by(self) -> Option<DateTime<Utc>> {
         match self {
-            Self::Created { pay_by } => Some(pay_by),
+            Self::Created { pay_by, .. } => Some(pay_by),
             _ => None,
         }
+    }
+
+    /// Whether money that does not match the order arrived while it awaits payment.
+    pub fn payment_mismatch(self) -> bool {
+        matches!(
+            self,
+            Self::Created {
+                payment_mismatch: true,
+                ..
+            }
+        )
     }
 }
 

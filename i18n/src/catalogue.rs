@@ -283,6 +283,7 @@ site {
     order_refund_owed_late_sentence,
     order_refund_refused_sentence,
     order_refund_none_by_shop_sentence,
+    order_payment_mismatch_sentence,
     buy_your_order_queued,
     buy_your_order_failed,
     buy_your_order_cancelled,

@@ -215,6 +215,7 @@ pub const EN: Catalogue = Catalogue {
     order_refund_owed_late_sentence: "Your payment arrived after this order was cancelled, so it is being refunded in full: the money is on its way back to how you paid.",
     order_refund_refused_sentence: "This order was cancelled, but the payment provider refused to return your money. It is still yours to get back: the shop will make it right. Contact the shop and give this order's number.",
     order_refund_none_by_shop_sentence: "The shop cancelled this order; nothing was paid for it.",
+    order_payment_mismatch_sentence: "A payment reached us that does not match this order (another amount or currency), so the order is not paid and the shop has been alerted. You can still pay the amount due before the deadline; if the order is cancelled, the payment that did not match goes back to how you paid.",
     buy_your_order_queued: "Your order is being placed: order ",
     buy_your_order_failed: "Your order did not go through: order ",
     buy_your_order_cancelled: "Your order was cancelled: order ",

@@ -251,6 +251,7 @@ pub const ZH: Catalogue = Catalogue {
     order_refund_owed_late_sentence: "您的付款在订单取消后才到账，款项正在全额原路退回。",
     order_refund_refused_sentence: "此订单已取消，但支付机构拒绝了退款。这笔款项仍会退还给您：请联系商家并提供订单号，商家会为您处理。",
     order_refund_none_by_shop_sentence: "商家已取消此订单，该订单未付款，无需退款。",
+    order_payment_mismatch_sentence: "我们收到了一笔与此订单不符的付款（金额或币种不同），因此订单尚未支付成功，商家已收到提醒。截止时间前您仍可按应付金额支付；如订单被取消，这笔不符的付款将原路退回。",
     buy_your_order_queued: "正在为您下单，订单",
     buy_your_order_failed: "很遗憾，您的订单",
     buy_your_order_cancelled: "您的订单已取消，订单",

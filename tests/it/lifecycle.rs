@@ -60,7 +60,7 @@ async fn a_written_order_awaits_payment_and_is_paid_once_through_its_hosted_paym
         "a queued order cannot be paid yet"
     );
     drain(&core).await;
-    let OrderStatus::Created { pay_by } = status(&core, u[0], order).await else {
+    let OrderStatus::Created { pay_by, .. } = status(&core, u[0], order).await else {
         panic!("awaiting payment");
     };
     let left = pay_by - chrono::Utc::now();

@@ -69,7 +69,15 @@ impl Serialize for OrderView {
         m.serialize_entry("voucher_id", &self.voucher_id)?;
         m.serialize_entry("status", self.status.as_str())?;
         match self.status {
-            OrderStatus::Created { pay_by } => m.serialize_entry("pay_by", &pay_by)?,
+            OrderStatus::Created {
+                pay_by,
+                payment_mismatch,
+            } => {
+                m.serialize_entry("pay_by", &pay_by)?;
+                if payment_mismatch {
+                    m.serialize_entry("payment_mismatch", &true)?;
+                }
+            }
             OrderStatus::Cancelled {
                 cancelled_by,
                 refund,
@@ -179,8 +187,9 @@ pub(crate) enum StatusName {
     derive(utoipa::ToSchema),
     schema(
         as = OrderView,
-        description = "An order as its shopper sees it: `pay_by` while it awaits payment, \
-            `cancelled_by` and `refunded` once cancelled, `reason` once failed."
+        description = "An order as its shopper sees it: `pay_by` while it awaits payment (and \
+            `payment_mismatch` once money that does not match it arrived), `cancelled_by` and \
+            `refunded` once cancelled, `reason` once failed."
     )
 )]
 pub(crate) struct FlatOrder {
@@ -192,6 +201,11 @@ pub(crate) struct FlatOrder {
     status: StatusName,
     #[serde(default, deserialize_with = "domain::rfc3339::deserialize_option")]
     pay_by: Option<DateTime<Utc>>,
+    /// `true` while it awaits payment once money that does not match it (another amount or
+    /// currency) arrived: that money did not pay it; the shop holds it for its admins and gives
+    /// it back if the order is cancelled.
+    #[serde(default)]
+    payment_mismatch: bool,
     /// `shopper`, `deadline` or `shop`, once cancelled.
     #[serde(default)]
     #[cfg_attr(feature = "ssr", schema(value_type = Option<String>))]
@@ -221,6 +235,7 @@ impl TryFrom<FlatOrder> for OrderView {
             StatusName::Queued => OrderStatus::Queued,
             StatusName::Created => OrderStatus::Created {
                 pay_by: o.pay_by.ok_or_else(|| missing("pay_by"))?,
+                payment_mismatch: o.payment_mismatch,
             },
             StatusName::Paid => OrderStatus::Paid,
             StatusName::Confirmed => OrderStatus::Confirmed,

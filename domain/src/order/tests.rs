@@ -60,6 +60,7 @@ fn a_failed_status_carries_its_reason_on_the_wire() {
     assert!(!OrderStatus::Queued.is_final());
     let created = OrderStatus::Created {
         pay_by: DateTime::UNIX_EPOCH,
+        payment_mismatch: false,
     };
     assert!(created.is_final() && failed.is_final());
     assert!(!created.is_settled() && failed.is_settled() && OrderStatus::Paid.is_settled());
@@ -70,13 +71,35 @@ fn awaiting_payment_carries_its_deadline_and_a_cancellation_says_by_whom() {
     let pay_by = DateTime::parse_from_rfc3339("2030-01-01T10:15:00Z")
         .map(|t| t.with_timezone(&Utc))
         .expect("time");
-    let created = OrderStatus::Created { pay_by };
+    let created = OrderStatus::Created {
+        pay_by,
+        payment_mismatch: false,
+    };
     let json = serde_json::to_value(created).expect("serializes");
     assert_eq!(
         json,
         serde_json::json!({"status": "created", "pay_by": "2030-01-01T10:15:00Z"})
     );
+    assert_eq!(
+        serde_json::from_value::<OrderStatus>(json).ok(),
+        Some(created)
+    );
     assert_eq!(created.pay_by(), Some(pay_by));
+    assert!(!created.payment_mismatch());
+    let mismatched = OrderStatus::Created {
+        pay_by,
+        payment_mismatch: true,
+    };
+    let json = serde_json::to_value(mismatched).expect("serializes");
+    assert_eq!(
+        json,
+        serde_json::json!({"status": "created", "pay_by": "2030-01-01T10:15:00Z", "payment_mismatch": true})
+    );
+    assert_eq!(
+        serde_json::from_value::<OrderStatus>(json).ok(),
+        Some(mismatched)
+    );
+    assert!(mismatched.payment_mismatch() && mismatched.pay_by() == Some(pay_by));
     let cancelled = OrderStatus::Cancelled {
         cancelled_by: Canceller::Deadline,
         refund: Refund::None,

@@ -66,7 +66,14 @@ fn every_status_and_opening_reads_back_as_written() {
         .expect("time");
     let statuses = [
         OrderStatus::Queued,
-        OrderStatus::Created { pay_by: at },
+        OrderStatus::Created {
+            pay_by: at,
+            payment_mismatch: false,
+        },
+        OrderStatus::Created {
+            pay_by: at,
+            payment_mismatch: true,
+        },
         OrderStatus::Paid,
         OrderStatus::Confirmed,
         OrderStatus::Cancelled {

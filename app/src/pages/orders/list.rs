@@ -51,9 +51,10 @@ fn OrderRow(detail: OrderDetail) -> impl IntoView {
             <span class=format!("state state-{status}") title=order_sentence(t, o.status)>{order_label(t, o.status)}</span>
             <span class="order-meta"><code>{o.order_id.to_string()}</code> " · " <When at=o.created_at/></span>
             // A cancelled or failed order's sentence says what became of it and of its money
-            // ("your refund is on its way"), which its label alone does not: in the row, where
-            // a phone shows it (the tooltip above shows only under a mouse).
-            {matches!(o.status, OrderStatus::Cancelled { .. } | OrderStatus::Failed { .. }).then(|| view! {
+            // ("your refund is on its way"), and an unpaid one's that money which did not match
+            // it came, which its label alone does not: in the row, where a phone shows it (the
+            // tooltip above shows only under a mouse).
+            {(matches!(o.status, OrderStatus::Cancelled { .. } | OrderStatus::Failed { .. }) || o.status.payment_mismatch()).then(|| view! {
                 <p class="order-note" data-testid="order-note">{order_sentence(t, o.status)}</p>
             })}
             // Type-erased: the list's view type is deep enough without the island's.

@@ -67,9 +67,14 @@ pub fn follow(order_id: OrderId, order: RwSignal<Option<OrderView>>) {
 }
 
 /// Polls `order_id` until nothing can change it any more (paid, cancelled, failed): after its
-/// payment deadline, while the sweep cancels it, and after the shopper's return from paying.
+/// payment deadline, while the sweep cancels it, and after the shopper's return from paying
+/// (then also until money that did not match it is known: nothing more comes of that payment).
 fn follow_until_settled(order_id: OrderId, order: RwSignal<Option<OrderView>>, ask: Ask) {
-    poll_after(order_id, POLL_FIRST, order, OrderStatus::is_settled, ask);
+    let done_when: fn(OrderStatus) -> bool = match ask {
+        Ask::Status => OrderStatus::is_settled,
+        Ask::Payment => |s| s.is_settled() || s.payment_mismatch(),
+    };
+    poll_after(order_id, POLL_FIRST, order, done_when, ask);
 }
 
 fn poll_after(
@@ -183,8 +188,9 @@ fn OrderCard(detail: OrderDetail, returning: bool, rendered_at: Instant) -> impl
     let voucher_href = format!("/vouchers/{}", view.voucher_id);
     let created_at = view.created_at;
     let queued = !view.status.is_final();
-    // Back from paying while the order still awaits payment: the payment is being confirmed.
-    let checking = returning && view.status.pay_by().is_some();
+    // Back from paying while the order still awaits payment: the payment is being confirmed
+    // (unless money that did not match it came: the order's sentence says so).
+    let checking = returning && view.status.pay_by().is_some() && !view.status.payment_mismatch();
     let order = RwSignal::new(Some(view));
     // Effects run in the browser only: the server renders the status it has.
     Effect::new(move |_| {
@@ -232,7 +238,7 @@ fn OrderCard(detail: OrderDetail, returning: bool, rendered_at: Instant) -> impl
             {(queued || checking).then(|| view! { <noscript inner_html=r#"<meta http-equiv="refresh" content="1">"#></noscript> })}
             <div aria-live="polite" data-testid="order-status">
                 <OrderProgress order_id order/>
-                {move || (checking && status().pay_by().is_some()).then(|| view! {
+                {move || (checking && status().pay_by().is_some() && !status().payment_mismatch()).then(|| view! {
                     <p class="hint" data-testid="payment-checking">
                         {t.order_checking_payment()}
                     </p>

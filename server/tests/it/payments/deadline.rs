@@ -15,7 +15,28 @@ async fn a_payment_of_another_amount_is_flagged_not_paid_and_refunded_with_the_c
         .await
         .expect("paid 0.01");
     payment_reaches(&app, &session, "flagged").await;
-    assert_eq!(order(&app, &c, &id).await["status"], "created", "not paid");
+    let body = order(&app, &c, &id).await;
+    assert_eq!(
+        (body["status"].as_str(), body["payment_mismatch"].as_bool()),
+        (Some("created"), Some(true)),
+        "not paid, and its shopper can tell why: {body}"
+    );
+    // The order's page (also on the way back from paying, which stops confirming) and the
+    // shopper's list say that money came and did not pay the order.
+    let t = i18n::Lang::En.texts();
+    for path in [
+        format!("/orders/{id}"),
+        format!("/orders/{id}?payment=return"),
+        "/orders".to_owned(),
+    ] {
+        let page = html(&c, &format!("{}{path}", app.base)).await;
+        assert!(
+            page.contains(t.order_payment_mismatch_sentence())
+                && !page.contains(t.order_created_sentence())
+                && !page.contains(t.order_checking_payment()),
+            "{path}: {page}"
+        );
+    }
     let row = console_row(&app, v).await;
     assert_eq!(
         (

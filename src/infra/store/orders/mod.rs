@@ -28,13 +28,15 @@ pub struct StoredOrder {
 
 /// The columns every read of an order's state selects, from `orders` or from
 /// `order_failures`: id, voucher, status text, pay-by, canceller, failure reason, and the states
-/// of a cancelled order's payments that went back or must ([`Refund::of_payment_states`]).
+/// of the payments a shopper hears of: a cancelled order's that went back or must
+/// ([`Refund::of_payment_states`]), an unpaid one's that did not match it (`flagged`).
 const FROM_ORDERS: &str =
     "SELECT id, voucher_id, status, pay_by, cancelled_by, NULL::text AS reason,
-        CASE WHEN status = 'cancelled' THEN (
+        CASE WHEN status IN ('cancelled', 'created') THEN (
             SELECT array_agg(p.state) FROM payments p
-            WHERE p.order_id = orders.id AND p.state IN ('refund_due', 'refunded', 'refund_failed')
-        ) END AS refunds
+            WHERE p.order_id = orders.id
+              AND p.state IN ('refund_due', 'refunded', 'refund_failed', 'flagged')
+        ) END AS payments
     FROM orders";
 const FROM_FAILURES: &str = "SELECT id, voucher_id, 'failed'::text, NULL::timestamptz, NULL::text, reason, NULL::text[] FROM order_failures";
 
@@ -49,18 +51,22 @@ type Row = (
 );
 
 fn stored(
-    (id, voucher, status, pay_by, by, failure, refunds): Row,
+    (id, voucher, status, pay_by, by, failure, payments): Row,
 ) -> Result<StoredOrder, sqlx::Error> {
     let decode = |e: String| sqlx::Error::Decode(e.into());
+    let payments = payments.iter().flatten().map(String::as_str);
     let status = match (status.as_str(), pay_by, by, failure) {
-        ("created", Some(pay_by), _, _) => OrderStatus::Created { pay_by },
+        ("created", Some(pay_by), _, _) => OrderStatus::Created {
+            pay_by,
+            payment_mismatch: payments.clone().any(|state| state == "flagged"),
+        },
         ("paid", ..) => OrderStatus::Paid,
         ("confirmed", ..) => OrderStatus::Confirmed,
         ("cancelled", _, Some(by), _) => OrderStatus::Cancelled {
             cancelled_by: by
                 .parse()
                 .map_err(|e: CancellerError| decode(e.to_string()))?,
-            refund: Refund::of_payment_states(refunds.iter().flatten().map(String::as_str)),
+            refund: Refund::of_payment_states(payments),
         },
         ("failed", _, _, Some(text)) => OrderStatus::Failed {
             reason: reason(&text)?,
