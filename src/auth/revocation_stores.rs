@@ -16,9 +16,13 @@ use crate::{
 /// Signed-out sessions (ID → expiry) and cut-offs (user → cut-off), as one store holds them.
 pub(super) type Lists = (HashMap<String, i64>, HashMap<UserId, i64>);
 
-/// Both lists as Redis holds them, after dropping the entries that refuse nothing (by Redis's
-/// clock).
-pub(super) async fn redis_lists(redis: &Redis, keys: &Keys, ttl_ms: i64) -> Result<Lists, Backend> {
+/// Both lists as Redis holds them, after dropping the entries that refuse nothing by Redis's
+/// clock, and that clock's time then.
+pub(super) async fn redis_lists(
+    redis: &Redis,
+    keys: &Keys,
+    ttl_ms: i64,
+) -> Result<(Lists, i64), Backend> {
     let mut redis = redis.clone();
     let now = now_ms(&mut redis).await?;
     let oldest_alive = now.saturating_sub(ttl_ms);
@@ -31,13 +35,25 @@ pub(super) async fn redis_lists(redis: &Redis, keys: &Keys, ttl_ms: i64) -> Resu
         .await?;
     let sessions: Vec<(String, i64)> = redis.zrange_withscores(&sessions_key, 0, -1).await?;
     let users: Vec<(i64, i64)> = redis.zrange_withscores(&users_key, 0, -1).await?;
-    Ok((
+    let lists = (
         sessions.into_iter().collect(),
         users
             .into_iter()
             .map(|(user, cut_off)| (UserId::from_db(user), cut_off))
             .collect(),
-    ))
+    );
+    Ok((lists, now))
+}
+
+/// The entries of `lists` that still refuse something at Redis's `now_ms`: PostgreSQL keeps
+/// its rows [`DB_PRUNE_MARGIN_MS`] longer (and this instance refuses by them meanwhile), but
+/// one given back to Redis then would be dropped again at its next read, by every instance's
+/// reload, every period, for ten minutes.
+pub(super) fn refusing_at(mut lists: Lists, now_ms: i64, ttl_ms: i64) -> Lists {
+    let oldest_alive = now_ms.saturating_sub(ttl_ms);
+    lists.0.retain(|_, expires_ms| *expires_ms >= now_ms);
+    lists.1.retain(|_, cut_off_ms| *cut_off_ms >= oldest_alive);
+    lists
 }
 
 /// How long past its last use a row stays in PostgreSQL: rows are dropped by the reloading

@@ -23,7 +23,9 @@ use std::{
 
 use sqlx::PgPool;
 
-use super::revocation_stores::{copy_to_db, copy_to_redis, db_lists, merge, missing, redis_lists};
+use super::revocation_stores::{
+    copy_to_db, copy_to_redis, db_lists, merge, missing, redis_lists, refusing_at,
+};
 use crate::{
     auth::token::Claims,
     domain::UserId,
@@ -158,9 +160,10 @@ impl Revocations {
             Need::Either => (in_db, in_redis),
         };
         let (merged, whole) = match (in_db, in_redis) {
-            (Ok(in_db), Ok(in_redis)) => {
+            (Ok(in_db), Ok((in_redis, redis_now))) => {
                 let merged = merge(&in_db, &in_redis);
-                let (to_db, to_redis) = (missing(&in_db, &merged), missing(&in_redis, &merged));
+                let to_db = missing(&in_db, &merged);
+                let to_redis = refusing_at(missing(&in_redis, &merged), redis_now, ttl);
                 let (wrote_db, wrote_redis) = tokio::join!(
                     copy_to_db(db, &to_db),
                     copy_to_redis(redis, keys, &to_redis)
@@ -181,7 +184,7 @@ impl Revocations {
                 tracing::warn!(error = %e, "reading the revoked sessions from Redis; PostgreSQL's read");
                 (lists, false)
             }
-            (Err(e), Ok(lists)) => {
+            (Err(e), Ok((lists, _))) => {
                 tracing::warn!(error = %e, "reading the revoked sessions from PostgreSQL; Redis's read");
                 (lists, false)
             }

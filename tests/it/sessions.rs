@@ -164,6 +164,16 @@ async fn a_reload_gives_each_store_the_sign_outs_only_the_other_held(db: PgPool)
     )
     .await
     .expect("recorded");
+    // A sign-out PostgreSQL keeps past its session's end (its pruning has a margin), which
+    // Redis dropped already: it is not given back to Redis (to be dropped again next time).
+    let (secs, _micros): (i64, i64) = redis::cmd("TIME")
+        .query_async(&mut redis)
+        .await
+        .expect("TIME");
+    let ended = "a-session-that-ended-a-minute-ago";
+    seckill::testing::store::revocations::record_session(&a.db, ended, secs * 1_000 - 60_000)
+        .await
+        .expect("recorded");
     a.revocations
         .reload(
             &a.db,
@@ -180,6 +190,21 @@ async fn a_reload_gives_each_store_the_sign_outs_only_the_other_held(db: PgPool)
         .await
         .expect("ZSCORE");
     assert_eq!(score, Some(newer_claims.expires_ms));
+    let score: Option<i64> = redis
+        .zscore(a.keys.revoked_sessions(), ended)
+        .await
+        .expect("ZSCORE");
+    assert_eq!(
+        score, None,
+        "an ended session's sign-out stays out of Redis"
+    );
+    let kept: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM revoked_sessions WHERE session_id = $1")
+            .bind(ended)
+            .fetch_one(&a.db)
+            .await
+            .expect("count");
+    assert_eq!(kept, 1, "PostgreSQL keeps it for its margin");
     // ...and PostgreSQL Redis's: an instance on a Redis rebuilt empty refuses both.
     let (_redis, port) = redis_server(None, &[]).await;
     let url = format!("redis://127.0.0.1:{port}/");
