@@ -80,17 +80,6 @@ impl FailureReason {
             Self::DuplicateId => "duplicate_id",
         }
     }
-
-    /// What the shopper reads.
-    pub fn sentence(self) -> &'static str {
-        match self {
-            Self::UnknownVoucher => "This voucher is no longer available.",
-            Self::SoldOut => "The voucher sold out before your order could be confirmed.",
-            Self::AlreadyBought => "You already hold an order for this voucher.",
-            Self::DeadLetter { .. } => "We could not confirm your order.",
-            Self::DuplicateId => "We could not confirm your order: its number was issued twice.",
-        }
-    }
 }
 
 /// The stored text: the code, and for a dead letter how many deliveries it took.
@@ -199,13 +188,5 @@ mod tests {
             FailureReason::DuplicateId.settlement(),
             Settlement::DeadLetter
         );
-    }
-
-    #[test]
-    fn shoppers_read_sentences_not_codes() {
-        for r in ALL {
-            assert!(!r.sentence().contains('_'), "{r:?}");
-            assert!(r.sentence().ends_with('.'));
-        }
     }
 }
