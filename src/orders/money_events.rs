@@ -86,7 +86,9 @@ pub async fn apply(
 type Tx<'a> = sqlx::Transaction<'a, sqlx::Postgres>;
 
 /// The provider refunded `session`'s payment: what the shop owed, or refunded by hand after a
-/// refusal, is now refunded; a refund the shop never asked for is only reported.
+/// refusal, and money held that did not match its order (refunded by hand, as an admin may),
+/// is now refunded; a refund of a paid order's payment the shop never asked for is only
+/// reported (the order stays paid).
 async fn refund_succeeded(
     tx: &mut Tx<'_>,
     session: &str,
@@ -94,11 +96,11 @@ async fn refund_succeeded(
     event_id: &str,
 ) -> Result<Applied, Backend> {
     Ok(match state {
-        PaymentState::RefundDue | PaymentState::RefundFailed => {
+        PaymentState::RefundDue | PaymentState::RefundFailed | PaymentState::Flagged => {
             store::payments::mark_refunded(&mut **tx, session).await?;
             Applied::Refunded
         }
-        PaymentState::Paid | PaymentState::Flagged => {
+        PaymentState::Paid => {
             tracing::warn!(target: "audit", %session, event = event_id,
                 "the provider refunded a payment the shop did not ask to; an admin should look");
             Applied::Unchanged

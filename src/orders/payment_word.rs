@@ -8,7 +8,8 @@
 //! | --- | --- | --- |
 //! | paid, the amount and currency due | awaiting payment (even past its deadline, not yet cancelled) | the order is `paid`: the payment wins |
 //! | paid, the amount and currency due | cancelled, or already paid by another session | a refund is owed (`refund_due`), made at once (off the caller's path: a webhook answers without waiting for it) and retried by the sweep with backoff until done, or until the provider refuses it for good (`refund_failed`, for an admin): a cancelled order never comes back to life |
-//! | paid, another amount or currency | any | not paid: the payment is `flagged` for the admins, refunded if the order is cancelled |
+//! | paid, another amount or currency | awaiting payment | not paid: the payment is `flagged` for the admins (its shopper is told), and owed back (`refund_due`) once the order is paid another way or cancelled |
+//! | paid, another amount or currency | paid, confirmed or cancelled | a refund is owed (`refund_due`), made at once |
 //! | expired, or its asynchronous payment failed | awaiting payment | the session is `closed`; the order waits for another payment until its deadline |
 //! | expired | any, the payment closed by the shop without the provider's word | it is no longer watched |
 //! | still open | | nothing (its last check is noted) |
@@ -84,8 +85,14 @@ pub async fn apply(
         // The provider's last word on it: a payment closed by the shop alone is watched no more.
         store::payments::unwatch(&mut tx, &row.session).await?;
     }
+    let mut owed_back = Vec::new();
     let outcome = if state.paid {
-        money_arrived(&mut tx, &row, current, state).await?
+        let outcome = money_arrived(&mut tx, &row, current, state).await?;
+        if outcome == PaymentApplied::Paid {
+            // Money held that did not match the order pays nothing now: it goes back.
+            owed_back = store::payments::owe_back_flagged(&mut tx, &[row.order.as_i64()]).await?;
+        }
+        outcome
     } else if state.status == SessionStatus::Expired && row.state == PaymentState::Open {
         store::payments::set_state(&mut tx, &row.session, PaymentState::Closed, None, None).await?;
         PaymentApplied::Closed
@@ -99,6 +106,17 @@ pub async fn apply(
         PaymentApplied::Paid => {
             metrics::counter!("seckill_orders_paid_total").increment(1);
             tracing::info!(order = %row.order, session = %row.session, "order paid");
+            if !owed_back.is_empty() {
+                tracing::warn!(order = %row.order, sessions = ?owed_back,
+                    "money held that did not match the order goes back now it is paid");
+                // Off the caller's path; the sweep makes any this does not.
+                let (owner, core) = (core.clone(), core.clone());
+                owner.spawn(async move {
+                    for session in owed_back {
+                        refund_now(&core, &session).await;
+                    }
+                });
+            }
         }
         PaymentApplied::RefundOwed => {
             tracing::warn!(order = %row.order, session = %row.session,
@@ -137,16 +155,33 @@ async fn money_arrived(
             "{} {} arrived, {} {} due",
             state.amount_cents, state.currency, row.amount_cents, row.currency
         );
-        tracing::warn!(target: "audit", order = %row.order, session = %row.session, mismatch = %why,
-            "payment flagged: it does not match the order, which stays unpaid");
         metrics::counter!("seckill_payments_flagged_total").increment(1);
-        let next = if order == Some(Current::Cancelled) {
-            PaymentState::RefundDue
-        } else {
-            PaymentState::Flagged
-        };
-        store::payments::set_state(tx, &row.session, next, Some(reference), Some(&why)).await?;
-        return Ok(PaymentApplied::Flagged);
+        // Held for the admins while the order can still be paid; owed back at once when it
+        // cannot any more (paid another way, or cancelled): it will never pay anything.
+        if matches!(order, Some(Current::Created { .. }) | None) {
+            tracing::warn!(target: "audit", order = %row.order, session = %row.session, mismatch = %why,
+                "payment flagged: it does not match the order, which stays unpaid");
+            store::payments::set_state(
+                tx,
+                &row.session,
+                PaymentState::Flagged,
+                Some(reference),
+                Some(&why),
+            )
+            .await?;
+            return Ok(PaymentApplied::Flagged);
+        }
+        tracing::warn!(target: "audit", order = %row.order, session = %row.session, mismatch = %why,
+            "a payment that does not match an order that cannot take money any more; refunding");
+        store::payments::set_state(
+            tx,
+            &row.session,
+            PaymentState::RefundDue,
+            Some(reference),
+            Some(&why),
+        )
+        .await?;
+        return Ok(PaymentApplied::RefundOwed);
     }
     match order {
         Some(Current::Created { .. }) => {
@@ -208,12 +243,11 @@ pub async fn refund_now(core: &Core, session: &str) -> RefundTry {
                 store::payments::mark_refunded(&core.db, session).await,
             )
         }
-        Err(PaymentError::Declined { code, .. })
-            if code == "charge_already_refunded" && owed.key_gen > 0 =>
-        {
-            // An earlier try whose answer was lost (why the key moved on) went through.
-            tracing::info!(target: "audit", session, payment = reference,
-                "payment refunded (by an earlier try whose answer was lost)");
+        Err(PaymentError::Declined { code, .. }) if code == "charge_already_refunded" => {
+            // The money is back: an earlier try whose answer was lost (why the key moved on)
+            // went through, or an admin refunded it by hand on the provider's dashboard.
+            tracing::info!(target: "audit", session, payment = reference, key_gen = owed.key_gen,
+                "payment refunded (already, by an earlier try or by hand)");
             (
                 RefundTry::Made,
                 store::payments::mark_refunded(&core.db, session).await,

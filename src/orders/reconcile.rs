@@ -62,7 +62,9 @@ pub async fn money_violations(
         let accounted = matches!(
             row.as_ref().map(|(p, o)| (p.as_str(), o.as_str())),
             Some(("paid", "paid"))
-                | Some(("refunded" | "refund_due" | "refund_failed" | "flagged", _))
+                | Some(("refunded" | "refund_due" | "refund_failed", _))
+                // Held for the admins only while its order can still be paid.
+                | Some(("flagged", "created"))
         );
         if !accounted {
             broken.push(format!("M1: {}'s money is {row:?}", c.session));

@@ -27,6 +27,7 @@
 //! page in `hosted.rs`, the webhooks (signed, delivered, or not) in `webhooks.rs`.
 
 mod api;
+mod dashboard;
 mod hosted;
 mod webhooks;
 

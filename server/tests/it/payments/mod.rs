@@ -6,11 +6,13 @@
 //! lapsed sessions, late and lost webhooks, disputes, and the admin's refund. Units are counted
 //! after each (I1: Redis's stock plus the live orders is the stock; I2: one live order per
 //! shopper), and so is the money (M1–M3). The shop and its helpers here; the tests in
-//! `checkout.rs` (paying), `deadline.rs` (the deadline and money after it) and `refunds.rs`.
+//! `checkout.rs` (paying), `deadline.rs` (the deadline and money after it), `mismatch.rs`
+//! (money that does not match its order) and `refunds.rs`.
 
 mod books;
 mod checkout;
 mod deadline;
+mod mismatch;
 mod refunds;
 
 use std::time::Duration;

@@ -209,7 +209,7 @@ async fn give_back(
         moves::record(&mut *conn, *voucher, &return_of(*order, *user)).await?;
     }
     let orders: Vec<i64> = cancelled.iter().map(|c| c.0.as_i64()).collect();
-    crate::infra::store::payments::owe_refunds_of_cancelled(&mut *conn, &orders).await?;
+    crate::infra::store::payments::owe_back_flagged(&mut *conn, &orders).await?;
     Ok(())
 }
 

@@ -29,13 +29,14 @@ pub struct StoredOrder {
 /// The columns every read of an order's state selects, from `orders` or from
 /// `order_failures`: id, voucher, status text, pay-by, canceller, failure reason, and the states
 /// of the payments a shopper hears of: a cancelled order's that went back or must
-/// ([`Refund::of_payment_states`]), an unpaid one's that did not match it (`flagged`).
+/// ([`Refund::of_payment_states`]), an unpaid one's that did not match it (`flagged`) and
+/// whether another is open (being paid: not a mismatch to tell of then).
 const FROM_ORDERS: &str =
     "SELECT id, voucher_id, status, pay_by, cancelled_by, NULL::text AS reason,
         CASE WHEN status IN ('cancelled', 'created') THEN (
             SELECT array_agg(p.state) FROM payments p
             WHERE p.order_id = orders.id
-              AND p.state IN ('refund_due', 'refunded', 'refund_failed', 'flagged')
+              AND p.state IN ('refund_due', 'refunded', 'refund_failed', 'flagged', 'open')
         ) END AS payments
     FROM orders";
 const FROM_FAILURES: &str = "SELECT id, voucher_id, 'failed'::text, NULL::timestamptz, NULL::text, reason, NULL::text[] FROM order_failures";
@@ -58,7 +59,8 @@ fn stored(
     let status = match (status.as_str(), pay_by, by, failure) {
         ("created", Some(pay_by), _, _) => OrderStatus::Created {
             pay_by,
-            payment_mismatch: payments.clone().any(|state| state == "flagged"),
+            payment_mismatch: payments.clone().any(|state| state == "flagged")
+                && !payments.clone().any(|state| state == "open"),
         },
         ("paid", ..) => OrderStatus::Paid,
         ("confirmed", ..) => OrderStatus::Confirmed,

@@ -106,15 +106,15 @@ pub async fn refunds_owed(db: &PgPool) -> Result<(i64, f64), sqlx::Error> {
     .await
 }
 
-/// A refund owed was made (or one refused for good was made after all, by an admin in the
-/// provider's dashboard).
+/// A refund owed was made (or one refused for good, or money held that did not match its
+/// order, was refunded by an admin in the provider's dashboard).
 pub async fn mark_refunded(
     db: impl sqlx::PgExecutor<'_>,
     session: &str,
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
         "UPDATE payments SET state = 'refunded', updated_at = now()
-         WHERE session_id = $1 AND state IN ('refund_due', 'refund_failed')",
+         WHERE session_id = $1 AND state IN ('refund_due', 'refund_failed', 'flagged')",
     )
     .bind(session)
     .execute(db)
@@ -122,20 +122,20 @@ pub async fn mark_refunded(
     Ok(())
 }
 
-/// Money held for `orders` that did not pay them (flagged) is owed back now they are
-/// cancelled.
-pub async fn owe_refunds_of_cancelled(
+/// Money held for `orders` that did not pay them (flagged) is owed back now they cannot take
+/// it (cancelled, or paid another way). Their sessions.
+pub async fn owe_back_flagged(
     conn: &mut PgConnection,
     orders: &[i64],
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
+) -> Result<Vec<String>, sqlx::Error> {
+    sqlx::query_scalar(
         "UPDATE payments SET state = 'refund_due', updated_at = now()
-         WHERE order_id = ANY($1) AND state = 'flagged'",
+         WHERE order_id = ANY($1) AND state = 'flagged'
+         RETURNING session_id",
     )
     .bind(orders)
-    .execute(conn)
-    .await?;
-    Ok(())
+    .fetch_all(conn)
+    .await
 }
 
 /// Where the money taken for `order` stands: `(owed back or refused, refunded)` payments.
