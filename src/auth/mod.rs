@@ -240,9 +240,9 @@ pub async fn session(core: &Core, token: &str) -> Result<Option<Principal>, Back
 
 /// The claims of a signed token this deployment issued, unexpired and not revoked. A session
 /// lives no longer than `SECKILL_SESSION_TTL_MS` says now: an operator who shortens it after an
-/// incident ends the older sessions too, and the sign-outs kept for them are dropped at that
-/// age (`revocations::reload`), which would otherwise let a stolen token signed out of work
-/// again until its own expiry.
+/// incident ends the older sessions too. An instance forgets a sign-out at that age by its
+/// own lifetime (`Revocations::forget_ended`), which is safe only because the session it
+/// refused has ended here by then; the stores keep it longer, for instances on a longer one.
 fn verified(core: &Core, token: &str) -> Option<token::Claims> {
     let claims = core.session_keys.verify(token)?;
     let now = chrono::Utc::now().timestamp_millis();

@@ -16,6 +16,18 @@ use crate::{
 /// Signed-out sessions (ID → expiry) and cut-offs (user → cut-off), as one store holds them.
 pub(super) type Lists = (HashMap<String, i64>, HashMap<UserId, i64>);
 
+/// How long the stores keep a cut-off at least, whatever the reloading instance's session
+/// lifetime: an operator who shortens the lifetime restarts instances one at a time, and the
+/// first one restarted must not drop the sign-outs everywhere that those still running with
+/// the longer lifetime refuse stolen sessions by (nor those restarted while the change is
+/// undone). A cut-off is one row per user who signed out everywhere.
+const CUT_OFFS_KEPT_MS: i64 = 90 * 24 * 60 * 60 * 1_000;
+
+/// The oldest cut-off the stores keep at `now_ms` when sessions live `ttl_ms`.
+fn oldest_cut_off_kept(now_ms: i64, ttl_ms: i64) -> i64 {
+    now_ms.saturating_sub(ttl_ms.max(CUT_OFFS_KEPT_MS))
+}
+
 /// Both lists as Redis holds them, after dropping the entries that refuse nothing by Redis's
 /// clock, and that clock's time then.
 pub(super) async fn redis_lists(
@@ -25,7 +37,7 @@ pub(super) async fn redis_lists(
 ) -> Result<(Lists, i64), Backend> {
     let mut redis = redis.clone();
     let now = now_ms(&mut redis).await?;
-    let oldest_alive = now.saturating_sub(ttl_ms);
+    let oldest_alive = oldest_cut_off_kept(now, ttl_ms);
     let (sessions_key, users_key) = (keys.revoked_sessions(), keys.revoked_users());
     let _: () = redis
         .zrembyscore(&sessions_key, "-inf", format!("({now}"))
@@ -50,7 +62,7 @@ pub(super) async fn redis_lists(
 /// one given back to Redis then would be dropped again at its next read, by every instance's
 /// reload, every period, for ten minutes.
 pub(super) fn refusing_at(mut lists: Lists, now_ms: i64, ttl_ms: i64) -> Lists {
-    let oldest_alive = now_ms.saturating_sub(ttl_ms);
+    let oldest_alive = oldest_cut_off_kept(now_ms, ttl_ms);
     lists.0.retain(|_, expires_ms| *expires_ms >= now_ms);
     lists.1.retain(|_, cut_off_ms| *cut_off_ms >= oldest_alive);
     lists
@@ -73,7 +85,7 @@ pub(super) async fn db_lists(db: &PgPool, redis: &Redis, ttl_ms: i64) -> Result<
         Err(_) => chrono::Utc::now().timestamp_millis(),
     };
     let before = now.saturating_sub(DB_PRUNE_MARGIN_MS);
-    match store::revocations::alive(db, before, before.saturating_sub(ttl_ms)).await {
+    match store::revocations::alive(db, before, oldest_cut_off_kept(before, ttl_ms)).await {
         Ok((sessions, users)) => Ok((sessions.into_iter().collect(), users.into_iter().collect())),
         // A database not migrated yet (a new version's connect reads before it migrates) holds
         // none; `Core::migrate` reads again once the tables exist.
@@ -116,18 +128,24 @@ pub(super) fn missing(store: &Lists, merged: &Lists) -> Lists {
     )
 }
 
+/// Gives PostgreSQL `lists`, in batches of [`COPY_BATCH`] rows a statement.
 pub(super) async fn copy_to_db(
     db: &PgPool,
     (sessions, cut_offs): &Lists,
 ) -> Result<(), sqlx::Error> {
-    for (id, expires_ms) in sessions {
-        store::revocations::record_session(db, id, *expires_ms).await?;
+    let sessions: Vec<(String, i64)> = sessions.iter().map(|(id, e)| (id.clone(), *e)).collect();
+    for batch in sessions.chunks(COPY_BATCH) {
+        store::revocations::record_sessions(db, batch).await?;
     }
-    for (user, cut_off_ms) in cut_offs {
-        store::revocations::record_cut_off(db, *user, *cut_off_ms).await?;
+    let cut_offs: Vec<(UserId, i64)> = cut_offs.iter().map(|(u, c)| (*u, *c)).collect();
+    for batch in cut_offs.chunks(COPY_BATCH) {
+        store::revocations::record_cut_offs(db, batch).await?;
     }
     Ok(())
 }
+
+/// Entries per statement or command of a copy to either store.
+const COPY_BATCH: usize = 5_000;
 
 pub(super) async fn copy_to_redis(
     redis: &Redis,
@@ -135,20 +153,23 @@ pub(super) async fn copy_to_redis(
     (sessions, cut_offs): &Lists,
 ) -> Result<(), redis::RedisError> {
     let mut redis = redis.clone();
-    if !sessions.is_empty() {
-        // GT: a later expiry only; an ID not there is added.
+    // GT: a later expiry or cut-off only; a member not there is added. In batches: one
+    // command of every entry would hold Redis (and every buy) for as long as it takes.
+    let sessions: Vec<(&String, &i64)> = sessions.iter().collect();
+    for batch in sessions.chunks(COPY_BATCH) {
         let mut add = redis::cmd("ZADD");
         add.arg(keys.revoked_sessions()).arg("GT");
-        for (id, expires_ms) in sessions {
-            add.arg(*expires_ms).arg(id);
+        for (id, expires_ms) in batch {
+            add.arg(**expires_ms).arg(*id);
         }
         let _: () = add.query_async(&mut redis).await?;
     }
-    if !cut_offs.is_empty() {
+    let cut_offs: Vec<(&UserId, &i64)> = cut_offs.iter().collect();
+    for batch in cut_offs.chunks(COPY_BATCH) {
         let mut add = redis::cmd("ZADD");
         add.arg(keys.revoked_users()).arg("GT");
-        for (user, cut_off_ms) in cut_offs {
-            add.arg(*cut_off_ms).arg(user.get());
+        for (user, cut_off_ms) in batch {
+            add.arg(**cut_off_ms).arg(user.get());
         }
         let _: () = add.query_async(&mut redis).await?;
     }

@@ -10,15 +10,14 @@
 //! ([`crate::jobs::stock_back`]) applies it and reloads the lists, merged, whenever it
 //! (re)subscribes, and [`crate::jobs::revocations`] reloads them every
 //! `SECKILL_REVOCATION_RELOAD_MS`, the bound for a message lost without a resubscription. A
-//! reload that reads both stores gives each what only the other held. Entries leave the lists
-//! once no session they could refuse is alive (PostgreSQL's ten minutes later).
+//! reload that reads both stores gives each what only the other held, and adds to what is known
+//! here, never replaces it. Entries leave the stores once no session they could refuse is
+//! alive (PostgreSQL's ten minutes later; a cut-off after 90 days at least, whatever the
+//! lifetime), and this instance's memory by its own clock and session lifetime.
 
 use std::{
     collections::HashMap,
-    sync::{
-        atomic::{AtomicU64, Ordering},
-        PoisonError, RwLock,
-    },
+    sync::{PoisonError, RwLock},
 };
 
 use sqlx::PgPool;
@@ -37,9 +36,6 @@ use crate::{
 pub struct Revocations {
     sessions: RwLock<HashMap<String, i64>>,
     cut_offs: RwLock<HashMap<UserId, i64>>,
-    /// Bumped by every revocation applied here: a reload whose reads began before one does not
-    /// replace what is known (it may not have read it yet), it adds to it.
-    applied: AtomicU64,
 }
 
 /// How much a reload needs.
@@ -113,7 +109,6 @@ impl Revocations {
 
     /// Applies one revocation here.
     pub fn apply(&self, revoked: &Revoked) {
-        self.applied.fetch_add(1, Ordering::AcqRel);
         match revoked {
             Revoked::Session { id, expires_ms } => {
                 self.sessions
@@ -132,13 +127,16 @@ impl Revocations {
         }
     }
 
-    /// Replaces what this instance knows with the sign-outs PostgreSQL and Redis hold now,
-    /// merged (the later expiry, the later cut-off; each store first drops what refuses
-    /// nothing any more), and gives each store what only the other held: a sign-out one store
-    /// alone took (the other out of reach then, or Redis's lists from before PostgreSQL kept
-    /// them) is in both after the next reload that reads both. A store that cannot be read
-    /// (with [`Need::Either`]) leaves what is known here in place, the other's entries added.
-    /// `session_ttl`: how long a session lives (a cut-off older than that refuses nothing).
+    /// Adds to what this instance knows the sign-outs PostgreSQL and Redis hold now, merged
+    /// (the later expiry, the later cut-off; each store first drops what refuses nothing any
+    /// more), gives each store what only the other held, then forgets here what refuses
+    /// nothing here any more ([`Self::forget_ended`]). A sign-out one store alone took (the
+    /// other out of reach then, or Redis's lists from before PostgreSQL kept them) is in both
+    /// after the next reload that reads both. A store that cannot be read (with
+    /// [`Need::Either`]) is read next time. Nothing a store lacks is forgotten here: a
+    /// sign-out known here stays until it refuses nothing, whatever a store lost meanwhile
+    /// (a failover before it was copied) and whichever of two overlapping reloads ends last.
+    /// `session_ttl`: how long a session lives.
     pub async fn reload(
         &self,
         db: &PgPool,
@@ -147,7 +145,6 @@ impl Revocations {
         need: Need,
     ) -> Result<(), Backend> {
         let ttl = i64::try_from(session_ttl.as_millis()).unwrap_or(i64::MAX);
-        let applied = self.applied.load(Ordering::Acquire);
         // Both stores at once: one out of reach costs its timeout once, not before the other.
         let (in_db, in_redis) =
             tokio::join!(db_lists(db, redis, ttl), redis_lists(redis, keys, ttl));
@@ -159,7 +156,7 @@ impl Revocations {
             }
             Need::Either => (in_db, in_redis),
         };
-        let (merged, whole) = match (in_db, in_redis) {
+        let found = match (in_db, in_redis) {
             (Ok(in_db), Ok((in_redis, redis_now))) => {
                 let merged = merge(&in_db, &in_redis);
                 let to_db = missing(&in_db, &merged);
@@ -174,7 +171,7 @@ impl Revocations {
                 if let Err(e) = wrote_redis {
                     tracing::warn!(error = %e, "copying PostgreSQL's revocations to Redis; the next reload tries again");
                 }
-                (merged, true)
+                merged
             }
             (Err(db_error), Err(redis_error)) => {
                 tracing::warn!(error = %db_error, "reading the revoked sessions from PostgreSQL");
@@ -182,38 +179,72 @@ impl Revocations {
             }
             (Ok(lists), Err(e)) => {
                 tracing::warn!(error = %e, "reading the revoked sessions from Redis; PostgreSQL's read");
-                (lists, false)
+                lists
             }
             (Err(e), Ok((lists, _))) => {
                 tracing::warn!(error = %e, "reading the revoked sessions from PostgreSQL; Redis's read");
-                (lists, false)
+                lists
             }
         };
-        let (sessions, cut_offs) = merged;
-        let mut known_sessions = self
-            .sessions
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
-        let mut known_cut_offs = self
-            .cut_offs
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
-        // Replaced only when both stores were read and nothing was applied meanwhile (a
-        // sign-out applied here after the reads began may not be in them yet).
-        if whole && self.applied.load(Ordering::Acquire) == applied {
-            *known_sessions = sessions;
-            *known_cut_offs = cut_offs;
-            return Ok(());
-        }
-        for (id, expires_ms) in sessions {
-            let kept = known_sessions.entry(id).or_insert(expires_ms);
-            *kept = (*kept).max(expires_ms);
-        }
-        for (user, cut_off) in cut_offs {
-            let kept = known_cut_offs.entry(user).or_insert(cut_off);
-            *kept = (*kept).max(cut_off);
-        }
+        self.add(&found);
+        self.forget_ended(chrono::Utc::now().timestamp_millis(), ttl);
         Ok(())
+    }
+
+    /// Adds `found` to what is known. What is new or later is picked out under the read locks
+    /// (which keep every request's check going), and only that is written: a reload of many
+    /// sign-outs holds the write locks for the few that changed.
+    fn add(&self, (sessions, cut_offs): &super::revocation_stores::Lists) {
+        let new_sessions = later_than_known(&self.sessions, sessions);
+        if !new_sessions.is_empty() {
+            let mut known = self
+                .sessions
+                .write()
+                .unwrap_or_else(PoisonError::into_inner);
+            for (id, expires_ms) in new_sessions {
+                let kept = known.entry(id).or_insert(expires_ms);
+                *kept = (*kept).max(expires_ms);
+            }
+        }
+        let new_cut_offs = later_than_known(&self.cut_offs, cut_offs);
+        if !new_cut_offs.is_empty() {
+            let mut known = self
+                .cut_offs
+                .write()
+                .unwrap_or_else(PoisonError::into_inner);
+            for (user, cut_off_ms) in new_cut_offs {
+                let kept = known.entry(user).or_insert(cut_off_ms);
+                *kept = (*kept).max(cut_off_ms);
+            }
+        }
+    }
+
+    /// Forgets what refuses nothing at `now_ms` by this instance's clock, the one
+    /// [`crate::auth`] checks a session's end by: a signed-out session past its expiry, a
+    /// cut-off more than `ttl_ms` (this instance's session lifetime) ago, since no session
+    /// issued by then still lives here.
+    pub fn forget_ended(&self, now_ms: i64, ttl_ms: i64) {
+        let oldest_alive = now_ms.saturating_sub(ttl_ms);
+        let ended_sessions = keys_where(&self.sessions, |expires_ms| expires_ms < now_ms);
+        if !ended_sessions.is_empty() {
+            let mut known = self
+                .sessions
+                .write()
+                .unwrap_or_else(PoisonError::into_inner);
+            for id in ended_sessions {
+                known.remove(&id);
+            }
+        }
+        let ended_cut_offs = keys_where(&self.cut_offs, |cut_off_ms| cut_off_ms < oldest_alive);
+        if !ended_cut_offs.is_empty() {
+            let mut known = self
+                .cut_offs
+                .write()
+                .unwrap_or_else(PoisonError::into_inner);
+            for user in ended_cut_offs {
+                known.remove(&user);
+            }
+        }
     }
 
     /// Revocations known here (tests, health).
@@ -232,6 +263,30 @@ impl Revocations {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// The entries of `found` that `known` lacks or holds earlier.
+fn later_than_known<K: Clone + Eq + std::hash::Hash>(
+    known: &RwLock<HashMap<K, i64>>,
+    found: &HashMap<K, i64>,
+) -> Vec<(K, i64)> {
+    let known = known.read().unwrap_or_else(PoisonError::into_inner);
+    found
+        .iter()
+        .filter(|(k, ms)| known.get(*k).is_none_or(|had| had < *ms))
+        .map(|(k, ms)| (k.clone(), *ms))
+        .collect()
+}
+
+/// The keys of `known` whose time `ended` says refuses nothing any more.
+fn keys_where<K: Clone>(known: &RwLock<HashMap<K, i64>>, ended: impl Fn(i64) -> bool) -> Vec<K> {
+    known
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .filter(|(_, ms)| ended(**ms))
+        .map(|(k, _)| k.clone())
+        .collect()
 }
 
 /// Redis's clock, in ms: one clock for every instance's cut-offs and expiries.
@@ -303,5 +358,32 @@ mod tests {
             expires_ms: 5_000,
         });
         assert!(r.refuses(&claims(2, 99)), "that session signed out");
+    }
+
+    #[test]
+    fn only_what_refuses_nothing_here_is_forgotten() {
+        let r = Revocations::default();
+        for (id, expires_ms) in [("ended", 99), ("ends-now", 100)] {
+            r.apply(&Revoked::Session {
+                id: id.into(),
+                expires_ms,
+            });
+        }
+        for (user, cut_off_ms) in [(1, 59), (2, 60)] {
+            r.apply(&Revoked::User {
+                user: UserId::from_db(user),
+                cut_off_ms,
+            });
+        }
+        // At 100 with sessions of 40 ms: a session that ended at 99, and every session issued
+        // by 59, is refused by its end already; the entries at the boundary are kept.
+        r.forget_ended(100, 40);
+        let sessions = r.sessions.read().unwrap_or_else(PoisonError::into_inner);
+        let cut_offs = r.cut_offs.read().unwrap_or_else(PoisonError::into_inner);
+        assert_eq!(sessions.keys().collect::<Vec<_>>(), ["ends-now"]);
+        assert_eq!(
+            cut_offs.keys().copied().collect::<Vec<_>>(),
+            [UserId::from_db(2)]
+        );
     }
 }

@@ -289,6 +289,77 @@ async fn a_shortened_session_lifetime_ends_the_older_sessions_too(db: PgPool) {
     assert!(alive(&shortened, &fresh.token).await);
 }
 
+/// Reloads `core`'s sign-outs as its periodic job does.
+async fn reload(core: &Core) {
+    core.revocations
+        .reload(
+            &core.db,
+            (&core.redis, &core.keys),
+            core.config.auth.session_ttl,
+            seckill::auth::revocations::Need::Either,
+        )
+        .await
+        .expect("reloaded");
+}
+
+#[sqlx::test]
+async fn a_shortened_lifetime_drops_no_sign_out_an_instance_on_the_longer_one_needs(db: PgPool) {
+    let a = core(db, &[]).await;
+    let shopper = signed_in(&a, "13900002016").await;
+    // A session stolen half an hour ago; its shopper signed out everywhere 29 minutes ago
+    // (past PostgreSQL's ten minutes of margin), as both stores and every instance hold it.
+    let mut redis = a.redis.clone();
+    let (secs, _micros): (i64, i64) = redis::cmd("TIME")
+        .query_async(&mut redis)
+        .await
+        .expect("TIME");
+    let (now, user) = (secs * 1_000, shopper.principal.user);
+    let stolen = a.session_keys.sign(
+        user,
+        &shopper.principal.phone,
+        now - 30 * 60_000,
+        now + 3_600_000,
+    );
+    let cut_off = now - 29 * 60_000;
+    seckill::testing::store::revocations::record_cut_off(&a.db, user, cut_off)
+        .await
+        .expect("recorded");
+    let _: () = redis
+        .zadd(a.keys.revoked_users(), user.get(), cut_off)
+        .await
+        .expect("ZADD");
+    reload(&a).await;
+    assert!(!alive(&a, &stolen).await, "signed out");
+    // A rolling restart shortens the lifetime to a minute: the first instance restarted
+    // reloads the lists with it.
+    let _shortened = sibling(&a, &[("SECKILL_SESSION_TTL_MS", "60000")]).await;
+    // An instance still on the longer lifetime reloads, and one starts with it.
+    reload(&a).await;
+    assert!(!alive(&a, &stolen).await, "still refused where it lives");
+    let later = sibling(&a, &[]).await;
+    assert!(!alive(&later, &stolen).await, "and where it starts");
+}
+
+#[sqlx::test]
+async fn a_sign_out_known_here_outlives_both_stores_losing_it(db: PgPool) {
+    let a = core(db, &[]).await;
+    let signed = signed_in(&a, "13900002017").await;
+    auth::sign_out(&a, &signed.token).await.expect("signed out");
+    // Both stores lose it (Redis failed over before it was replicated, while PostgreSQL had
+    // been out of reach when it was written).
+    let mut redis = a.redis.clone();
+    let _: () = redis.del(a.keys.revoked_sessions()).await.expect("DEL");
+    sqlx::query("DELETE FROM revoked_sessions")
+        .execute(&a.db)
+        .await
+        .expect("deleted");
+    reload(&a).await;
+    assert!(
+        !alive(&a, &signed.token).await,
+        "refused here until it ends"
+    );
+}
+
 #[sqlx::test]
 async fn a_session_from_before_signed_tokens_keeps_working_until_signed_out(db: PgPool) {
     let core = core(db, &[]).await;

@@ -19,6 +19,40 @@ pub async fn record_session(db: &PgPool, id: &str, expires_ms: i64) -> Result<()
     Ok(())
 }
 
+/// Records many signed-out sessions (ID, expiry) at once, in one statement: a reload's copy
+/// of what only Redis held (all of Redis's lists, the first time this version starts).
+pub async fn record_sessions(db: &PgPool, sessions: &[(String, i64)]) -> Result<(), sqlx::Error> {
+    let (ids, expiries): (Vec<&str>, Vec<i64>) =
+        sessions.iter().map(|(id, e)| (id.as_str(), *e)).unzip();
+    sqlx::query(
+        "INSERT INTO revoked_sessions (session_id, expires_ms)
+         SELECT * FROM UNNEST($1::text[], $2::int8[])
+         ON CONFLICT (session_id)
+         DO UPDATE SET expires_ms = GREATEST(revoked_sessions.expires_ms, EXCLUDED.expires_ms)",
+    )
+    .bind(&ids)
+    .bind(&expiries)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// Records many cut-offs (user, cut-off) at once, in one statement.
+pub async fn record_cut_offs(db: &PgPool, cut_offs: &[(UserId, i64)]) -> Result<(), sqlx::Error> {
+    let (users, times): (Vec<i64>, Vec<i64>) = cut_offs.iter().map(|(u, c)| (u.get(), *c)).unzip();
+    sqlx::query(
+        "INSERT INTO revoked_users (user_id, cut_off_ms)
+         SELECT * FROM UNNEST($1::int8[], $2::int8[])
+         ON CONFLICT (user_id)
+         DO UPDATE SET cut_off_ms = GREATEST(revoked_users.cut_off_ms, EXCLUDED.cut_off_ms)",
+    )
+    .bind(&users)
+    .bind(&times)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
 /// Records every session of `user` issued at or before `cut_off_ms` signed out (a later
 /// cut-off only: a repeat never moves it back).
 pub async fn record_cut_off(db: &PgPool, user: UserId, cut_off_ms: i64) -> Result<(), sqlx::Error> {
