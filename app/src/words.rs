@@ -140,9 +140,9 @@ fn cancelled_sentence(t: Texts, by: Canceller, refund: Refund) -> &'static str {
     }
 }
 
-/// The words before a held order's number on its sale's page: "You bought this" only for a
-/// live order (awaiting payment, paid or confirmed); one still queued, failed or cancelled
-/// says so.
+/// The words before a held order's number on its sale's page: "You secured one" only for a
+/// live order (awaiting payment, paid or confirmed: not "bought" while it awaits payment);
+/// one still queued, failed or cancelled says so.
 pub fn held_order_prefix(t: Texts, s: OrderStatus) -> &'static str {
     match s {
         OrderStatus::Queued => t.buy_your_order_queued(),
@@ -285,7 +285,7 @@ mod tests {
     }
 
     #[test]
-    fn only_a_live_order_reads_you_bought_this() {
+    fn only_a_live_order_reads_you_secured_one() {
         let t = Lang::En.texts();
         let pay_by = chrono::Utc::now();
         for live in [

@@ -143,7 +143,7 @@ pub const EN: Catalogue = Catalogue {
     buy_sold_out: "Sold out",
     buy_ended: "Sale ended",
     buy_buying: "Buying…",
-    buy_you_bought: "You bought this: order ",
+    buy_you_bought: "You secured one: order ",
     draw_entries_open: "Entries open",
     draw_draw: "Draw",
     draw_entered_count: "Entered",
