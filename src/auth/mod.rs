@@ -15,6 +15,7 @@ pub mod limits;
 pub mod principal;
 mod revocation_stores;
 pub mod revocations;
+mod revoked;
 pub mod token;
 
 pub use principal::{Admin, Principal};
@@ -281,7 +282,7 @@ async fn legacy_session(core: &Core, token: &str) -> Result<Option<Principal>, B
 
 /// Ends a session (no error if it was already gone): refused here at once, on every instance
 /// as soon as the announcement arrives, and within `SECKILL_REVOCATION_RELOAD_MS` whatever
-/// happens to it.
+/// happens to it (`SECKILL_REVOCATION_FULL_RELOAD_MS` if only Redis took it).
 pub async fn sign_out(core: &Core, token: &str) -> Result<(), Backend> {
     if token::is_signed(token) {
         if let Some(claims) = verified(core, token) {

@@ -73,24 +73,44 @@ pub(super) fn refusing_at(mut lists: Lists, now_ms: i64, ttl_ms: i64) -> Lists {
 /// drop a row another instance (which checks expiries by its own clock) still refuses by.
 const DB_PRUNE_MARGIN_MS: i64 = 10 * 60 * 1_000;
 
-/// PostgreSQL's `undefined_table`.
-const UNDEFINED_TABLE: &str = "42P01";
+/// PostgreSQL's `undefined_table` and `undefined_column`.
+const NOT_MIGRATED: [&str; 2] = ["42P01", "42703"];
 
 /// Both lists as PostgreSQL holds them, after dropping the rows that have refused nothing for
 /// [`DB_PRUNE_MARGIN_MS`] (by Redis's clock, the one expiries and cut-offs are in; by this
-/// machine's when Redis cannot be read).
-pub(super) async fn db_lists(db: &PgPool, redis: &Redis, ttl_ms: i64) -> Result<Lists, Backend> {
+/// machine's when Redis cannot be read), and the highest row number read.
+pub(super) async fn db_lists(
+    db: &PgPool,
+    redis: &Redis,
+    ttl_ms: i64,
+) -> Result<(Lists, i64), Backend> {
     let now = match now_ms(&mut redis.clone()).await {
         Ok(now) => now,
         Err(_) => chrono::Utc::now().timestamp_millis(),
     };
     let before = now.saturating_sub(DB_PRUNE_MARGIN_MS);
-    match store::revocations::alive(db, before, oldest_cut_off_kept(before, ttl_ms)).await {
-        Ok((sessions, users)) => Ok((sessions.into_iter().collect(), users.into_iter().collect())),
+    read_db(store::revocations::alive(db, before, oldest_cut_off_kept(before, ttl_ms)).await)
+}
+
+/// The sign-outs PostgreSQL recorded after row number `seq`, and the highest row number read
+/// (0 when none).
+pub(super) async fn db_lists_after(db: &PgPool, seq: i64) -> Result<(Lists, i64), Backend> {
+    read_db(store::revocations::recorded_after(db, seq).await)
+}
+
+fn read_db(read: Result<store::revocations::Rows, sqlx::Error>) -> Result<(Lists, i64), Backend> {
+    match read {
+        Ok((sessions, users, seq)) => Ok((
+            (sessions.into_iter().collect(), users.into_iter().collect()),
+            seq,
+        )),
         // A database not migrated yet (a new version's connect reads before it migrates) holds
         // none; `Core::migrate` reads again once the tables exist.
-        Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some(UNDEFINED_TABLE) => {
-            Ok(Lists::default())
+        Err(sqlx::Error::Database(e))
+            if e.code()
+                .is_some_and(|code| NOT_MIGRATED.contains(&code.as_ref())) =>
+        {
+            Ok((Lists::default(), 0))
         }
         Err(e) => Err(e.into()),
     }

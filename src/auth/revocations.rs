@@ -8,8 +8,9 @@
 //! A revocation is written to both (one store taking it is enough), applied to this instance at
 //! once and `PUBLISH`ed on `seckill:revoked`; every instance's subscription
 //! ([`crate::jobs::stock_back`]) applies it and reloads the lists, merged, whenever it
-//! (re)subscribes, and [`crate::jobs::revocations`] reloads them every
-//! `SECKILL_REVOCATION_RELOAD_MS`, the bound for a message lost without a resubscription. A
+//! (re)subscribes, and [`crate::jobs::revocations`] reads PostgreSQL's rows recorded since its
+//! last read every `SECKILL_REVOCATION_RELOAD_MS`, the bound for a message lost without a
+//! resubscription, and both stores in full every `SECKILL_REVOCATION_FULL_RELOAD_MS`. A
 //! reload that reads both stores gives each what only the other held, and adds to what is known
 //! here, never replaces it. Entries leave the stores once no session they could refuse is
 //! alive (PostgreSQL's ten minutes later; a cut-off after 90 days at least, whatever the
@@ -17,14 +18,18 @@
 
 use std::{
     collections::HashMap,
-    sync::{PoisonError, RwLock},
+    sync::{
+        atomic::{AtomicI64, Ordering},
+        PoisonError, RwLock,
+    },
 };
 
 use sqlx::PgPool;
 
 use super::revocation_stores::{
-    copy_to_db, copy_to_redis, db_lists, merge, missing, redis_lists, refusing_at,
+    copy_to_db, copy_to_redis, db_lists, db_lists_after, merge, missing, redis_lists, refusing_at,
 };
+pub use super::revoked::Revoked;
 use crate::{
     auth::token::Claims,
     domain::UserId,
@@ -36,6 +41,9 @@ use crate::{
 pub struct Revocations {
     sessions: RwLock<HashMap<String, i64>>,
     cut_offs: RwLock<HashMap<UserId, i64>>,
+    /// The highest `revocation_seq` read from PostgreSQL: [`Self::reload_recent`] reads the
+    /// rows after it.
+    db_seen: AtomicI64,
 }
 
 /// How much a reload needs.
@@ -46,46 +54,6 @@ pub enum Need {
     Both,
     /// Every later reload: either store; one that cannot be read is read next time.
     Either,
-}
-
-/// One revocation, as it travels on the channel.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Revoked {
-    /// A session signed out: its ID, and its expiry (after which it is refused anyway).
-    Session { id: String, expires_ms: i64 },
-    /// Every session of a user issued at or before `cut_off_ms`.
-    User { user: UserId, cut_off_ms: i64 },
-}
-
-impl Revoked {
-    /// `s <session> <expires>` or `u <user> <cut-off>`.
-    pub fn to_message(&self) -> String {
-        match self {
-            Self::Session { id, expires_ms } => format!("s {id} {expires_ms}"),
-            Self::User { user, cut_off_ms } => format!("u {user} {cut_off_ms}"),
-        }
-    }
-
-    pub fn from_message(text: &str) -> Option<Self> {
-        let mut parts = text.split(' ');
-        let (Some(kind), Some(who), Some(ms), None) =
-            (parts.next(), parts.next(), parts.next(), parts.next())
-        else {
-            return None;
-        };
-        let ms = ms.parse().ok()?;
-        match kind {
-            "s" => Some(Self::Session {
-                id: who.to_owned(),
-                expires_ms: ms,
-            }),
-            "u" => Some(Self::User {
-                user: who.parse().ok()?,
-                cut_off_ms: ms,
-            }),
-            _ => None,
-        }
-    }
 }
 
 impl Revocations {
@@ -156,6 +124,10 @@ impl Revocations {
             }
             Need::Either => (in_db, in_redis),
         };
+        if let Ok((_, seq)) = &in_db {
+            self.db_seen.fetch_max(*seq, Ordering::AcqRel);
+        }
+        let in_db = in_db.map(|(lists, _)| lists);
         let found = match (in_db, in_redis) {
             (Ok(in_db), Ok((in_redis, redis_now))) => {
                 let merged = merge(&in_db, &in_redis);
@@ -187,6 +159,24 @@ impl Revocations {
             }
         };
         self.add(&found);
+        self.forget_ended(chrono::Utc::now().timestamp_millis(), ttl);
+        Ok(())
+    }
+
+    /// Adds to what this instance knows the sign-outs PostgreSQL recorded since the last read
+    /// (by row number: an indexed read of what is new, not of every sign-out), then forgets
+    /// what refuses nothing here. Redis is not read: [`Self::reload`] reads both stores in
+    /// full, less often, for what only Redis took (PostgreSQL out of reach then, or an
+    /// instance of the version before).
+    pub async fn reload_recent(
+        &self,
+        db: &PgPool,
+        session_ttl: std::time::Duration,
+    ) -> Result<(), Backend> {
+        let ttl = i64::try_from(session_ttl.as_millis()).unwrap_or(i64::MAX);
+        let (found, seq) = db_lists_after(db, self.db_seen.load(Ordering::Acquire)).await?;
+        self.add(&found);
+        self.db_seen.fetch_max(seq, Ordering::AcqRel);
         self.forget_ended(chrono::Utc::now().timestamp_millis(), ttl);
         Ok(())
     }
@@ -298,33 +288,6 @@ pub(crate) async fn now_ms(redis: &mut Redis) -> Result<i64, Backend> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn revocations_travel_as_text_and_back() {
-        for r in [
-            Revoked::Session {
-                id: "0123456789abcdef0123456789abcdef".into(),
-                expires_ms: 42,
-            },
-            Revoked::User {
-                user: UserId::from_db(9),
-                cut_off_ms: 1_700_000_000_000,
-            },
-        ] {
-            assert_eq!(Revoked::from_message(&r.to_message()), Some(r));
-        }
-        for bad in [
-            "",
-            "s",
-            "s x",
-            "x a 1",
-            "u notanumber 1",
-            "s a 1 extra",
-            "s a b",
-        ] {
-            assert_eq!(Revoked::from_message(bad), None, "{bad:?}");
-        }
-    }
 
     #[test]
     fn a_cut_off_refuses_sessions_issued_up_to_it_only() {

@@ -110,9 +110,13 @@ pub struct AuthConfig {
     /// The keys sessions are signed with (`SECKILL_SESSION_KEYS`, `id:secret,…`, the first
     /// signs). `None`: one key kept in Redis, made by the first instance (decision 30).
     pub session_keys: Option<crate::auth::token::SessionKeys>,
-    /// How often each instance reloads the revoked sessions (`SECKILL_REVOCATION_RELOAD_MS`,
-    /// 5 s): the bound for a revocation whose announcement was lost.
+    /// How often each instance reads the sign-outs PostgreSQL recorded since its last read
+    /// (`SECKILL_REVOCATION_RELOAD_MS`, 5 s): the bound for a revocation whose announcement was
+    /// lost.
     pub revocation_reload: Duration,
+    /// How often each instance reads both stores' sign-outs in full
+    /// (`SECKILL_REVOCATION_FULL_RELOAD_MS`, 60 s): the bound for one only Redis took.
+    pub revocation_full_reload: Duration,
     /// Where codes are sent (`SECKILL_SMS_WEBHOOK_URL`, `…_SECRET`, `…_TIMEOUT_MS`): the
     /// operator's SMS gateway. `None`: nowhere, which only dev login makes usable.
     pub webhook: Option<Webhook>,
@@ -238,6 +242,7 @@ impl AuthConfig {
                     message: e.to_string(),
                 })?,
             revocation_reload: millis(&get, "SECKILL_REVOCATION_RELOAD_MS", 5_000)?,
+            revocation_full_reload: millis(&get, "SECKILL_REVOCATION_FULL_RELOAD_MS", 60_000)?,
             webhook: services::webhook(&get)?,
         })
     }

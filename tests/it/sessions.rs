@@ -361,6 +361,35 @@ async fn a_sign_out_known_here_outlives_both_stores_losing_it(db: PgPool) {
 }
 
 #[sqlx::test]
+async fn the_periodic_read_takes_what_is_new_and_the_full_one_what_only_redis_took(db: PgPool) {
+    let a = core(db, &[]).await;
+    let ttl = a.config.auth.session_ttl;
+    let (pg_only, redis_only) = (
+        signed_in(&a, "13900002018").await,
+        signed_in(&a, "13900002019").await,
+    );
+    let claims = |s: &auth::SignedIn| a.session_keys.verify(&s.token).expect("signed");
+    // Neither announced: one PostgreSQL alone took, one Redis alone.
+    let c = claims(&pg_only);
+    seckill::testing::store::revocations::record_session(&a.db, &c.session, c.expires_ms)
+        .await
+        .expect("recorded");
+    let c = claims(&redis_only);
+    let mut redis = a.redis.clone();
+    let _: () = redis
+        .zadd(a.keys.revoked_sessions(), &c.session, c.expires_ms)
+        .await
+        .expect("ZADD");
+    // The periodic read: PostgreSQL's rows recorded since the last read, not Redis.
+    a.revocations.reload_recent(&a.db, ttl).await.expect("read");
+    assert!(!alive(&a, &pg_only.token).await, "PostgreSQL's new row");
+    assert!(alive(&a, &redis_only.token).await, "Redis is not read then");
+    // The full one, less often: both stores.
+    reload(&a).await;
+    assert!(!alive(&a, &redis_only.token).await, "Redis's too");
+}
+
+#[sqlx::test]
 async fn a_session_from_before_signed_tokens_keeps_working_until_signed_out(db: PgPool) {
     let core = core(db, &[]).await;
     let user = users(&core, 1).await[0];

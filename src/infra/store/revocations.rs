@@ -10,7 +10,8 @@ pub async fn record_session(db: &PgPool, id: &str, expires_ms: i64) -> Result<()
     sqlx::query(
         "INSERT INTO revoked_sessions (session_id, expires_ms) VALUES ($1, $2)
          ON CONFLICT (session_id)
-         DO UPDATE SET expires_ms = GREATEST(revoked_sessions.expires_ms, EXCLUDED.expires_ms)",
+         DO UPDATE SET expires_ms = EXCLUDED.expires_ms, seq = nextval('revocation_seq')
+         WHERE EXCLUDED.expires_ms > revoked_sessions.expires_ms",
     )
     .bind(id)
     .bind(expires_ms)
@@ -28,7 +29,8 @@ pub async fn record_sessions(db: &PgPool, sessions: &[(String, i64)]) -> Result<
         "INSERT INTO revoked_sessions (session_id, expires_ms)
          SELECT * FROM UNNEST($1::text[], $2::int8[])
          ON CONFLICT (session_id)
-         DO UPDATE SET expires_ms = GREATEST(revoked_sessions.expires_ms, EXCLUDED.expires_ms)",
+         DO UPDATE SET expires_ms = EXCLUDED.expires_ms, seq = nextval('revocation_seq')
+         WHERE EXCLUDED.expires_ms > revoked_sessions.expires_ms",
     )
     .bind(&ids)
     .bind(&expiries)
@@ -44,7 +46,8 @@ pub async fn record_cut_offs(db: &PgPool, cut_offs: &[(UserId, i64)]) -> Result<
         "INSERT INTO revoked_users (user_id, cut_off_ms)
          SELECT * FROM UNNEST($1::int8[], $2::int8[])
          ON CONFLICT (user_id)
-         DO UPDATE SET cut_off_ms = GREATEST(revoked_users.cut_off_ms, EXCLUDED.cut_off_ms)",
+         DO UPDATE SET cut_off_ms = EXCLUDED.cut_off_ms, seq = nextval('revocation_seq')
+         WHERE EXCLUDED.cut_off_ms > revoked_users.cut_off_ms",
     )
     .bind(&users)
     .bind(&times)
@@ -59,7 +62,8 @@ pub async fn record_cut_off(db: &PgPool, user: UserId, cut_off_ms: i64) -> Resul
     sqlx::query(
         "INSERT INTO revoked_users (user_id, cut_off_ms) VALUES ($1, $2)
          ON CONFLICT (user_id)
-         DO UPDATE SET cut_off_ms = GREATEST(revoked_users.cut_off_ms, EXCLUDED.cut_off_ms)",
+         DO UPDATE SET cut_off_ms = EXCLUDED.cut_off_ms, seq = nextval('revocation_seq')
+         WHERE EXCLUDED.cut_off_ms > revoked_users.cut_off_ms",
     )
     .bind(user.get())
     .bind(cut_off_ms)
@@ -68,14 +72,14 @@ pub async fn record_cut_off(db: &PgPool, user: UserId, cut_off_ms: i64) -> Resul
     Ok(())
 }
 
+/// Sign-outs as PostgreSQL holds them: signed-out sessions (ID, expiry), cut-offs (user,
+/// cut-off), and the highest row number among them (`revocation_seq`; 0 when none).
+pub type Rows = (Vec<(String, i64)>, Vec<(UserId, i64)>, i64);
+
 /// The sign-outs that still refuse something, after dropping those that refuse nothing: the
 /// sessions expired before `now_ms`, the cut-offs before `oldest_alive_ms` (no session issued
-/// then is alive). Signed-out sessions (ID, expiry) and cut-offs (user, cut-off).
-pub async fn alive(
-    db: &PgPool,
-    now_ms: i64,
-    oldest_alive_ms: i64,
-) -> Result<(Vec<(String, i64)>, Vec<(UserId, i64)>), sqlx::Error> {
+/// then is alive).
+pub async fn alive(db: &PgPool, now_ms: i64, oldest_alive_ms: i64) -> Result<Rows, sqlx::Error> {
     sqlx::query("DELETE FROM revoked_sessions WHERE expires_ms < $1")
         .bind(now_ms)
         .execute(db)
@@ -84,18 +88,35 @@ pub async fn alive(
         .bind(oldest_alive_ms)
         .execute(db)
         .await?;
-    let sessions: Vec<(String, i64)> =
-        sqlx::query_as("SELECT session_id, expires_ms FROM revoked_sessions")
+    recorded_after(db, 0).await
+}
+
+/// The sign-outs recorded (or moved later) after row number `seq`: what a reload that read up
+/// to `seq` has not seen. A row numbered before `seq` whose transaction committed after that
+/// read is not among them: the next full read has it (and its announcement had it at once).
+pub async fn recorded_after(db: &PgPool, seq: i64) -> Result<Rows, sqlx::Error> {
+    let sessions: Vec<(String, i64, i64)> =
+        sqlx::query_as("SELECT session_id, expires_ms, seq FROM revoked_sessions WHERE seq > $1")
+            .bind(seq)
             .fetch_all(db)
             .await?;
-    let users: Vec<(i64, i64)> = sqlx::query_as("SELECT user_id, cut_off_ms FROM revoked_users")
-        .fetch_all(db)
-        .await?;
+    let users: Vec<(i64, i64, i64)> =
+        sqlx::query_as("SELECT user_id, cut_off_ms, seq FROM revoked_users WHERE seq > $1")
+            .bind(seq)
+            .fetch_all(db)
+            .await?;
+    let highest = sessions
+        .iter()
+        .map(|r| r.2)
+        .chain(users.iter().map(|r| r.2))
+        .max()
+        .unwrap_or(0);
     Ok((
-        sessions,
+        sessions.into_iter().map(|(id, e, _)| (id, e)).collect(),
         users
             .into_iter()
-            .map(|(u, c)| (UserId::from_db(u), c))
+            .map(|(u, c, _)| (UserId::from_db(u), c))
             .collect(),
+        highest,
     ))
 }
