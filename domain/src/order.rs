@@ -136,7 +136,8 @@ pub enum OrderStatus {
     Queued,
     /// The row is committed; it awaits payment until `pay_by`. `payment_mismatch`: a payment
     /// arrived that does not match it (another amount or currency): it did not pay the order;
-    /// the shop holds it for its admins and gives it back if the order is cancelled.
+    /// the shop holds it for its admins and gives it back once the order is paid another way or
+    /// is cancelled.
     Created {
         pay_by: DateTime<Utc>,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -6,6 +6,7 @@
 //! | --- | --- | --- |
 //! | a refund succeeded | owed a refund, or its refund was refused (an admin refunded in the dashboard) | `refunded` |
 //! | a refund failed | refunded, or owed one | `refund_failed`: the money is still the shopper's, an admin must act |
+//! | a refund succeeded | flagged (money that did not match its order, refunded by an admin in the dashboard, perhaps in part) | owed back (`refund_due`): the shop's refund gives back what is left, or is answered `charge_already_refunded` and counts as made |
 //! | a refund succeeded or failed | paid (a refund the shop did not ask for) | nothing changes; an audit line for the admins |
 //! | a dispute opened, won or lost | any | its `dispute` says so; an open or lost one counts among the console's flagged payments |
 
@@ -86,9 +87,10 @@ pub async fn apply(
 type Tx<'a> = sqlx::Transaction<'a, sqlx::Postgres>;
 
 /// The provider refunded `session`'s payment: what the shop owed, or refunded by hand after a
-/// refusal, and money held that did not match its order (refunded by hand, as an admin may),
-/// is now refunded; a refund of a paid order's payment the shop never asked for is only
-/// reported (the order stays paid).
+/// refusal, is now refunded; money held that did not match its order, refunded by an admin
+/// (perhaps in part: a refund's own event does not say it was the whole), is owed back, so the
+/// shop's refund gives back what is left; a refund of a paid order's payment the shop never
+/// asked for is only reported (the order stays paid).
 async fn refund_succeeded(
     tx: &mut Tx<'_>,
     session: &str,
@@ -96,9 +98,15 @@ async fn refund_succeeded(
     event_id: &str,
 ) -> Result<Applied, Backend> {
     Ok(match state {
-        PaymentState::RefundDue | PaymentState::RefundFailed | PaymentState::Flagged => {
+        PaymentState::RefundDue | PaymentState::RefundFailed => {
             store::payments::mark_refunded(&mut **tx, session).await?;
             Applied::Refunded
+        }
+        PaymentState::Flagged => {
+            tracing::info!(target: "audit", %session, event = event_id,
+                "money that did not match its order was refunded by hand; the shop refunds what is left");
+            store::payments::owe_back_session(&mut **tx, session).await?;
+            Applied::Unchanged
         }
         PaymentState::Paid => {
             tracing::warn!(target: "audit", %session, event = event_id,

@@ -155,12 +155,12 @@ async fn money_arrived(
             "{} {} arrived, {} {} due",
             state.amount_cents, state.currency, row.amount_cents, row.currency
         );
-        metrics::counter!("seckill_payments_flagged_total").increment(1);
         // Held for the admins while the order can still be paid; owed back at once when it
         // cannot any more (paid another way, or cancelled): it will never pay anything.
         if matches!(order, Some(Current::Created { .. }) | None) {
             tracing::warn!(target: "audit", order = %row.order, session = %row.session, mismatch = %why,
                 "payment flagged: it does not match the order, which stays unpaid");
+            metrics::counter!("seckill_payments_flagged_total").increment(1);
             store::payments::set_state(
                 tx,
                 &row.session,

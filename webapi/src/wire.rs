@@ -203,7 +203,7 @@ pub(crate) struct FlatOrder {
     pay_by: Option<DateTime<Utc>>,
     /// `true` while it awaits payment once money that does not match it (another amount or
     /// currency) arrived: that money did not pay it; the shop holds it for its admins and gives
-    /// it back if the order is cancelled.
+    /// it back once the order is paid another way or cancelled.
     #[serde(default)]
     payment_mismatch: bool,
     /// `shopper`, `deadline` or `shop`, once cancelled.

@@ -106,15 +106,31 @@ pub async fn refunds_owed(db: &PgPool) -> Result<(i64, f64), sqlx::Error> {
     .await
 }
 
-/// A refund owed was made (or one refused for good, or money held that did not match its
-/// order, was refunded by an admin in the provider's dashboard).
+/// A refund owed was made (or one refused for good was made after all, by an admin in the
+/// provider's dashboard).
 pub async fn mark_refunded(
     db: impl sqlx::PgExecutor<'_>,
     session: &str,
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
         "UPDATE payments SET state = 'refunded', updated_at = now()
-         WHERE session_id = $1 AND state IN ('refund_due', 'refund_failed', 'flagged')",
+         WHERE session_id = $1 AND state IN ('refund_due', 'refund_failed')",
+    )
+    .bind(session)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+/// Money held that did not pay its order (flagged) is owed back, due at once: an admin
+/// refunded some or all of it by hand.
+pub async fn owe_back_session(
+    db: impl sqlx::PgExecutor<'_>,
+    session: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE payments SET state = 'refund_due', refund_next_at = now(), updated_at = now()
+         WHERE session_id = $1 AND state = 'flagged'",
     )
     .bind(session)
     .execute(db)
