@@ -153,11 +153,16 @@ pub(super) async fn copy_to_db(
     db: &PgPool,
     (sessions, cut_offs): &Lists,
 ) -> Result<(), sqlx::Error> {
-    let sessions: Vec<(String, i64)> = sessions.iter().map(|(id, e)| (id.clone(), *e)).collect();
+    // In key order: two instances copying the same rows at once (the first start of a version)
+    // lock them in one order, and cannot deadlock each other.
+    let mut sessions: Vec<(String, i64)> =
+        sessions.iter().map(|(id, e)| (id.clone(), *e)).collect();
+    sessions.sort_unstable();
     for batch in sessions.chunks(COPY_BATCH) {
         store::revocations::record_sessions(db, batch).await?;
     }
-    let cut_offs: Vec<(UserId, i64)> = cut_offs.iter().map(|(u, c)| (*u, *c)).collect();
+    let mut cut_offs: Vec<(UserId, i64)> = cut_offs.iter().map(|(u, c)| (*u, *c)).collect();
+    cut_offs.sort_unstable_by_key(|(u, _)| u.get());
     for batch in cut_offs.chunks(COPY_BATCH) {
         store::revocations::record_cut_offs(db, batch).await?;
     }

@@ -36,6 +36,13 @@ use crate::{
     infra::{backend::Backend, keys::Keys, redis_conn::Redis},
 };
 
+/// How far below the highest row number read the periodic read starts again: a row is
+/// numbered when its statement runs and seen when it commits, so a row numbered just before
+/// one a read saw may commit after that read. Re-reading the last thousand numbers (each a
+/// few dozen bytes) finds it at the next read, whatever committed in between, up to a
+/// thousand sign-outs in one commit's time.
+const RECENT_LOOKBACK: i64 = 1_000;
+
 /// What this instance knows to be revoked.
 #[derive(Default)]
 pub struct Revocations {
@@ -158,8 +165,9 @@ impl Revocations {
                 lists
             }
         };
-        self.add(&found);
-        self.forget_ended(chrono::Utc::now().timestamp_millis(), ttl);
+        let now = chrono::Utc::now().timestamp_millis();
+        self.add(&found, now, ttl);
+        self.forget_ended(now, ttl);
         Ok(())
     }
 
@@ -174,18 +182,40 @@ impl Revocations {
         session_ttl: std::time::Duration,
     ) -> Result<(), Backend> {
         let ttl = i64::try_from(session_ttl.as_millis()).unwrap_or(i64::MAX);
-        let (found, seq) = db_lists_after(db, self.db_seen.load(Ordering::Acquire)).await?;
-        self.add(&found);
+        let after = self
+            .db_seen
+            .load(Ordering::Acquire)
+            .saturating_sub(RECENT_LOOKBACK);
+        let (found, seq) = db_lists_after(db, after).await?;
+        let now = chrono::Utc::now().timestamp_millis();
+        self.add(&found, now, ttl);
         self.db_seen.fetch_max(seq, Ordering::AcqRel);
-        self.forget_ended(chrono::Utc::now().timestamp_millis(), ttl);
+        self.forget_ended(now, ttl);
         Ok(())
     }
 
-    /// Adds `found` to what is known. What is new or later is picked out under the read locks
-    /// (which keep every request's check going), and only that is written: a reload of many
-    /// sign-outs holds the write locks for the few that changed.
-    fn add(&self, (sessions, cut_offs): &super::revocation_stores::Lists) {
-        let new_sessions = later_than_known(&self.sessions, sessions);
+    /// Adds `found` to what is known, but what refuses nothing here at `now_ms` (the stores
+    /// keep cut-offs longer than this instance's sessions live). What is new or later is
+    /// picked out under the read locks (which keep every request's check going), and only that
+    /// is written: a reload of many sign-outs holds the write locks for the few that changed.
+    fn add(
+        &self,
+        (sessions, cut_offs): &super::revocation_stores::Lists,
+        now_ms: i64,
+        ttl_ms: i64,
+    ) {
+        let oldest_alive = now_ms.saturating_sub(ttl_ms);
+        let sessions: HashMap<String, i64> = sessions
+            .iter()
+            .filter(|(_, e)| **e >= now_ms)
+            .map(|(id, e)| (id.clone(), *e))
+            .collect();
+        let cut_offs: HashMap<UserId, i64> = cut_offs
+            .iter()
+            .filter(|(_, c)| **c >= oldest_alive)
+            .map(|(u, c)| (*u, *c))
+            .collect();
+        let new_sessions = later_than_known(&self.sessions, &sessions);
         if !new_sessions.is_empty() {
             let mut known = self
                 .sessions
@@ -196,7 +226,7 @@ impl Revocations {
                 *kept = (*kept).max(expires_ms);
             }
         }
-        let new_cut_offs = later_than_known(&self.cut_offs, cut_offs);
+        let new_cut_offs = later_than_known(&self.cut_offs, &cut_offs);
         if !new_cut_offs.is_empty() {
             let mut known = self
                 .cut_offs
@@ -215,26 +245,8 @@ impl Revocations {
     /// issued by then still lives here.
     pub fn forget_ended(&self, now_ms: i64, ttl_ms: i64) {
         let oldest_alive = now_ms.saturating_sub(ttl_ms);
-        let ended_sessions = keys_where(&self.sessions, |expires_ms| expires_ms < now_ms);
-        if !ended_sessions.is_empty() {
-            let mut known = self
-                .sessions
-                .write()
-                .unwrap_or_else(PoisonError::into_inner);
-            for id in ended_sessions {
-                known.remove(&id);
-            }
-        }
-        let ended_cut_offs = keys_where(&self.cut_offs, |cut_off_ms| cut_off_ms < oldest_alive);
-        if !ended_cut_offs.is_empty() {
-            let mut known = self
-                .cut_offs
-                .write()
-                .unwrap_or_else(PoisonError::into_inner);
-            for user in ended_cut_offs {
-                known.remove(&user);
-            }
-        }
+        forget_where(&self.sessions, |expires_ms| expires_ms < now_ms);
+        forget_where(&self.cut_offs, |cut_off_ms| cut_off_ms < oldest_alive);
     }
 
     /// Revocations known here (tests, health).
@@ -268,15 +280,29 @@ fn later_than_known<K: Clone + Eq + std::hash::Hash>(
         .collect()
 }
 
-/// The keys of `known` whose time `ended` says refuses nothing any more.
-fn keys_where<K: Clone>(known: &RwLock<HashMap<K, i64>>, ended: impl Fn(i64) -> bool) -> Vec<K> {
-    known
+/// Removes the entries of `known` whose time `ended` says refuses nothing any more: found
+/// under the read lock, each checked again under the write lock (a revocation applied between
+/// the two may have moved it later).
+fn forget_where<K: Clone + Eq + std::hash::Hash>(
+    known: &RwLock<HashMap<K, i64>>,
+    ended: impl Fn(i64) -> bool,
+) {
+    let gone: Vec<K> = known
         .read()
         .unwrap_or_else(PoisonError::into_inner)
         .iter()
         .filter(|(_, ms)| ended(**ms))
         .map(|(k, _)| k.clone())
-        .collect()
+        .collect();
+    if gone.is_empty() {
+        return;
+    }
+    let mut known = known.write().unwrap_or_else(PoisonError::into_inner);
+    for k in gone {
+        if known.get(&k).is_some_and(|ms| ended(*ms)) {
+            known.remove(&k);
+        }
+    }
 }
 
 /// Redis's clock, in ms: one clock for every instance's cut-offs and expiries.

@@ -390,6 +390,39 @@ async fn the_periodic_read_takes_what_is_new_and_the_full_one_what_only_redis_to
 }
 
 #[sqlx::test]
+async fn a_sign_out_committed_after_a_later_one_was_read_is_read_the_next_time(db: PgPool) {
+    let a = core(db, &[]).await;
+    let ttl = a.config.auth.session_ttl;
+    let (slow, quick) = (
+        signed_in(&a, "13900002020").await,
+        signed_in(&a, "13900002021").await,
+    );
+    let claims = |s: &auth::SignedIn| a.session_keys.verify(&s.token).expect("signed");
+    // One sign-out's row is numbered first but commits last.
+    let c = claims(&slow);
+    let mut tx = a.db.begin().await.expect("begin");
+    sqlx::query("INSERT INTO revoked_sessions (session_id, expires_ms) VALUES ($1, $2)")
+        .bind(&c.session)
+        .bind(c.expires_ms)
+        .execute(&mut *tx)
+        .await
+        .expect("numbered");
+    let c = claims(&quick);
+    seckill::testing::store::revocations::record_session(&a.db, &c.session, c.expires_ms)
+        .await
+        .expect("recorded");
+    a.revocations.reload_recent(&a.db, ttl).await.expect("read");
+    assert!(!alive(&a, &quick.token).await);
+    assert!(alive(&a, &slow.token).await, "not committed yet");
+    tx.commit().await.expect("committed");
+    a.revocations.reload_recent(&a.db, ttl).await.expect("read");
+    assert!(
+        !alive(&a, &slow.token).await,
+        "numbered below the last read, found"
+    );
+}
+
+#[sqlx::test]
 async fn a_session_from_before_signed_tokens_keeps_working_until_signed_out(db: PgPool) {
     let core = core(db, &[]).await;
     let user = users(&core, 1).await[0];

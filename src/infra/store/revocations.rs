@@ -92,8 +92,8 @@ pub async fn alive(db: &PgPool, now_ms: i64, oldest_alive_ms: i64) -> Result<Row
 }
 
 /// The sign-outs recorded (or moved later) after row number `seq`: what a reload that read up
-/// to `seq` has not seen. A row numbered before `seq` whose transaction committed after that
-/// read is not among them: the next full read has it (and its announcement had it at once).
+/// to `seq` has not seen (a caller starts a little lower: a row numbered before the last one
+/// seen may commit after it).
 pub async fn recorded_after(db: &PgPool, seq: i64) -> Result<Rows, sqlx::Error> {
     let sessions: Vec<(String, i64, i64)> =
         sqlx::query_as("SELECT session_id, expires_ms, seq FROM revoked_sessions WHERE seq > $1")
