@@ -205,38 +205,10 @@ impl Revocations {
         ttl_ms: i64,
     ) {
         let oldest_alive = now_ms.saturating_sub(ttl_ms);
-        let sessions: HashMap<String, i64> = sessions
-            .iter()
-            .filter(|(_, e)| **e >= now_ms)
-            .map(|(id, e)| (id.clone(), *e))
-            .collect();
-        let cut_offs: HashMap<UserId, i64> = cut_offs
-            .iter()
-            .filter(|(_, c)| **c >= oldest_alive)
-            .map(|(u, c)| (*u, *c))
-            .collect();
-        let new_sessions = later_than_known(&self.sessions, &sessions);
-        if !new_sessions.is_empty() {
-            let mut known = self
-                .sessions
-                .write()
-                .unwrap_or_else(PoisonError::into_inner);
-            for (id, expires_ms) in new_sessions {
-                let kept = known.entry(id).or_insert(expires_ms);
-                *kept = (*kept).max(expires_ms);
-            }
-        }
-        let new_cut_offs = later_than_known(&self.cut_offs, &cut_offs);
-        if !new_cut_offs.is_empty() {
-            let mut known = self
-                .cut_offs
-                .write()
-                .unwrap_or_else(PoisonError::into_inner);
-            for (user, cut_off_ms) in new_cut_offs {
-                let kept = known.entry(user).or_insert(cut_off_ms);
-                *kept = (*kept).max(cut_off_ms);
-            }
-        }
+        add_where(&self.sessions, sessions, |expires_ms| expires_ms >= now_ms);
+        add_where(&self.cut_offs, cut_offs, |cut_off_ms| {
+            cut_off_ms >= oldest_alive
+        });
     }
 
     /// Forgets what refuses nothing at `now_ms` by this instance's clock, the one
@@ -267,17 +239,30 @@ impl Revocations {
     }
 }
 
-/// The entries of `found` that `known` lacks or holds earlier.
-fn later_than_known<K: Clone + Eq + std::hash::Hash>(
+/// Adds to `known` the entries of `found` that `refuse` keeps and `known` lacks or holds
+/// earlier: picked out under the read lock, each written under the write lock as the later of
+/// the two (a revocation applied between the locks may have moved it later still).
+fn add_where<K: Clone + Eq + std::hash::Hash>(
     known: &RwLock<HashMap<K, i64>>,
     found: &HashMap<K, i64>,
-) -> Vec<(K, i64)> {
-    let known = known.read().unwrap_or_else(PoisonError::into_inner);
-    found
-        .iter()
-        .filter(|(k, ms)| known.get(*k).is_none_or(|had| had < *ms))
-        .map(|(k, ms)| (k.clone(), *ms))
-        .collect()
+    refuse: impl Fn(i64) -> bool,
+) {
+    let new: Vec<(K, i64)> = {
+        let known = known.read().unwrap_or_else(PoisonError::into_inner);
+        found
+            .iter()
+            .filter(|(k, ms)| refuse(**ms) && known.get(*k).is_none_or(|had| had < *ms))
+            .map(|(k, ms)| (k.clone(), *ms))
+            .collect()
+    };
+    if new.is_empty() {
+        return;
+    }
+    let mut known = known.write().unwrap_or_else(PoisonError::into_inner);
+    for (k, ms) in new {
+        let kept = known.entry(k).or_insert(ms);
+        *kept = (*kept).max(ms);
+    }
 }
 
 /// Removes the entries of `known` whose time `ended` says refuses nothing any more: found
